@@ -1,0 +1,5 @@
+import WebImage
+
+for (name, version) in LibraryVersions.all {
+    print("\(name) \(version)")
+}

@@ -1,0 +1,55 @@
+SHELL := /bin/bash
+# WebImage — the two commands a fresh machine needs are `make demo` and `make test`.
+# Both install the missing Debian packages first (apt-get, only when something is missing).
+
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
+	libgif-dev libsqlite3-dev pkg-config curl webp openssl
+BENCH_PACKAGES := nginx
+
+.PHONY: deps deps-bench build test test-tsan test-asan demo bench format clean
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing missing Debian packages:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+deps-bench: deps
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing missing Debian packages:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# Warning-free build: SwiftPM cannot combine -warnings-as-errors with the -suppress-warnings it passes
+# to dependencies, so the log is checked for warnings in this project's own files instead.
+build: deps
+	@$(SWIFT) build --build-tests 2>&1 | tee .build-log.txt; test $${PIPESTATUS[0]} -eq 0
+	@if grep -E '(Sources|Tests|Examples|Benchmarks)/[^ ]*:[0-9]+:[0-9]+: warning:' .build-log.txt; then \
+		echo "error: the build printed warnings (above)"; exit 1; fi
+	@rm -f .build-log.txt
+
+test: build
+	$(SWIFT) test --skip-build
+
+test-tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+test-asan: deps
+	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+demo: deps
+	$(SWIFT) run -c release webimage demo
+
+format:
+	$(SWIFT) format --in-place --recursive Sources Tests Examples Benchmarks
+
+clean:
+	rm -rf .build .build-* demo-output

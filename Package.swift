@@ -1,0 +1,65 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "WebImage",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "WebImage", targets: ["WebImage"]),
+        .library(name: "LocalImageServer", targets: ["LocalImageServer"]),
+        .executable(name: "webimage", targets: ["webimage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // C libraries. Each system library is a module map over Debian's headers; the variadic or
+        // longjmp-based entry points get small C shims (see each target's header).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(
+            name: "CJPEG",
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("turbojpeg")]
+        ),
+        .target(
+            name: "CPNG",
+            cSettings: [.unsafeFlags(["-I/usr/include/libpng16"])],
+            linkerSettings: [.linkedLibrary("png16")]
+        ),
+
+        .target(
+            name: "WebImage",
+            dependencies: ["CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .target(
+            name: "LocalImageServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "webimage",
+            dependencies: [
+                "WebImage",
+                "LocalImageServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/webimage",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WebImageTests",
+            dependencies: ["WebImage", "LocalImageServer"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,6 @@
+// libwebp and libwebpdemux (Debian's libwebp-dev). Neither library longjmps, so Swift calls them directly.
+#ifndef WEBIMAGE_CWEBP_SHIM_H
+#define WEBIMAGE_CWEBP_SHIM_H
+#include <webp/decode.h>
+#include <webp/demux.h>
+#endif

@@ -1,0 +1,2 @@
+// Placeholder; the loopback server lands in its own commit.
+public enum LocalImageServerPlaceholder {}

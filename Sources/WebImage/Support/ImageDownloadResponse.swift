@@ -1,0 +1,55 @@
+import Foundation
+
+/// The head of the final HTTP response of a download: after redirects, `100 Continue` and
+/// authentication round trips. WebImage's own type, so the library needs no FoundationNetworking.
+public struct ImageDownloadResponse: Sendable, Hashable {
+    /// The URL that answered, after redirects.
+    public var url: URL
+    /// The HTTP status code, e.g. 200.
+    public var statusCode: Int
+    /// The response header fields in the order received.
+    public var headers: HTTPHeaders
+    /// The HTTP version of the response: "1.0", "1.1", "2" or "3".
+    public var httpVersion: String
+
+    /// Creates a response head.
+    public init(url: URL, statusCode: Int, headers: HTTPHeaders, httpVersion: String = "1.1") {
+        self.url = url
+        self.statusCode = statusCode
+        self.headers = headers
+        self.httpVersion = httpVersion
+    }
+
+    /// The media type of `Content-Type`, lower-cased and without parameters, e.g. "image/png".
+    public var mimeType: String? {
+        guard let value = headers["Content-Type"] else { return nil }
+        let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? value
+        let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
+        return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// The declared body length from `Content-Length`, or -1 when unknown (chunked, or absent).
+    public var expectedContentLength: Int64 {
+        guard let value = headers["Content-Length"], let length = Int64(value.trimmingCharacters(in: .whitespaces)),
+            length >= 0
+        else { return -1 }
+        return length
+    }
+}
+
+/// A request as the downloader will send it; request modifiers receive and return this type.
+public struct ImageDownloadRequest: Sendable, Hashable {
+    /// The URL to fetch.
+    public var url: URL
+    /// Header fields sent with the request (the downloader's headers merged with per-request ones).
+    public var headers: HTTPHeaders
+    /// The idle timeout in seconds: the transfer fails when no byte arrives for this long.
+    public var timeout: TimeInterval
+
+    /// Creates a request.
+    public init(url: URL, headers: HTTPHeaders = HTTPHeaders(), timeout: TimeInterval = 15) {
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
+    }
+}
