@@ -1,0 +1,86 @@
+import Foundation
+
+/// The container format of image bytes, found by their magic numbers (never by extension or MIME type).
+public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
+    /// JPEG (JFIF/EXIF), starts with FF D8 FF.
+    case jpeg
+    /// PNG, starts with the 8-byte PNG signature.
+    case png
+    /// GIF87a / GIF89a.
+    case gif
+    /// WebP: a RIFF container whose form type is WEBP.
+    case webp
+    /// Anything else.
+    case unknown
+}
+
+/// One decoded frame: straight-alpha RGBA8 pixels, rows top to bottom.
+public struct ImageFrame: Sendable {
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+    /// Bytes per row of `pixels` (at least `width * 4`).
+    public var bytesPerRow: Int
+    /// RGBA8 pixels, straight (not premultiplied) alpha, `height * bytesPerRow` bytes.
+    public var pixels: [UInt8]
+    /// How long this frame shows, in seconds (0 for still images).
+    public var duration: TimeInterval
+
+    /// Creates a frame.
+    public init(width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8], duration: TimeInterval = 0) {
+        self.width = width
+        self.height = height
+        self.bytesPerRow = bytesPerRow
+        self.pixels = pixels
+        self.duration = duration
+    }
+}
+
+/// A decoded image: one frame for stills, several for animations.
+public struct Image: Sendable {
+    /// The format the bytes were in.
+    public var format: ImageFormat
+    /// Width of the decoded frames in pixels (after any scale-down or thumbnailing).
+    public var width: Int
+    /// Height of the decoded frames in pixels.
+    public var height: Int
+    /// Width the file declares, before any scaling.
+    public var originalWidth: Int
+    /// Height the file declares, before any scaling.
+    public var originalHeight: Int
+    /// The decoded frames; only the first when `decodeFirstFrameOnly` was asked for.
+    public var frames: [ImageFrame]
+    /// Number of frames the file holds (may exceed `frames.count`).
+    public var frameCount: Int
+    /// How many times an animation repeats; 0 means forever.
+    public var loopCount: Int
+    /// EXIF orientation 1…8 as stored in the file (1 when absent). Not applied to the pixels.
+    public var exifOrientation: Int
+    /// Whether any pixel can be less than opaque.
+    public var hasAlpha: Bool
+    /// Whether this is a partial image from a progressive decode of incomplete data.
+    public var isPartial: Bool
+
+    /// Creates an image.
+    public init(
+        format: ImageFormat, width: Int, height: Int, originalWidth: Int? = nil, originalHeight: Int? = nil,
+        frames: [ImageFrame], frameCount: Int? = nil, loopCount: Int = 0, exifOrientation: Int = 1,
+        hasAlpha: Bool = false, isPartial: Bool = false
+    ) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.originalWidth = originalWidth ?? width
+        self.originalHeight = originalHeight ?? height
+        self.frames = frames
+        self.frameCount = frameCount ?? frames.count
+        self.loopCount = loopCount
+        self.exifOrientation = exifOrientation
+        self.hasAlpha = hasAlpha
+        self.isPartial = isPartial
+    }
+
+    /// Bytes of pixel memory held by all frames; the cost an image cache charges.
+    public var pixelByteCount: Int { frames.reduce(0) { $0 + $1.pixels.count } }
+}
