@@ -24,8 +24,6 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
         public static let badImageData = Code(rawValue: 1001)
         /// 1002: a 304 with nothing cached, or `ignoreCachedResponse` and the result came from cache.
         public static let cacheNotModified = Code(rawValue: 1002)
-        /// 1003: the image is too large to decode within the configured pixel budget.
-        public static let imageTooLarge = Code(rawValue: 1003)
         /// 2000: the request modifier returned nil, or the operation could not be created.
         public static let invalidDownloadOperation = Code(rawValue: 2000)
         /// 2001: the status code is outside `acceptableStatusCodes`.
@@ -64,7 +62,6 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
             case .invalidURL: "invalidURL"
             case .badImageData: "badImageData"
             case .cacheNotModified: "cacheNotModified"
-            case .imageTooLarge: "imageTooLarge"
             case .invalidDownloadOperation: "invalidDownloadOperation"
             case .invalidDownloadStatusCode: "invalidDownloadStatusCode"
             case .cancelled: "cancelled"
