@@ -84,6 +84,9 @@ static inline CURLSHcode wi_share_setopt_lock(CURLSH *share, wi_share_lock_callb
 // CURLMsg.data is a union; Swift imports it awkwardly, so read the result code here.
 static inline CURLcode wi_msg_result(const CURLMsg *msg) { return msg->data.result; }
 
+// CURLAUTH_ANY is a macro built from a cast expression that Swift does not import.
+static inline unsigned long wi_curlauth_any(void) { return CURLAUTH_ANY; }
+
 // MARK: process set-up
 // CURLVERSION_NOW is a macro over an enum value that Swift does not import.
 static inline curl_version_info_data *_Nullable wi_curl_version_info(void) { return curl_version_info(CURLVERSION_NOW); }

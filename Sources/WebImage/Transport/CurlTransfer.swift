@@ -1,0 +1,230 @@
+import CCurl
+import Foundation
+
+/// One HTTP transfer: a curl easy handle plus the memory curl points into (header list, error buffer).
+///
+/// Life cycle: created and configured on the caller's thread, then handed to `CurlTransport`; from
+/// then on only the transport thread touches it until `transferDidComplete` has been delivered.
+/// The handle, the header list and the error buffer are freed in `deinit`, after the transport has
+/// removed the handle from its multi handle (the transport keeps a strong reference until then).
+final class CurlTransfer: @unchecked Sendable {
+    // @unchecked Sendable: the mutable state below is written on the caller's thread only before the
+    // transfer is submitted (the submit goes through the transport's mutex, which publishes it), and
+    // afterwards only on the transport thread.
+    let request: TransferRequest
+    let easy: UnsafeMutableRawPointer
+    private let share: CurlShare
+    private var delegate: (any TransferDelegate)?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    // Transport-thread state.
+    private var head = ResponseHeadParser()
+    private var responseDelivered = false
+    private var abortError: ImageDownloaderError?
+    private var received: Int64 = 0
+    private var isFinished = false
+
+    init(request: TransferRequest, share: CurlShare, delegate: any TransferDelegate) throws(ImageDownloaderError) {
+        try CurlRuntime.ensureInitialized()
+        guard let easy = curl_easy_init() else {
+            throw ImageDownloaderError(.invalidDownloadOperation, "curl_easy_init failed", url: request.url)
+        }
+        self.request = request
+        self.easy = easy
+        self.share = share
+        self.delegate = delegate
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        try configure()
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    // MARK: Configuration
+
+    private func configure() throws(ImageDownloaderError) {
+        let r = request
+        try setString(CURLOPT_URL, r.url.absoluteString, "URL")
+        let protocols = r.allowedProtocols.sorted().joined(separator: ",")
+        try setString(CURLOPT_PROTOCOLS_STR, protocols, "PROTOCOLS_STR")
+        // Redirects never reach file: or any other scheme, even when file: is allowed for the first URL.
+        let redirectProtocols = r.allowedProtocols.intersection(["http", "https"]).sorted().joined(separator: ",")
+        try setString(CURLOPT_REDIR_PROTOCOLS_STR, redirectProtocols.isEmpty ? "http" : redirectProtocols, "REDIR")
+        try setLong(CURLOPT_NOSIGNAL, 1, "NOSIGNAL")
+        try setLong(CURLOPT_FOLLOWLOCATION, r.maximumRedirects > 0 ? 1 : 0, "FOLLOWLOCATION")
+        try setLong(CURLOPT_MAXREDIRS, r.maximumRedirects, "MAXREDIRS")
+        // Idle, not total, timeout: fail when under 1 byte/s for `idleTimeout` seconds.
+        let idle = max(1, Int(r.idleTimeout.rounded(.up)))
+        try setLong(CURLOPT_LOW_SPEED_LIMIT, 1, "LOW_SPEED_LIMIT")
+        try setLong(CURLOPT_LOW_SPEED_TIME, idle, "LOW_SPEED_TIME")
+        try setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(r.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
+        try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
+        try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
+        try setLong(CURLOPT_PIPEWAIT, 1, "PIPEWAIT")
+        try setLong(CURLOPT_SSL_VERIFYPEER, r.verifiesTLS ? 1 : 0, "SSL_VERIFYPEER")
+        try setLong(CURLOPT_SSL_VERIFYHOST, r.verifiesTLS ? 2 : 0, "SSL_VERIFYHOST")
+        if let ca = r.caBundlePath { try setString(CURLOPT_CAINFO, ca, "CAINFO") }
+        if let user = r.username {
+            try setString(CURLOPT_USERNAME, user, "USERNAME")
+            try setString(CURLOPT_PASSWORD, r.password ?? "", "PASSWORD")
+            // CURLAUTH_ANY sends nothing until the server's 401 names a scheme; UNRESTRICTED_AUTH stays
+            // 0 so credentials never follow a redirect to another host.
+            try setLong(CURLOPT_HTTPAUTH, Int(bitPattern: UInt(wi_curlauth_any())), "HTTPAUTH")
+            try setLong(CURLOPT_UNRESTRICTED_AUTH, 0, "UNRESTRICTED_AUTH")
+        }
+        try CurlRuntime.check(wi_easy_setopt_share(easy, share.handle), "SHARE")
+        if r.handlesCookies {
+            try setString(CURLOPT_COOKIEFILE, "", "COOKIEFILE")  // "" turns the cookie engine on, reading no file
+        }
+        try CurlRuntime.check(wi_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
+
+        for field in r.headers {
+            // "Name;" sends an empty header, "Name:" removes one curl would add itself.
+            let line = field.value.isEmpty ? "\(field.name):" : "\(field.name): \(field.value)"
+            guard let list = curl_slist_append(headerList, line) else {
+                throw ImageDownloaderError(.invalidDownloadOperation, "curl_slist_append failed", url: r.url)
+            }
+            headerList = list
+        }
+        try CurlRuntime.check(wi_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "HTTPHEADER")
+
+        // The callbacks get `self` unretained: the transport holds a strong reference for as long as the
+        // handle is in its multi handle, which is the only time curl calls them.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        try CurlRuntime.check(wi_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me), "WRITEDATA")
+        try CurlRuntime.check(wi_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "HEADERDATA")
+        try CurlRuntime.check(wi_easy_setopt_write_function(easy, curlWriteCallback), "WRITEFUNCTION")
+        try CurlRuntime.check(wi_easy_setopt_header_function(easy, curlHeaderCallback), "HEADERFUNCTION")
+    }
+
+    private func setLong(_ option: CURLoption, _ value: Int, _ name: String) throws(ImageDownloaderError) {
+        try CurlRuntime.check(wi_easy_setopt_long(easy, option, value), name)
+    }
+    private func setOff(_ option: CURLoption, _ value: Int64, _ name: String) throws(ImageDownloaderError) {
+        try CurlRuntime.check(wi_easy_setopt_off(easy, option, curl_off_t(value)), name)
+    }
+    private func setString(_ option: CURLoption, _ value: String, _ name: String) throws(ImageDownloaderError) {
+        // curl copies string options (since 7.17), so the temporary C string may go away afterwards.
+        try CurlRuntime.check(value.withCString { wi_easy_setopt_string(easy, option, $0) }, name)
+    }
+
+    // MARK: Transport-thread events
+
+    fileprivate func didReceiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
+        head.consume(line: line)
+        return line.count
+    }
+
+    fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        // curl skips the bodies of responses it follows (redirects, 401 before an authenticated retry),
+        // so the first body byte belongs to the final response: its head is complete now.
+        if !responseDelivered, let error = deliverResponse() {
+            abortError = error
+            return 0
+        }
+        received += Int64(bytes.count)
+        if received > request.maximumResponseSize {
+            abortError = ImageDownloaderError(
+                .responseTooLarge, "the body exceeds the maximum response size of \(request.maximumResponseSize) bytes",
+                url: request.url, response: head.response(url: effectiveURL))
+            return 0
+        }
+        delegate?.transferDidReceiveData(bytes, totalReceived: received)
+        return bytes.count
+    }
+
+    /// Hands the final head to the delegate once; returns the delegate's verdict.
+    private func deliverResponse() -> ImageDownloaderError? {
+        responseDelivered = true
+        var response = head.response(url: effectiveURL)
+        if response == nil {
+            // file: and other header-less schemes: synthesize a 200 so callers see one shape.
+            var code = 0
+            _ = wi_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+            response = ImageDownloadResponse(url: effectiveURL, statusCode: code == 0 ? 200 : code, headers: HTTPHeaders())
+        }
+        guard let response else { return nil }
+        return delegate?.transferDidReceiveResponse(response)
+    }
+
+    private var effectiveURL: URL {
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        guard wi_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer,
+            let url = URL(string: String(cString: pointer))
+        else { return request.url }
+        return url
+    }
+
+    /// Called by the transport once the handle left the multi handle: with curl's result, or with
+    /// `cancelled` when the transfer was removed early. Reports exactly once, then drops the delegate.
+    func finish(code: CURLcode?, cancelled: Bool = false) {
+        guard !isFinished else { return }
+        isFinished = true
+        let result: Result<ImageDownloadMetrics, ImageDownloaderError>
+        if cancelled {
+            result = .failure(ImageDownloaderError(.cancelled, "the download was cancelled", url: request.url))
+        } else if let abortError {
+            // Our own abort (validation, size limit) wins over curl's CURLE_WRITE_ERROR.
+            result = .failure(abortError)
+        } else if let code, code != CURLE_OK {
+            let text = String(cString: errorBuffer)
+            var error = CurlRuntime.error(for: code, buffer: text, url: request.url)
+            error.response = head.response(url: effectiveURL)
+            error.statusCode = error.response?.statusCode
+            result = .failure(error)
+        } else if !responseDelivered, let error = deliverResponse() {
+            result = .failure(error)
+        } else {
+            result = .success(metrics())
+        }
+        let delegate = self.delegate
+        self.delegate = nil
+        delegate?.transferDidComplete(result)
+    }
+
+    private func metrics() -> ImageDownloadMetrics {
+        var m = ImageDownloadMetrics()
+        func seconds(_ info: CURLINFO) -> TimeInterval {
+            var value: curl_off_t = 0
+            return wi_easy_getinfo_off(easy, info, &value) == CURLE_OK ? TimeInterval(value) / 1_000_000 : 0
+        }
+        func long(_ info: CURLINFO) -> Int {
+            var value = 0
+            return wi_easy_getinfo_long(easy, info, &value) == CURLE_OK ? value : 0
+        }
+        m.nameLookupTime = seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        m.connectTime = seconds(CURLINFO_CONNECT_TIME_T)
+        m.tlsHandshakeTime = seconds(CURLINFO_APPCONNECT_TIME_T)
+        m.firstByteTime = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        m.totalTime = seconds(CURLINFO_TOTAL_TIME_T)
+        m.redirectCount = long(CURLINFO_REDIRECT_COUNT)
+        m.newConnections = long(CURLINFO_NUM_CONNECTS)
+        m.bytesReceived = received
+        switch long(CURLINFO_HTTP_VERSION) {
+        case CURL_HTTP_VERSION_1_0: m.httpVersion = "1.0"
+        case CURL_HTTP_VERSION_1_1: m.httpVersion = "1.1"
+        case CURL_HTTP_VERSION_2_0: m.httpVersion = "2"
+        case CURL_HTTP_VERSION_3: m.httpVersion = "3"
+        default: m.httpVersion = head.httpVersion
+        }
+        return m
+    }
+}
+
+// C entry points. `userdata` is the unretained CurlTransfer set in `configure()`.
+private let curlWriteCallback: wi_data_callback = { pointer, size, count, userdata in
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.didReceiveBody(UnsafeRawBufferPointer(start: pointer, count: size * count))
+}
+
+private let curlHeaderCallback: wi_data_callback = { pointer, size, count, userdata in
+    guard let userdata else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+    return transfer.didReceiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: size * count))
+}

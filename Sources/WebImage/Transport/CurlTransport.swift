@@ -1,0 +1,186 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// Runs every transfer of one downloader on one curl multi handle, driven by one dedicated thread.
+///
+/// Other threads never call curl on the multi handle: they append a command under `commands` and wake
+/// the loop with `curl_multi_wakeup`, the only multi call documented as safe from another thread.
+/// All curl callbacks therefore run on the transport thread.
+///
+/// ```
+///  caller threads ──start/cancel──▶ [command list] ──wakeup──▶ transport thread
+///                                                                 curl_multi_perform / poll
+///                                                                 write/header callbacks → delegate
+///                                                                 DONE → remove handle → delegate
+/// ```
+final class CurlTransport: Sendable {
+    private let loop: TransportLoop
+    /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
+    let share: CurlShare
+
+    /// Starts the transport thread.
+    init(name: String = "WebImage.transport") throws(ImageDownloaderError) {
+        try CurlRuntime.ensureInitialized()
+        share = try CurlShare(sharesCookies: true)
+        loop = try TransportLoop()
+        let loop = self.loop
+        let thread = Thread { loop.run() }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    deinit {
+        loop.submit(.shutdown)
+    }
+
+    /// Makes a configured transfer for `request` that reports to `delegate`.
+    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
+        -> CurlTransfer
+    {
+        try CurlTransfer(request: request, share: share, delegate: delegate)
+    }
+
+    /// Hands a transfer to the transport thread. After shutdown it completes at once with `cancelled`.
+    func start(_ transfer: CurlTransfer) {
+        if !loop.submit(.add(transfer)) { transfer.finish(code: nil, cancelled: true) }
+    }
+
+    /// Removes a transfer; it completes with `cancelled` unless it already completed. Any thread.
+    func cancel(_ transfer: CurlTransfer) {
+        loop.submit(.cancel(transfer))
+    }
+
+    /// Cancels every transfer and stops the thread; the multi handle and every easy handle are freed.
+    /// Idempotent. Later `start` calls complete with `cancelled`.
+    func shutdown() {
+        loop.submit(.shutdown)
+    }
+
+    /// Number of transfers currently in the multi handle or waiting to be added.
+    var activeTransferCount: Int { loop.activeCount.load(ordering: .relaxed) }
+
+    /// True once the thread has left its loop and freed the multi handle.
+    var isStopped: Bool { loop.stopped.load(ordering: .acquiring) }
+}
+
+/// The state of the transport thread. Only `submit` and the atomics are used from other threads.
+private final class TransportLoop: @unchecked Sendable {
+    // @unchecked Sendable: `multi` and `active` are used only on the transport thread, except
+    // `curl_multi_wakeup(multi)` which `submit` calls under `commands` while `closed` is false; the
+    // loop sets `closed` under the same lock before it calls curl_multi_cleanup.
+    enum Command {
+        case add(CurlTransfer)
+        case cancel(CurlTransfer)
+        case shutdown
+    }
+
+    private struct Commands {
+        var pending: [Command] = []
+        var closed = false
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let commands = Mutex(Commands())
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    let activeCount = Atomic<Int>(0)
+    let stopped = Atomic<Bool>(false)
+
+    init() throws(ImageDownloaderError) {
+        guard let multi = curl_multi_init() else {
+            throw ImageDownloaderError(.transport, "curl_multi_init failed")
+        }
+        self.multi = multi
+        // Connections kept for reuse: enough for several downloaders' worth of concurrency.
+        _ = wi_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
+    }
+
+    /// Queues a command and wakes the loop. Returns false when the loop has already stopped.
+    @discardableResult
+    func submit(_ command: Command) -> Bool {
+        commands.withLock { state in
+            guard !state.closed else { return false }
+            if case .add = command { activeCount.add(1, ordering: .relaxed) }
+            state.pending.append(command)
+            curl_multi_wakeup(multi)
+            return true
+        }
+    }
+
+    func run() {
+        var running: Int32 = 0
+        while true {
+            let batch = commands.withLock { state in
+                let batch = state.pending
+                state.pending.removeAll(keepingCapacity: true)
+                return batch
+            }
+            var shuttingDown = false
+            for command in batch {
+                switch command {
+                case .add(let transfer):
+                    add(transfer)
+                case .cancel(let transfer):
+                    if active.removeValue(forKey: transfer.easy) != nil {
+                        // No DONE message follows a removal: report the cancel ourselves.
+                        curl_multi_remove_handle(multi, transfer.easy)
+                        activeCount.subtract(1, ordering: .relaxed)
+                        transfer.finish(code: nil, cancelled: true)
+                    }
+                case .shutdown:
+                    shuttingDown = true
+                }
+            }
+            if shuttingDown { break }
+
+            curl_multi_perform(multi, &running)
+            readMessages()
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        close()
+    }
+
+    private func add(_ transfer: CurlTransfer) {
+        let code = curl_multi_add_handle(multi, transfer.easy)
+        if code == CURLM_OK {
+            active[transfer.easy] = transfer
+        } else {
+            activeCount.subtract(1, ordering: .relaxed)
+            transfer.finish(code: CURLE_FAILED_INIT)
+        }
+    }
+
+    private func readMessages() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let result = wi_msg_result(message)
+            curl_multi_remove_handle(multi, easy)
+            if let transfer = active.removeValue(forKey: easy) {
+                activeCount.subtract(1, ordering: .relaxed)
+                transfer.finish(code: result)
+            }
+        }
+    }
+
+    private func close() {
+        let leftover = commands.withLock { state in
+            state.closed = true
+            let rest = state.pending
+            state.pending.removeAll()
+            return rest
+        }
+        for (easy, transfer) in active {
+            curl_multi_remove_handle(multi, easy)
+            transfer.finish(code: nil, cancelled: true)
+        }
+        active.removeAll()
+        for case .add(let transfer) in leftover {
+            transfer.finish(code: nil, cancelled: true)
+        }
+        activeCount.store(0, ordering: .relaxed)
+        curl_multi_cleanup(multi)
+        stopped.store(true, ordering: .releasing)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Everything the transport needs to run one HTTP transfer; built by the operation from the downloader's
+/// configuration, the caller's options and the request modifier's result.
+struct TransferRequest: Sendable {
+    /// The URL to fetch (already checked against `allowedProtocols`).
+    var url: URL
+    /// Header fields to send. An empty value removes a header curl would add itself.
+    var headers: HTTPHeaders = HTTPHeaders()
+    /// Idle timeout: the transfer fails when fewer than one byte per second arrives for this long.
+    var idleTimeout: TimeInterval = 15
+    /// Upper bound on establishing the connection (TCP and TLS).
+    var connectTimeout: TimeInterval = 15
+    /// Redirects followed before failing with tooManyRedirects.
+    var maximumRedirects: Int = 10
+    /// Schemes that may be requested and redirected to, lower-case.
+    var allowedProtocols: Set<String> = ["http", "https"]
+    /// The body may not exceed this many bytes; the transfer is aborted as soon as it does.
+    var maximumResponseSize: Int64 = 256 * 1024 * 1024
+    /// Whether the TLS certificate chain and host name are verified.
+    var verifiesTLS: Bool = true
+    /// A CA bundle to trust in addition to the system's, e.g. a test server's self-signed certificate.
+    var caBundlePath: String?
+    /// Credentials sent only after the server's 401 challenge, never to another host after a redirect.
+    var username: String?
+    /// The password for `username`.
+    var password: String?
+    /// Whether the shared cookie jar is read and updated.
+    var handlesCookies: Bool = false
+    /// Larger numbers are served first when connections are scarce; informational for curl.
+    var priority: Int = 0
+}
+
+/// Timings and counters of one finished transfer, read from `CURLINFO_*`.
+public struct ImageDownloadMetrics: Sendable, Hashable {
+    /// Seconds from start until the name was resolved.
+    public var nameLookupTime: TimeInterval = 0
+    /// Seconds from start until the TCP connection was made.
+    public var connectTime: TimeInterval = 0
+    /// Seconds from start until the TLS handshake finished (0 for cleartext).
+    public var tlsHandshakeTime: TimeInterval = 0
+    /// Seconds from start until the first response byte arrived.
+    public var firstByteTime: TimeInterval = 0
+    /// Seconds the whole transfer took, redirects included.
+    public var totalTime: TimeInterval = 0
+    /// How many redirects were followed.
+    public var redirectCount: Int = 0
+    /// Body bytes received (after content decoding).
+    public var bytesReceived: Int64 = 0
+    /// The HTTP version of the final response: "1.0", "1.1", "2" or "3".
+    public var httpVersion: String = ""
+    /// New connections this transfer had to open (0 when it reused one).
+    public var newConnections: Int = 0
+
+    /// Creates empty metrics.
+    public init() {}
+}
+
+/// Receives the events of one transfer. Every method runs on the transport thread and must be cheap:
+/// append bytes, record state, hand heavier work to another queue.
+protocol TransferDelegate: AnyObject, Sendable {
+    /// The head of the final response arrived (after redirects and authentication round trips).
+    /// Returning an error aborts the transfer and that error is what `transferDidComplete` reports.
+    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError?
+    /// Body bytes arrived. `totalReceived` counts every body byte so far, including these.
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64)
+    /// The transfer ended. Exactly once per started transfer, cancellation included.
+    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>)
+}
