@@ -21,6 +21,8 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // zlib for the test server's gzip route only (not a dependency of the WebImage library).
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CJPEG",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("turbojpeg")]
@@ -39,6 +41,7 @@ let package = Package(
         .target(
             name: "LocalImageServer",
             dependencies: [
+                "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
