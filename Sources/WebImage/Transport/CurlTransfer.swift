@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Synchronization
 
 /// One HTTP transfer: a curl easy handle plus the memory curl points into (header list, error buffer).
 ///
@@ -25,11 +26,15 @@ final class CurlTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     private var isFinished = false
 
+    /// Easy handles alive in the process; tests use it to prove handles are freed.
+    static let liveHandles = Atomic<Int>(0)
+
     init(request: TransferRequest, share: CurlShare, delegate: any TransferDelegate) throws(ImageDownloaderError) {
         try CurlRuntime.ensureInitialized()
         guard let easy = curl_easy_init() else {
             throw ImageDownloaderError(.invalidDownloadOperation, "curl_easy_init failed", url: request.url)
         }
+        Self.liveHandles.add(1, ordering: .relaxed)
         self.request = request
         self.easy = easy
         self.share = share
@@ -40,6 +45,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
+        Self.liveHandles.subtract(1, ordering: .relaxed)
         curl_easy_cleanup(easy)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()

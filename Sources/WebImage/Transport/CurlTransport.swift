@@ -19,11 +19,12 @@ final class CurlTransport: Sendable {
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
     let share: CurlShare
 
-    /// Starts the transport thread.
-    init(name: String = "WebImage.transport") throws(ImageDownloaderError) {
+    /// Starts the transport thread. `maxConnectionsPerHost` caps parallel connections to one host
+    /// (0: no cap; the downloader's queue already bounds concurrency).
+    init(name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0) throws(ImageDownloaderError) {
         try CurlRuntime.ensureInitialized()
         share = try CurlShare(sharesCookies: true)
-        loop = try TransportLoop()
+        loop = try TransportLoop(maxConnectionsPerHost: maxConnectionsPerHost)
         let loop = self.loop
         let thread = Thread { loop.run() }
         thread.name = name
@@ -87,13 +88,16 @@ private final class TransportLoop: @unchecked Sendable {
     let activeCount = Atomic<Int>(0)
     let stopped = Atomic<Bool>(false)
 
-    init() throws(ImageDownloaderError) {
+    init(maxConnectionsPerHost: Int) throws(ImageDownloaderError) {
         guard let multi = curl_multi_init() else {
             throw ImageDownloaderError(.transport, "curl_multi_init failed")
         }
         self.multi = multi
         // Connections kept for reuse: enough for several downloaders' worth of concurrency.
         _ = wi_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
+        if maxConnectionsPerHost > 0 {
+            _ = wi_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
+        }
     }
 
     /// Queues a command and wakes the loop. Returns false when the loop has already stopped.
