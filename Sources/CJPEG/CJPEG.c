@@ -1,6 +1,10 @@
 #include "CJPEG.h"
+#include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <jpeglib.h>
+#include <jerror.h>
 #include <turbojpeg.h>
 
 int wi_jpeg_library_version(void) {
@@ -10,3 +14,231 @@ int wi_jpeg_library_version(void) {
     return JPEG_LIB_VERSION * 1000;
 #endif
 }
+
+// A file with thousands of tiny progressive scans makes libjpeg spin for minutes (libjpeg-turbo's
+// documented denial-of-service case); real encoders write at most a few dozen.
+#define WI_JPEG_MAX_SCANS 1000
+// libjpeg's own working memory (coefficient buffers of progressive files) beyond the output bitmap.
+#define WI_JPEG_MAX_MEMORY (1024L * 1024L * 1024L)
+
+struct wi_jpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    struct jpeg_error_mgr err;
+    struct jpeg_progress_mgr progress;
+    jmp_buf jump;
+    const uint8_t *data;
+    size_t length;
+    int headerRead;
+    int truncated;
+    int rowsDecoded;
+    char message[JMSG_LENGTH_MAX + 32];
+};
+
+static void wi_jpeg_error_exit(j_common_ptr cinfo) {
+    wi_jpeg_decoder *decoder = (wi_jpeg_decoder *)cinfo->client_data;
+    (*cinfo->err->format_message)(cinfo, decoder->message);
+    longjmp(decoder->jump, 1);
+}
+
+static void wi_jpeg_emit_message(j_common_ptr cinfo, int level) {
+    wi_jpeg_decoder *decoder = (wi_jpeg_decoder *)cinfo->client_data;
+    // Warnings (level -1) are corrupt or missing data that libjpeg decodes around; only the end of
+    // input matters to us: it makes the image partial.
+    if (level < 0 && cinfo->err->msg_code == JWRN_JPEG_EOF) decoder->truncated = 1;
+}
+
+static void wi_jpeg_progress(j_common_ptr cinfo) {
+    wi_jpeg_decoder *decoder = (wi_jpeg_decoder *)cinfo->client_data;
+    if (decoder->cinfo.input_scan_number > WI_JPEG_MAX_SCANS) {
+        snprintf(decoder->message, sizeof decoder->message, "more than %d progressive scans", WI_JPEG_MAX_SCANS);
+        longjmp(decoder->jump, 1);
+    }
+}
+
+wi_jpeg_decoder *wi_jpeg_create(const uint8_t *data, size_t length) {
+    wi_jpeg_decoder *decoder = calloc(1, sizeof *decoder);
+    if (!decoder) return NULL;
+    decoder->data = data;
+    decoder->length = length;
+    decoder->cinfo.err = jpeg_std_error(&decoder->err);
+    decoder->err.error_exit = wi_jpeg_error_exit;
+    decoder->err.emit_message = wi_jpeg_emit_message;
+    decoder->cinfo.client_data = decoder;
+    if (setjmp(decoder->jump)) {
+        free(decoder);
+        return NULL;
+    }
+    jpeg_create_decompress(&decoder->cinfo);
+    decoder->cinfo.mem->max_memory_to_use = WI_JPEG_MAX_MEMORY;
+    decoder->progress.progress_monitor = wi_jpeg_progress;
+    decoder->cinfo.progress = &decoder->progress;
+    jpeg_mem_src(&decoder->cinfo, data, (unsigned long)length);
+    return decoder;
+}
+
+void wi_jpeg_destroy(wi_jpeg_decoder *decoder) {
+    if (!decoder) return;
+    jpeg_destroy_decompress(&decoder->cinfo);
+    free(decoder);
+}
+
+int wi_jpeg_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *header) {
+    if (setjmp(decoder->jump)) return -1;
+    if (jpeg_read_header(&decoder->cinfo, TRUE) != JPEG_HEADER_OK) {
+        snprintf(decoder->message, sizeof decoder->message, "no image in the JPEG data");
+        return -1;
+    }
+    decoder->headerRead = 1;
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    header->width = (int)cinfo->image_width;
+    header->height = (int)cinfo->image_height;
+    header->components = cinfo->num_components;
+    header->progressive = cinfo->progressive_mode ? 1 : 0;
+    header->adobeMarker = cinfo->saw_Adobe_marker ? 1 : 0;
+    switch (cinfo->jpeg_color_space) {
+    case JCS_GRAYSCALE: header->colorSpace = WI_JPEG_GRAY; break;
+    case JCS_CMYK:
+    case JCS_YCCK: header->colorSpace = WI_JPEG_CMYK; break;
+    case JCS_RGB:
+    case JCS_YCbCr: header->colorSpace = WI_JPEG_RGB; break;
+    default:
+        snprintf(decoder->message, sizeof decoder->message, "unsupported JPEG color space %d",
+                 (int)cinfo->jpeg_color_space);
+        return -1;
+    }
+    return 0;
+}
+
+static void wi_jpeg_configure(wi_jpeg_decoder *decoder, int denominator) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    cinfo->scale_num = 1;
+    cinfo->scale_denom = (unsigned int)denominator;
+    int cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+    cinfo->out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
+}
+
+int wi_jpeg_scaled_size(wi_jpeg_decoder *decoder, int denominator, int *width, int *height) {
+    if (!decoder->headerRead) return -1;
+    if (setjmp(decoder->jump)) return -1;
+    wi_jpeg_configure(decoder, denominator);
+    jpeg_calc_output_dimensions(&decoder->cinfo);
+    *width = (int)decoder->cinfo.output_width;
+    *height = (int)decoder->cinfo.output_height;
+    return 0;
+}
+
+// Photoshop writes Adobe CMYK JPEGs inverted (255 = no ink); plain CMYK stores ink amounts.
+static void wi_jpeg_cmyk_to_rgba(const uint8_t *cmyk, uint8_t *rgba, int width, int inverted) {
+    for (int x = 0; x < width; x++) {
+        unsigned c = cmyk[0], m = cmyk[1], y = cmyk[2], k = cmyk[3];
+        if (!inverted) {
+            c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k;
+        }
+        rgba[0] = (uint8_t)((c * k + 127) / 255);
+        rgba[1] = (uint8_t)((m * k + 127) / 255);
+        rgba[2] = (uint8_t)((y * k + 127) / 255);
+        rgba[3] = 255;
+        cmyk += 4;
+        rgba += 4;
+    }
+}
+
+static void wi_jpeg_zero_rows(uint8_t *pixels, size_t stride, int from, int height) {
+    if (from < height) memset(pixels + (size_t)from * stride, 0, (size_t)(height - from) * stride);
+}
+
+int wi_jpeg_decode(wi_jpeg_decoder *decoder, int denominator, uint8_t *pixels, size_t stride, int width,
+                   int height, int *rowsDecoded) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    decoder->rowsDecoded = 0;
+    *rowsDecoded = 0;
+    if (!decoder->headerRead) {
+        wi_jpeg_zero_rows(pixels, stride, 0, height);
+        return -1;
+    }
+    // volatile: it is assigned after setjmp and read after the longjmp back to it.
+    uint8_t *volatile cmykRow = NULL;
+    if (setjmp(decoder->jump)) {
+        free(cmykRow);
+        wi_jpeg_zero_rows(pixels, stride, decoder->rowsDecoded, height);
+        *rowsDecoded = decoder->rowsDecoded;
+        return -1;
+    }
+    wi_jpeg_configure(decoder, denominator);
+    jpeg_start_decompress(cinfo);
+    if ((int)cinfo->output_width != width || (int)cinfo->output_height != height) {
+        snprintf(decoder->message, sizeof decoder->message, "JPEG output size changed while decoding");
+        longjmp(decoder->jump, 1);
+    }
+    int cmyk = cinfo->out_color_space == JCS_CMYK;
+    if (cmyk) {
+        cmykRow = malloc((size_t)width * 4);
+        if (!cmykRow) {
+            snprintf(decoder->message, sizeof decoder->message, "out of memory");
+            longjmp(decoder->jump, 1);
+        }
+    }
+    while (cinfo->output_scanline < cinfo->output_height) {
+        int y = (int)cinfo->output_scanline;
+        if (cmyk) {
+            JSAMPROW row = cmykRow;
+            if (jpeg_read_scanlines(cinfo, &row, 1) != 1) break;
+            wi_jpeg_cmyk_to_rgba(cmykRow, pixels + (size_t)y * stride, width, cinfo->saw_Adobe_marker);
+        } else {
+            JSAMPROW rows[16];
+            int count = height - y < 16 ? height - y : 16;
+            for (int i = 0; i < count; i++) rows[i] = pixels + (size_t)(y + i) * stride;
+            if (jpeg_read_scanlines(cinfo, rows, (JDIMENSION)count) == 0) break;
+        }
+        decoder->rowsDecoded = (int)cinfo->output_scanline;
+    }
+    free(cmykRow);
+    cmykRow = NULL;
+    wi_jpeg_zero_rows(pixels, stride, decoder->rowsDecoded, height);
+    *rowsDecoded = decoder->rowsDecoded;
+    // Corrupt or truncated data has been decoded around already; what is left of the stream does not
+    // change the pixels, so it is not read.
+    jpeg_abort_decompress(cinfo);
+    return 0;
+}
+
+int wi_jpeg_was_truncated(const wi_jpeg_decoder *decoder) { return decoder->truncated; }
+
+const char *wi_jpeg_error_message(const wi_jpeg_decoder *decoder) { return decoder->message; }
+
+int wi_bench_tj_size(const uint8_t *data, size_t length, int *width, int *height) {
+    tjhandle handle = tjInitDecompress();
+    if (!handle) return -1;
+    int subsampling = 0, colorspace = 0;
+    int result = tjDecompressHeader3(handle, data, (unsigned long)length, width, height, &subsampling, &colorspace);
+    tjDestroy(handle);
+    return result == 0 ? 0 : -1;
+}
+
+int wi_bench_tj_decode(const uint8_t *data, size_t length, uint8_t *pixels, int width, int height) {
+    tjhandle handle = tjInitDecompress();
+    if (!handle) return -1;
+    int result = tjDecompress2(handle, data, (unsigned long)length, pixels, width, width * 4, height, TJPF_RGBA, 0);
+    tjDestroy(handle);
+    return result == 0 ? 0 : -1;
+}
+
+int wi_bench_tj_encode(const uint8_t *pixels, int width, int height, int quality, uint8_t **output,
+                       size_t *length) {
+    tjhandle handle = tjInitCompress();
+    if (!handle) return -1;
+    unsigned char *buffer = NULL;
+    unsigned long size = 0;
+    int result = tjCompress2(handle, pixels, width, width * 4, height, TJPF_RGBA, &buffer, &size, TJSAMP_420,
+                             quality, 0);
+    tjDestroy(handle);
+    if (result != 0) {
+        tjFree(buffer);
+        return -1;
+    }
+    *output = buffer;
+    *length = size;
+    return 0;
+}
+
+void wi_bench_tj_free(uint8_t *buffer) { tjFree(buffer); }

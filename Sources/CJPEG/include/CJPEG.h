@@ -1,8 +1,64 @@
 // libjpeg-turbo. libjpeg reports fatal errors with longjmp, which must never cross a Swift frame, so
-// every call that can fail goes through the C functions declared here (implemented in CJPEG.c).
+// every call that can fail goes through the C functions declared here (implemented in CJPEG.c). Each
+// function that calls into libjpeg sets its own setjmp point and returns an error code instead.
 #ifndef WEBIMAGE_CJPEG_H
 #define WEBIMAGE_CJPEG_H
 #include <stddef.h>
+#include <stdint.h>
+
 /// libjpeg-turbo's version, e.g. 2001005 for 2.1.5.
 int wi_jpeg_library_version(void);
+
+/// One decode: a libjpeg decompressor over a caller-owned memory buffer. Not thread-safe; one per decode.
+typedef struct wi_jpeg_decoder wi_jpeg_decoder;
+
+/// Color spaces as the file declares them.
+enum {
+    WI_JPEG_GRAY = 1,
+    WI_JPEG_RGB = 2,   // RGB or YCbCr, converted by libjpeg-turbo straight to RGBA
+    WI_JPEG_CMYK = 3,  // CMYK or YCCK, converted to RGBA in CJPEG.c
+};
+
+/// What the header declares.
+typedef struct {
+    int width;
+    int height;
+    int components;
+    int colorSpace;
+    int progressive;
+    int adobeMarker;
+} wi_jpeg_header;
+
+/// Creates a decompressor over `data[0..<length]`, which must stay valid until `wi_jpeg_destroy`.
+/// Returns NULL when memory runs out.
+wi_jpeg_decoder *_Nullable wi_jpeg_create(const uint8_t *_Nonnull data, size_t length);
+/// Frees everything the decompressor holds.
+void wi_jpeg_destroy(wi_jpeg_decoder *_Nullable decoder);
+/// Reads the header (no pixel memory is allocated). Returns 0, or -1 with `wi_jpeg_error_message` set.
+int wi_jpeg_read_header(wi_jpeg_decoder *_Nonnull decoder, wi_jpeg_header *_Nonnull header);
+/// The output size libjpeg produces with DCT scaling 1/`denominator` (1, 2, 4 or 8). Returns 0 or -1.
+int wi_jpeg_scaled_size(wi_jpeg_decoder *_Nonnull decoder, int denominator, int *_Nonnull width,
+                        int *_Nonnull height);
+/// Decodes with DCT scaling 1/`denominator` into RGBA8 rows of `stride` bytes. `width`/`height` must be
+/// what `wi_jpeg_scaled_size` reported. Rows that could not be decoded are zero-filled. Returns 0, or -1
+/// with the error message set; `rowsDecoded` tells how many rows hold decoded pixels either way.
+int wi_jpeg_decode(wi_jpeg_decoder *_Nonnull decoder, int denominator, uint8_t *_Nonnull pixels, size_t stride,
+                   int width, int height, int *_Nonnull rowsDecoded);
+/// Whether the data ended before the image did (libjpeg then decodes the rest as gray).
+int wi_jpeg_was_truncated(const wi_jpeg_decoder *_Nonnull decoder);
+/// The last error's text from libjpeg ("" when none).
+const char *_Nonnull wi_jpeg_error_message(const wi_jpeg_decoder *_Nonnull decoder);
+
+// Baselines for the decode benchmark (not used by the library).
+
+/// Decodes with TurboJPEG's tjDecompress2 into RGBA; returns 0 or -1.
+int wi_bench_tj_decode(const uint8_t *_Nonnull data, size_t length, uint8_t *_Nonnull pixels, int width,
+                       int height);
+/// Reads a JPEG's size with TurboJPEG; returns 0 or -1.
+int wi_bench_tj_size(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
+/// Encodes RGBA as a 4:2:0 JPEG; free `*output` with `wi_bench_tj_free`. Returns 0 or -1.
+int wi_bench_tj_encode(const uint8_t *_Nonnull pixels, int width, int height, int quality,
+                       uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length);
+/// Frees memory `wi_bench_tj_encode` returned.
+void wi_bench_tj_free(uint8_t *_Nullable buffer);
 #endif

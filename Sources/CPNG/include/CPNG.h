@@ -1,8 +1,81 @@
 // libpng. libpng reports fatal errors with longjmp, which must never cross a Swift frame, so every
-// call that can fail goes through the C functions declared here (implemented in CPNG.c).
+// call that can fail goes through the C functions declared here (implemented in CPNG.c). Each function
+// that calls into libpng sets its own setjmp point and returns an error code instead.
 #ifndef WEBIMAGE_CPNG_H
 #define WEBIMAGE_CPNG_H
 #include <stddef.h>
+#include <stdint.h>
+
 /// The libpng version string of the linked library, e.g. "1.6.39".
 const char *_Nonnull wi_png_library_version(void);
+
+/// What the IHDR and tRNS chunks declare.
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    int bitDepth;
+    int colorType;
+    int interlaced;
+    int hasAlpha;  // an alpha channel or a tRNS chunk
+} wi_png_header;
+
+/// One-shot decode of a PNG held in memory. Not thread-safe; one per decode.
+typedef struct wi_png_decoder wi_png_decoder;
+
+/// Creates a reader over `data[0..<length]`, which must stay valid until `wi_png_destroy`. NULL when
+/// memory runs out.
+wi_png_decoder *_Nullable wi_png_create(const uint8_t *_Nonnull data, size_t length);
+/// Frees the reader.
+void wi_png_destroy(wi_png_decoder *_Nullable decoder);
+/// Reads the chunks before the image data (nothing as large as the image is allocated). 0 or -1.
+int wi_png_read_header(wi_png_decoder *_Nonnull decoder, wi_png_header *_Nonnull header);
+/// Decodes to RGBA8 rows of `stride` bytes, averaging `factor`×`factor` boxes when `factor` > 1 (the
+/// output is then ceil(width / factor) × ceil(height / factor); interlaced images need `factor` 1).
+/// Rows not decoded are zero. Returns 0, or -1 with the message set; `rowsDecoded` counts output rows
+/// complete (for interlaced images: rows of the last pass reached, a coarse image before that).
+int wi_png_decode(wi_png_decoder *_Nonnull decoder, int factor, uint8_t *_Nonnull pixels, size_t stride,
+                  uint32_t width, uint32_t height, uint32_t *_Nonnull rowsDecoded);
+/// The last error's text from libpng ("" when none).
+const char *_Nonnull wi_png_error_message(const wi_png_decoder *_Nonnull decoder);
+
+/// Progressive decode (libpng's push reader, png_process_data): bytes are fed as they arrive and rows
+/// land in a full-size RGBA8 buffer the stream owns. Not thread-safe; one per download.
+typedef struct wi_png_stream wi_png_stream;
+
+/// What a progressive stream has seen so far.
+typedef struct {
+    wi_png_header header;
+    int headerSeen;     // IHDR parsed; `header` valid
+    int declined;       // the image is larger than `maxPixels`; the stream stopped without allocating
+    int complete;       // IEND reached
+    int failed;         // libpng reported an error; the message says which
+    uint32_t rowsSeen;  // row callbacks so far, over all passes
+    int pass;           // current interlace pass (0…6)
+} wi_png_stream_state;
+
+/// Creates a stream that decodes images up to `maxPixels` pixels. NULL when memory runs out.
+wi_png_stream *_Nullable wi_png_stream_create(uint64_t maxPixels);
+/// Frees the stream and its pixels.
+void wi_png_stream_destroy(wi_png_stream *_Nullable stream);
+/// Feeds the next `length` bytes. 0, or -1 once the stream has failed or declined (it then ignores input).
+int wi_png_stream_feed(wi_png_stream *_Nonnull stream, const uint8_t *_Nonnull data, size_t length);
+/// The stream's progress.
+wi_png_stream_state wi_png_stream_get_state(const wi_png_stream *_Nonnull stream);
+/// The RGBA8 buffer (width × height × 4 bytes, zero where nothing arrived yet), NULL before the header.
+const uint8_t *_Nullable wi_png_stream_pixels(const wi_png_stream *_Nonnull stream);
+/// The last error's text from libpng ("" when none).
+const char *_Nonnull wi_png_stream_error_message(const wi_png_stream *_Nonnull stream);
+
+// Baselines for the decode benchmark (not used by the library).
+
+/// Reads a PNG's size with the simplified API; 0 or -1.
+int wi_bench_png_size(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
+/// Decodes with libpng's simplified API (png_image_*) to RGBA; 0 or -1.
+int wi_bench_png_decode(const uint8_t *_Nonnull data, size_t length, uint8_t *_Nonnull pixels, int width,
+                        int height);
+/// Encodes RGBA as PNG with the simplified API; free `*output` with free(). 0 or -1.
+int wi_bench_png_encode(const uint8_t *_Nonnull pixels, int width, int height, uint8_t *_Nullable *_Nonnull output,
+                        size_t *_Nonnull length);
+/// Frees memory `wi_bench_png_encode` returned.
+void wi_bench_png_free(uint8_t *_Nullable buffer);
 #endif

@@ -1,0 +1,86 @@
+import Foundation
+
+/// Decides, from the size a file declares and the options, what size to decode at — before any pixel
+/// memory is allocated.
+///
+/// `target` is what the caller wants: the declared size, fitted inside `thumbnailPixelSize` and, with
+/// `scaleDownLargeImages`, shrunk to `scaleDownLimitBytes`. Decoders that can shrink while decoding (JPEG
+/// DCT scaling, PNG box averaging) offer their possible sizes to `nativeSize(among:)`, decode at the one
+/// chosen, and average down to `finalSize(native:)` when it differs.
+struct DecodeSizing {
+    /// The size the file declares.
+    let original: PixelSize
+    /// The size the caller asked for (never larger than `original`).
+    let target: PixelSize
+    /// The most pixels a decoded bitmap may hold under `scaleDownLargeImages`; `nil` without it.
+    let budgetPixels: Int?
+
+    /// Checks the declared size and computes the target.
+    ///
+    /// - Throws: `badImageData` for a 0-pixel size or one above `options.maximumImagePixels`.
+    init(width: Int, height: Int, format: ImageFormat, options: ImageDecodingOptions) throws {
+        guard width > 0, height > 0 else {
+            throw DecodingFailure.badImageData("\(format.rawValue) header declares an empty \(width)×\(height) image")
+        }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= options.maximumImagePixels else {
+            throw DecodingFailure.badImageData(
+                "\(format.rawValue) header declares \(width)×\(height) pixels, more than maximumImagePixels "
+                    + "(\(options.maximumImagePixels)); refused before allocating")
+        }
+        original = PixelSize(width: width, height: height)
+        var target = original
+        if let box = options.thumbnailPixelSize, box.width > 0, box.height > 0 {
+            target = Self.fit(original, inside: box)
+        }
+        if options.scaleDownLargeImages {
+            let limit = max(1, options.scaleDownLimitBytes / 4)
+            budgetPixels = limit
+            if target.width * target.height > limit { target = Self.shrink(target, toPixels: limit) }
+        } else {
+            budgetPixels = nil
+        }
+        self.target = target
+    }
+
+    /// Whether the caller wants the declared size.
+    var isFullSize: Bool { target == original }
+
+    /// Picks which of `candidates` (sizes a decoder can produce natively, largest first) to decode at: the
+    /// smallest that still covers `target` and fits the budget; failing that the largest that fits the
+    /// budget; failing that the smallest.
+    func nativeSize(among candidates: [PixelSize]) -> Int {
+        func fitsBudget(_ size: PixelSize) -> Bool { budgetPixels.map { size.width * size.height <= $0 } ?? true }
+        func covers(_ size: PixelSize) -> Bool { size.width >= target.width && size.height >= target.height }
+        if let index = candidates.indices.last(where: { covers(candidates[$0]) && fitsBudget(candidates[$0]) }) {
+            return index
+        }
+        if let index = candidates.indices.first(where: { fitsBudget(candidates[$0]) }) { return index }
+        return max(0, candidates.count - 1)
+    }
+
+    /// The size to deliver when decoding at `native`: `target` when `native` covers it, else `native`.
+    func finalSize(native: PixelSize) -> PixelSize {
+        native.width >= target.width && native.height >= target.height ? target : native
+    }
+
+    /// `size` scaled to fit inside `box`, aspect kept, never enlarged, at least 1×1.
+    static func fit(_ size: PixelSize, inside box: PixelSize) -> PixelSize {
+        guard size.width > box.width || size.height > box.height else { return size }
+        let scale = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
+        return PixelSize(
+            width: min(box.width, max(1, Int((Double(size.width) * scale).rounded()))),
+            height: min(box.height, max(1, Int((Double(size.height) * scale).rounded()))))
+    }
+
+    /// `size` scaled down, aspect kept, to at most `pixels` pixels, at least 1×1.
+    static func shrink(_ size: PixelSize, toPixels pixels: Int) -> PixelSize {
+        let scale = (Double(pixels) / (Double(size.width) * Double(size.height))).squareRoot()
+        var width = max(1, Int(Double(size.width) * scale))
+        var height = max(1, Int(Double(size.height) * scale))
+        while width * height > pixels && (width > 1 || height > 1) {
+            if width >= height { width -= 1 } else { height -= 1 }
+        }
+        return PixelSize(width: width, height: height)
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// A size in pixels.
+public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+
+    /// Creates a size.
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// "640×480".
+    public var description: String { "\(width)×\(height)" }
+}
+
+/// How a decoder turns bytes into an `Image`: size limits, thumbnailing and which frames to decode.
+///
+/// Declared dimensions are always checked against `maximumImagePixels` before any pixel memory is
+/// allocated; a file that declares more is refused with `badImageData`.
+///
+/// ```swift
+/// var options = ImageDecodingOptions()
+/// options.thumbnailPixelSize = PixelSize(width: 256, height: 256)
+/// let image = try ImageDecoderRegistry.shared.decode(data, options: options)
+/// ```
+public struct ImageDecodingOptions: Sendable, Hashable {
+    // MARK: - Size
+
+    /// Decode to a size that fits inside this one, aspect ratio kept (never enlarged). `nil` by default.
+    ///
+    /// JPEG uses libjpeg's DCT scaling to the nearest larger size and then averages down; WebP scales
+    /// while decoding (`use_scaling`); PNG and GIF decode and then average down.
+    public var thumbnailPixelSize: PixelSize?
+    /// Decode images whose RGBA pixels would exceed `scaleDownLimitBytes` at a smaller size, aspect kept,
+    /// without allocating the full-size bitmap where the format allows. `false` by default.
+    ///
+    /// JPEG picks the largest DCT scale (1/2, 1/4, 1/8) whose output fits; WebP scales while decoding;
+    /// non-interlaced PNG averages boxes of rows while reading. Interlaced PNG and GIF need one
+    /// full-size buffer (within `maximumImagePixels`) and are averaged down afterwards. For animations
+    /// the limit applies to each frame.
+    public var scaleDownLargeImages: Bool
+    /// The most bytes of RGBA pixels (4 per pixel) a decode may produce with `scaleDownLargeImages`.
+    /// 60 MB (60 × 1024 × 1024) by default, about 15.7 megapixels.
+    public var scaleDownLimitBytes: Int
+    /// The most pixels a file may declare; larger files are refused with `badImageData` before anything
+    /// is allocated. Animations also stop adding frames once their frames hold this many pixels in total.
+    /// 16384 × 16384 by default.
+    public var maximumImagePixels: Int
+
+    // MARK: - Frames
+
+    /// Decode only the first frame of an animation (GIF, WebP). `false` by default.
+    ///
+    /// `Image.frameCount` still tells how many frames the file holds.
+    public var decodeFirstFrameOnly: Bool
+    /// Decode every frame of an animation up front. `false` by default.
+    ///
+    /// On Linux there is no lazily decoding image source: every frame of an animation is decoded eagerly
+    /// unless `decodeFirstFrameOnly` is set, with or without this flag. It is accepted (and takes part in
+    /// equality, so cache keys stay distinct) to keep SDWebImage's option set.
+    public var preloadAllFrames: Bool
+
+    /// Creates options; every parameter has the default its property documents.
+    public init(
+        thumbnailPixelSize: PixelSize? = nil, scaleDownLargeImages: Bool = false,
+        scaleDownLimitBytes: Int = 60 * 1024 * 1024, maximumImagePixels: Int = 16384 * 16384,
+        decodeFirstFrameOnly: Bool = false, preloadAllFrames: Bool = false
+    ) {
+        self.thumbnailPixelSize = thumbnailPixelSize
+        self.scaleDownLargeImages = scaleDownLargeImages
+        self.scaleDownLimitBytes = scaleDownLimitBytes
+        self.maximumImagePixels = maximumImagePixels
+        self.decodeFirstFrameOnly = decodeFirstFrameOnly
+        self.preloadAllFrames = preloadAllFrames
+    }
+
+    /// Full size, all frames, default limits.
+    public static let `default` = ImageDecodingOptions()
+}

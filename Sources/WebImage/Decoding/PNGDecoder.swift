@@ -1,0 +1,167 @@
+import CPNG
+import Foundation
+
+/// Decodes PNG with libpng: every color type and bit depth, palette with tRNS, gray + alpha, 16-bit
+/// (high byte kept), Adam7 interlaced — to RGBA8, without gamma correction (pixels as stored).
+///
+/// Scale-down of non-interlaced images averages boxes of rows while reading, so the full-size bitmap is
+/// never allocated; interlaced images are decoded at full size and then averaged down. Truncated data
+/// gives the rows that arrived with `isPartial == true`. Its incremental decoder is libpng's progressive
+/// reader (`png_process_data`): rows, or interlace passes, appear as bytes arrive.
+///
+/// This file is the only one that calls libpng (through the CPNG shim, which keeps libpng's `longjmp` in C).
+public struct PNGDecoder: ImageDecoding {
+    /// The largest box-averaging factor tried when scaling down non-interlaced images.
+    static let maximumBoxFactor = 64
+
+    /// Creates the decoder; it holds no state.
+    public init() {}
+
+    /// Whether `data` starts with the PNG signature.
+    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .png }
+
+    /// Decodes `data`.
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        return try data.withUnsafeBytes { raw -> Image in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                throw DecodingFailure.emptyData()
+            }
+            // The reader reads `raw` in place; it is destroyed before `withUnsafeBytes` returns.
+            guard let reader = PNGReader(base, raw.count) else {
+                throw DecodingFailure.badImageData("PNG: out of memory creating the reader")
+            }
+            return try reader.decode(options: options)
+        }
+    }
+
+    /// libpng's progressive reader, fed the new bytes of each update.
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> any ImageIncrementalDecoding {
+        PNGIncrementalDecoder(options: options)
+    }
+}
+
+/// Owns one libpng read struct for one one-shot decode.
+private final class PNGReader {
+    private let handle: OpaquePointer
+
+    init?(_ data: UnsafePointer<UInt8>, _ length: Int) {
+        guard let handle = wi_png_create(data, length) else { return nil }
+        self.handle = handle
+    }
+
+    deinit { wi_png_destroy(handle) }
+
+    private var message: String { String(cString: wi_png_error_message(handle)) }
+
+    func decode(options: ImageDecodingOptions) throws -> Image {
+        var header = wi_png_header()
+        guard wi_png_read_header(handle, &header) == 0 else {
+            throw DecodingFailure.badImageData("PNG header unreadable: \(message)")
+        }
+        let sizing = try DecodeSizing(
+            width: Int(header.width), height: Int(header.height), format: .png, options: options)
+        let factors = header.interlaced != 0 || sizing.isFullSize ? [1] : Array(1...PNGDecoder.maximumBoxFactor)
+        let candidates = factors.map {
+            PixelSize(
+                width: (sizing.original.width + $0 - 1) / $0, height: (sizing.original.height + $0 - 1) / $0)
+        }
+        let choice = sizing.nativeSize(among: candidates)
+        let native = candidates[choice]
+        let stride = native.width * 4
+        var rows: UInt32 = 0
+        var status: Int32 = 0
+        let pixels = [UInt8](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
+            if let base = buffer.baseAddress {
+                // wi_png_decode writes every row: decoded pixels or zeros.
+                status = wi_png_decode(
+                    handle, Int32(factors[choice]), base, stride, UInt32(native.width), UInt32(native.height), &rows)
+                count = stride * native.height
+            } else {
+                status = -1
+                count = 0
+            }
+        }
+        guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("PNG undecodable: \(message)") }
+        let frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
+        return PNGDecoder.image(frame, sizing: sizing, hasAlpha: header.hasAlpha != 0, isPartial: status != 0)
+    }
+}
+
+extension PNGDecoder {
+    /// The image for `frame`, averaged down to the size `sizing` asks for.
+    fileprivate static func image(_ frame: ImageFrame, sizing: DecodeSizing, hasAlpha: Bool, isPartial: Bool) -> Image {
+        let final = sizing.finalSize(native: PixelSize(width: frame.width, height: frame.height))
+        let frame = PixelResampler.resample(frame, to: final)
+        return Image(
+            format: .png, width: final.width, height: final.height, originalWidth: sizing.original.width,
+            originalHeight: sizing.original.height, frames: [frame], hasAlpha: hasAlpha, isPartial: isPartial)
+    }
+}
+
+/// Progressive PNG decoding with libpng's push reader. Used from one thread at a time (see
+/// `ImageIncrementalDecoding`); each update feeds only the bytes not fed before.
+final class PNGIncrementalDecoder: ImageIncrementalDecoding {
+    private let options: ImageDecodingOptions
+    private let stream: OpaquePointer?
+    private var bytesFed = 0
+    private var rowsShown: UInt32 = 0
+
+    init(options: ImageDecodingOptions) {
+        self.options = options
+        // The stream decodes at full size only; larger images wait for `decodeFinal`, which scales down.
+        var limit = options.maximumImagePixels
+        if options.scaleDownLargeImages { limit = min(limit, max(1, options.scaleDownLimitBytes / 4)) }
+        stream = wi_png_stream_create(UInt64(max(0, limit)))
+    }
+
+    deinit { wi_png_stream_destroy(stream) }
+
+    private func feed(_ data: Data) -> wi_png_stream_state? {
+        guard let stream else { return nil }
+        if data.count > bytesFed {
+            let start = data.startIndex + bytesFed
+            data[start...].withUnsafeBytes { raw in
+                if let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) {
+                    _ = wi_png_stream_feed(stream, base, raw.count)
+                }
+            }
+            bytesFed = data.count
+        }
+        return wi_png_stream_get_state(stream)
+    }
+
+    /// The rows (or passes) decoded so far, when more arrived since the last call.
+    func decodePartial(_ data: Data) -> Image? {
+        guard let state = feed(data), state.headerSeen != 0, state.declined == 0, state.failed == 0,
+            state.rowsSeen > rowsShown
+        else { return nil }
+        rowsShown = state.rowsSeen
+        return image(state, isPartial: state.complete == 0)
+    }
+
+    /// The streamed image when it completed at the size asked for; otherwise a one-shot decode of `data`.
+    func decodeFinal(_ data: Data) throws -> Image {
+        if let state = feed(data), state.complete != 0, state.failed == 0,
+            let image = image(state, isPartial: false), image.width == image.originalWidth,
+            image.height == image.originalHeight
+        {
+            return image
+        }
+        return try PNGDecoder().decode(data, options: options)
+    }
+
+    private func image(_ state: wi_png_stream_state, isPartial: Bool) -> Image? {
+        guard let stream, let source = wi_png_stream_pixels(stream) else { return nil }
+        let header = state.header
+        guard
+            let sizing = try? DecodeSizing(
+                width: Int(header.width), height: Int(header.height), format: .png, options: options)
+        else { return nil }
+        let stride = sizing.original.width * 4
+        let pixels = Array(UnsafeBufferPointer(start: source, count: stride * sizing.original.height))
+        let frame = ImageFrame(
+            width: sizing.original.width, height: sizing.original.height, bytesPerRow: stride, pixels: pixels)
+        return PNGDecoder.image(frame, sizing: sizing, hasAlpha: header.hasAlpha != 0, isPartial: isPartial)
+    }
+}

@@ -1,0 +1,326 @@
+import CWebP
+import Foundation
+
+/// Decodes WebP with libwebp: lossy, lossless, alpha, and animations through libwebpdemux's
+/// `WebPAnimDecoder`, straight to RGBA8 (unpremultiplied).
+///
+/// Still images decode straight into the final buffer and scale while decoding (`use_scaling`) for
+/// thumbnails and scale-down, so the full-size bitmap is never allocated. Animated frames come composed on
+/// the canvas; their duration is the difference between consecutive end timestamps (10 ms or less shows
+/// as 0.1 s, as browsers do). The EXIF orientation in a VP8X file's EXIF chunk is reported. Truncated still
+/// images give the rows that arrived with `isPartial == true`. Its incremental decoder is libwebp's
+/// `WebPIDecoder`.
+///
+/// This file is the only one that calls libwebp.
+public struct WebPDecoder: ImageDecoding {
+    /// Creates the decoder; it holds no state.
+    public init() {}
+
+    /// Whether `data` is a RIFF container of form type WEBP.
+    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .webp }
+
+    /// Decodes `data`.
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        let orientation = Self.exifOrientation(data)
+        return try data.withUnsafeBytes { raw -> Image in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                throw DecodingFailure.emptyData()
+            }
+            var features = WebPBitstreamFeatures()
+            let status = WebPGetFeatures(base, raw.count, &features)
+            guard status == VP8_STATUS_OK else {
+                throw DecodingFailure.badImageData("WebP header unreadable: \(Self.describe(status))")
+            }
+            let sizing = try DecodeSizing(
+                width: Int(features.width), height: Int(features.height), format: .webp, options: options)
+            if features.has_animation != 0 {
+                return try decodeAnimation(
+                    base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, options: options,
+                    orientation: orientation)
+            }
+            return try decodeStill(
+                base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, orientation: orientation)
+        }
+    }
+
+    /// libwebp's `WebPIDecoder`, fed the new bytes of each update.
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> any ImageIncrementalDecoding {
+        WebPIncrementalDecoder(options: options)
+    }
+
+    private func decodeStill(
+        _ base: UnsafePointer<UInt8>, _ length: Int, sizing: DecodeSizing, hasAlpha: Bool, orientation: Int
+    ) throws -> Image {
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else {
+            throw DecodingFailure.badImageData("WebP: libwebp version mismatch")
+        }
+        let size = sizing.target
+        Self.configure(&config, output: size, original: sizing.original)
+        let stride = size.width * 4
+        var status = VP8_STATUS_OK
+        let pixels = [UInt8](unsafeUninitializedCapacity: stride * size.height) { buffer, count in
+            config.output.u.RGBA.rgba = buffer.baseAddress
+            config.output.u.RGBA.size = buffer.count
+            status = WebPDecode(base, length, &config)
+            count = status == VP8_STATUS_OK ? stride * size.height : 0
+        }
+        WebPFreeDecBuffer(&config.output)
+        if status == VP8_STATUS_OK {
+            let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: pixels)
+            return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: false)
+        }
+        guard status == VP8_STATUS_NOT_ENOUGH_DATA else {
+            throw DecodingFailure.badImageData("WebP undecodable: \(Self.describe(status))")
+        }
+        // Truncated: the incremental decoder tells how many rows the bytes that did arrive hold.
+        guard let partial = WebPIncrementalState(output: size, original: sizing.original) else {
+            throw DecodingFailure.badImageData("WebP: out of memory")
+        }
+        _ = partial.append(base, length)
+        guard partial.rowsDecoded > 0 else {
+            throw DecodingFailure.badImageData("WebP data ends before any row (\(length) bytes)")
+        }
+        let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: partial.copyPixels())
+        return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: true)
+    }
+
+    private func decodeAnimation(
+        _ base: UnsafePointer<UInt8>, _ length: Int, sizing: DecodeSizing, hasAlpha: Bool,
+        options: ImageDecodingOptions, orientation: Int
+    ) throws -> Image {
+        var animationOptions = WebPAnimDecoderOptions()
+        guard WebPAnimDecoderOptionsInit(&animationOptions) != 0 else {
+            throw DecodingFailure.badImageData("WebP: libwebpdemux version mismatch")
+        }
+        animationOptions.color_mode = MODE_RGBA
+        animationOptions.use_threads = 0
+        var webpData = WebPData(bytes: base, size: length)
+        // The canvas size was checked against the limits (DecodeSizing) before the decoder allocates it.
+        guard let decoder = WebPAnimDecoderNew(&webpData, &animationOptions) else {
+            throw DecodingFailure.badImageData("WebP animation unreadable")
+        }
+        defer { WebPAnimDecoderDelete(decoder) }
+        var info = WebPAnimInfo()
+        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else {
+            throw DecodingFailure.badImageData("WebP animation info unreadable")
+        }
+        let canvas = PixelSize(width: Int(info.canvas_width), height: Int(info.canvas_height))
+        guard canvas == sizing.original else {
+            throw DecodingFailure.badImageData("WebP animation canvas disagrees with its header")
+        }
+        let final = sizing.target
+        var frames: [ImageFrame] = []
+        var previousTimestamp: Int32 = 0
+        var decodedPixels = 0
+        while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
+            if options.decodeFirstFrameOnly && !frames.isEmpty { break }
+            if decodedPixels + final.width * final.height > options.maximumImagePixels { break }
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var timestamp: Int32 = 0
+            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else { break }
+            let milliseconds = Int(timestamp) - Int(previousTimestamp)
+            previousTimestamp = timestamp
+            let pixels = Array(UnsafeBufferPointer(start: buffer, count: canvas.width * canvas.height * 4))
+            let frame = ImageFrame(
+                width: canvas.width, height: canvas.height, bytesPerRow: canvas.width * 4, pixels: pixels,
+                duration: milliseconds <= 10 ? 0.1 : Double(milliseconds) / 1000)
+            frames.append(PixelResampler.resample(frame, to: final))
+            decodedPixels += final.width * final.height
+        }
+        guard !frames.isEmpty else { throw DecodingFailure.badImageData("WebP animation has no decodable frame") }
+        let frameCount = Int(info.frame_count)
+        let isPartial = !options.decodeFirstFrameOnly && frames.count < frameCount
+            && decodedPixels + final.width * final.height <= options.maximumImagePixels
+        return Image(
+            format: .webp, width: final.width, height: final.height, originalWidth: sizing.original.width,
+            originalHeight: sizing.original.height, frames: frames, frameCount: frameCount,
+            loopCount: Int(info.loop_count), exifOrientation: orientation, hasAlpha: hasAlpha, isPartial: isPartial)
+    }
+
+    /// RGBA output into caller memory, scaled while decoding when `output` differs from `original`.
+    fileprivate static func configure(_ config: inout WebPDecoderConfig, output: PixelSize, original: PixelSize) {
+        config.output.colorspace = MODE_RGBA
+        config.output.is_external_memory = 1
+        config.output.u.RGBA.stride = Int32(output.width * 4)
+        if output != original {
+            config.options.use_scaling = 1
+            config.options.scaled_width = Int32(output.width)
+            config.options.scaled_height = Int32(output.height)
+        }
+    }
+
+    fileprivate static func image(
+        _ frame: ImageFrame, sizing: DecodeSizing, hasAlpha: Bool, orientation: Int, isPartial: Bool
+    ) -> Image {
+        Image(
+            format: .webp, width: frame.width, height: frame.height, originalWidth: sizing.original.width,
+            originalHeight: sizing.original.height, frames: [frame], exifOrientation: orientation,
+            hasAlpha: hasAlpha, isPartial: isPartial)
+    }
+
+    /// The orientation in the EXIF chunk of a VP8X file; 1 when absent.
+    fileprivate static func exifOrientation(_ data: Data) -> Int {
+        data.withUnsafeBytes { raw -> Int in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 1 }
+            var webpData = WebPData(bytes: base, size: raw.count)
+            guard let demux = WebPDemux(&webpData) else { return 1 }
+            defer { WebPDemuxDelete(demux) }
+            guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG.rawValue != 0 else { return 1 }
+            var iterator = WebPChunkIterator()
+            guard WebPDemuxGetChunk(demux, "EXIF", 1, &iterator) != 0 else { return 1 }
+            defer { WebPDemuxReleaseChunkIterator(&iterator) }
+            guard let bytes = iterator.chunk.bytes else { return 1 }
+            return EXIFOrientation.fromTIFF(Data(bytes: bytes, count: iterator.chunk.size))
+        }
+    }
+
+    fileprivate static func describe(_ status: VP8StatusCode) -> String {
+        switch status {
+        case VP8_STATUS_OUT_OF_MEMORY: "out of memory"
+        case VP8_STATUS_INVALID_PARAM: "invalid parameter"
+        case VP8_STATUS_BITSTREAM_ERROR: "bitstream error"
+        case VP8_STATUS_UNSUPPORTED_FEATURE: "unsupported feature"
+        case VP8_STATUS_SUSPENDED: "suspended"
+        case VP8_STATUS_USER_ABORT: "aborted"
+        case VP8_STATUS_NOT_ENOUGH_DATA: "not enough data (truncated)"
+        default: "status \(status.rawValue)"
+        }
+    }
+}
+
+/// Memory libwebp's incremental decoder points into: it keeps pointers to the config's output buffer and
+/// options, so both live at a fixed address for as long as the decoder does, and are freed in `deinit`.
+private final class WebPIncrementalState {
+    let output: PixelSize
+    private let config: UnsafeMutablePointer<WebPDecoderConfig>
+    private let pixels: UnsafeMutablePointer<UInt8>
+    private let byteCount: Int
+    private let decoder: OpaquePointer
+
+    init?(output: PixelSize, original: PixelSize) {
+        let config = UnsafeMutablePointer<WebPDecoderConfig>.allocate(capacity: 1)
+        config.initialize(to: WebPDecoderConfig())
+        byteCount = output.width * output.height * 4
+        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: byteCount)
+        pixels.initialize(repeating: 0, count: byteCount)
+        guard WebPInitDecoderConfig(config) != 0 else {
+            config.deallocate()
+            pixels.deallocate()
+            return nil
+        }
+        WebPDecoder.configure(&config.pointee, output: output, original: original)
+        config.pointee.output.u.RGBA.rgba = pixels
+        config.pointee.output.u.RGBA.size = byteCount
+        guard let decoder = WebPIDecode(nil, 0, config) else {
+            config.deallocate()
+            pixels.deallocate()
+            return nil
+        }
+        self.output = output
+        self.config = config
+        self.pixels = pixels
+        self.decoder = decoder
+    }
+
+    deinit {
+        WebPIDelete(decoder)
+        WebPFreeDecBuffer(&config.pointee.output)
+        config.deallocate()
+        pixels.deallocate()
+    }
+
+    /// Appends bytes (libwebp copies them). OK once the image is complete, SUSPENDED while more is needed.
+    func append(_ base: UnsafePointer<UInt8>, _ length: Int) -> VP8StatusCode {
+        WebPIAppend(decoder, base, length)
+    }
+
+    /// Rows complete so far, from the top.
+    var rowsDecoded: Int {
+        var lastRow: Int32 = 0
+        var width: Int32 = 0
+        var height: Int32 = 0
+        var stride: Int32 = 0
+        guard WebPIDecGetRGB(decoder, &lastRow, &width, &height, &stride) != nil else { return 0 }
+        return max(0, Int(lastRow))
+    }
+
+    func copyPixels() -> [UInt8] { Array(UnsafeBufferPointer(start: pixels, count: byteCount)) }
+}
+
+/// Progressive WebP decoding with `WebPIDecoder`. Used from one thread at a time (see
+/// `ImageIncrementalDecoding`); each update appends only the bytes not appended before. Animated files
+/// give no partial images; their final decode is a one-shot decode.
+final class WebPIncrementalDecoder: ImageIncrementalDecoding {
+    private let options: ImageDecodingOptions
+    private var state: WebPIncrementalState?
+    private var sizing: DecodeSizing?
+    private var hasAlpha = false
+    private var unsupported = false
+    private var bytesFed = 0
+    private var rowsShown = 0
+    private var status = VP8_STATUS_SUSPENDED
+
+    init(options: ImageDecodingOptions) { self.options = options }
+
+    private func feed(_ data: Data) {
+        if state == nil && !unsupported { start(data) }
+        guard let state, data.count > bytesFed else { return }
+        let start = data.startIndex + bytesFed
+        data[start...].withUnsafeBytes { raw in
+            if let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) {
+                status = state.append(base, raw.count)
+            }
+        }
+        bytesFed = data.count
+    }
+
+    private func start(_ data: Data) {
+        var features = WebPBitstreamFeatures()
+        let status = data.withUnsafeBytes { raw -> VP8StatusCode in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                return VP8_STATUS_NOT_ENOUGH_DATA
+            }
+            return WebPGetFeatures(base, raw.count, &features)
+        }
+        guard status != VP8_STATUS_NOT_ENOUGH_DATA else { return }
+        guard status == VP8_STATUS_OK, features.has_animation == 0,
+            let sizing = try? DecodeSizing(
+                width: Int(features.width), height: Int(features.height), format: .webp, options: options),
+            let state = WebPIncrementalState(output: sizing.target, original: sizing.original)
+        else {
+            unsupported = true
+            return
+        }
+        self.sizing = sizing
+        self.state = state
+        hasAlpha = features.has_alpha != 0
+    }
+
+    /// The rows decoded so far, when more arrived since the last call.
+    func decodePartial(_ data: Data) -> Image? {
+        feed(data)
+        guard let state, let sizing, status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED else { return nil }
+        let rows = state.rowsDecoded
+        guard rows > rowsShown else { return nil }
+        rowsShown = rows
+        return image(state, sizing: sizing, orientation: 1, isPartial: status != VP8_STATUS_OK)
+    }
+
+    /// The incrementally decoded image when it completed; otherwise a one-shot decode of `data`.
+    func decodeFinal(_ data: Data) throws -> Image {
+        feed(data)
+        if let state, let sizing, status == VP8_STATUS_OK {
+            return image(state, sizing: sizing, orientation: WebPDecoder.exifOrientation(data), isPartial: false)
+        }
+        return try WebPDecoder().decode(data, options: options)
+    }
+
+    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, orientation: Int, isPartial: Bool) -> Image {
+        let size = state.output
+        let frame = ImageFrame(
+            width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: state.copyPixels())
+        return WebPDecoder.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: isPartial)
+    }
+}
