@@ -86,7 +86,9 @@ struct Curl {
 
 /// A temporary folder with a few corpus images, found through `#filePath` (`<package>/../shared`).
 struct ServerFixtures {
-    static let names = ["pixel-1x1.png", "horse-rgba.png", "astronaut-baseline.jpg", "chelsea.gif", "horse-lossless.webp"]
+    static let names = [
+        "pixel-1x1.png", "horse-rgba.png", "astronaut-baseline.jpg", "chelsea.gif", "horse-lossless.webp",
+    ]
 
     let folder: URL
 

@@ -15,7 +15,10 @@ struct LocalImageServerConnectionTests {
     @Test("TLS: verifying client fails, -k and --cacert succeed")
     func selfSignedTLS() async throws {
         let (server, fixtures) = try makeServer(tls: .selfSigned)
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         let url = server.url("/files/horse-rgba.png")
         #expect(url.scheme == "https")
         let certificate = try #require(server.certificateURL)
@@ -38,7 +41,10 @@ struct LocalImageServerConnectionTests {
     @Test("request log keeps method, path, query, ordered headers and the reused connection")
     func requestLog() async throws {
         let (server, fixtures) = try makeServer()
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         let first = server.url("/files/pixel-1x1.png?v=1").absoluteString
         let second = server.url("/etag/pixel-1x1.png").absoluteString
         // Two URLs in one curl run share a keep-alive connection.
@@ -74,7 +80,10 @@ struct LocalImageServerConnectionTests {
     @Test("maxInFlight sees three parallel slow downloads, and one at a time sees one")
     func maxInFlight() async throws {
         let (server, fixtures) = try makeServer()
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         // 20 drips of 100 bytes, 100 ms apart: each download lasts about two seconds.
         let url = server.url("/drip-bytes?total=2000&chunk=100&interval=100").absoluteString
         async let a = Curl.run([url])
@@ -93,7 +102,9 @@ struct LocalImageServerConnectionTests {
 
         server.resetLog()
         let quick = server.url("/files/pixel-1x1.png").absoluteString
-        let sequential = try await Curl.run(["-o", "/dev/null", quick, "-o", "/dev/null", quick, "-o", "/dev/null", quick])
+        let sequential = try await Curl.run([
+            "-o", "/dev/null", quick, "-o", "/dev/null", quick, "-o", "/dev/null", quick,
+        ])
         #expect(sequential.exitCode == 0)
         #expect(server.count(for: "/files/pixel-1x1.png") == 3)
         #expect(server.maxInFlight == 1)
@@ -102,7 +113,10 @@ struct LocalImageServerConnectionTests {
     @Test("hang never answers: the client times out and the request ends as closed")
     func hang() async throws {
         let (server, fixtures) = try makeServer()
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         let result = try await Curl.run(["-m", "1", server.url("/hang").absoluteString])
         #expect(result.exitCode == 28)
         #expect(server.count(for: "/hang") == 1)
@@ -115,7 +129,10 @@ struct LocalImageServerConnectionTests {
     @Test("close mid-body sends half the bytes and closes")
     func closeMidBody() async throws {
         let (server, fixtures) = try makeServer()
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         let full = try fixtures.data("astronaut-baseline.jpg")
         let result = try await Curl.run([server.url("/close-mid-body/astronaut-baseline.jpg").absoluteString])
         #expect(result.exitCode == 18)
@@ -131,7 +148,10 @@ struct LocalImageServerConnectionTests {
     @Test("an aborted large download stops the server early")
     func abortStopsStreaming() async throws {
         let (server, fixtures) = try makeServer()
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         let total = 200_000_000
         // curl sees the Content-Length, refuses the size and disconnects without reading the body.
         let result = try await Curl.run(["--max-filesize", "1000", server.url("/bytes/\(total)").absoluteString])
@@ -148,7 +168,10 @@ struct LocalImageServerConnectionTests {
     @Test("a dripping download cut short by the client stops the drip")
     func dripAbort() async throws {
         let (server, fixtures) = try makeServer()
-        defer { server.shutdown(); fixtures.remove() }
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
         let path = "/drip/horse-rgba.png"
         let result = try await Curl.run(["-m", "1", server.url(path + "?chunk=100&interval=50").absoluteString])
         #expect(result.exitCode == 28)

@@ -20,8 +20,10 @@ struct LocalImageServerTests {
     @Test("static files come back byte for byte with Content-Length and an image type")
     func staticFile() async throws {
         try await withServer { server, fixtures in
-            for (name, type) in [("horse-rgba.png", "image/png"), ("astronaut-baseline.jpg", "image/jpeg"),
-                                 ("chelsea.gif", "image/gif"), ("horse-lossless.webp", "image/webp")] {
+            for (name, type) in [
+                ("horse-rgba.png", "image/png"), ("astronaut-baseline.jpg", "image/jpeg"),
+                ("chelsea.gif", "image/gif"), ("horse-lossless.webp", "image/webp"),
+            ] {
                 let result = try await Curl.run([server.url("/files/\(name)").absoluteString])
                 #expect(result.exitCode == 0)
                 #expect(result.status == 200)
@@ -110,7 +112,9 @@ struct LocalImageServerTests {
         try await withServer { server, _ in
             let jar = FileManager.default.temporaryDirectory.appendingPathComponent("jar-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: jar) }
-            let set = try await Curl.run(["-c", jar.path, server.url("/cookies/set?session=abc&theme=dark").absoluteString])
+            let set = try await Curl.run([
+                "-c", jar.path, server.url("/cookies/set?session=abc&theme=dark").absoluteString,
+            ])
             #expect(set.status == 200)
             #expect(set.rawHeaders.contains("Set-Cookie: session=abc; Path=/"))
             #expect(set.rawHeaders.contains("Set-Cookie: theme=dark; Path=/"))
@@ -197,6 +201,13 @@ struct LocalImageServerTests {
             let echoed = try await Curl.run(["-H", "X-Mixed-Case: Yes", server.url("/headers").absoluteString])
             let pairs = try JSONDecoder().decode([[String]].self, from: echoed.body)
             #expect(pairs.contains(["X-Mixed-Case", "Yes"]))
+
+            let head = try await Curl.run(["-I", server.url("/files/horse-rgba.png").absoluteString])
+            #expect(head.exitCode == 0)
+            #expect(head.header("Content-Length") == String(try fixtures.data("horse-rgba.png").count))
+            let headEntry = server.requests(for: "/files/horse-rgba.png").last
+            #expect(headEntry?.method == "HEAD")
+            #expect(headEntry?.bytesSent == 0)
 
             let bytes = try await Curl.run([server.url("/bytes/300000").absoluteString])
             #expect(bytes.body == LocalImageServer.patternBytes(offset: 0, count: 300_000))
