@@ -61,7 +61,9 @@ final class ConnectionHandler: ChannelInboundHandler {
             }
             state = .receiving(head: head, sequence: sequence, arrival: arrival, body: body)
         case (.end, .receiving(let head, let sequence, let arrival, let body)):
-            respond(context: context, head: head, sequence: sequence, request: makeRequest(head, body: body, arrival: arrival))
+            respond(
+                context: context, head: head, sequence: sequence,
+                request: makeRequest(head, body: body, arrival: arrival))
         default:
             // A part out of order after the connection failed; the decoder reports real protocol errors.
             break
@@ -108,7 +110,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         )
     }
 
-    private func respond(context: ChannelHandlerContext, head: HTTPRequestHead, sequence: Int, request: LocalImageServer.Request) {
+    private func respond(
+        context: ChannelHandlerContext, head: HTTPRequestHead, sequence: Int, request: LocalImageServer.Request
+    ) {
         let response = core.response(for: request)
         let bodyless = head.method == .HEAD || response.status < 200 || response.status == 204 || response.status == 304
         state = .responding(
@@ -123,7 +127,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// Runs `action` after `delay` unless the connection closes first, remembering the task in the exchange.
-    private func schedule(context: ChannelHandlerContext, after delay: Duration, _ action: @escaping (ConnectionHandler) -> Void) {
+    private func schedule(
+        context: ChannelHandlerContext, after delay: Duration, _ action: @escaping (ConnectionHandler) -> Void
+    ) {
         guard case .responding(var exchange) = state else { return }
         let (seconds, attoseconds) = delay.components
         let amount = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -212,7 +218,9 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     @discardableResult
-    private func writeBody(context: ChannelHandlerContext, exchange: Exchange, range: Range<Int>) -> EventLoopFuture<Void> {
+    private func writeBody(context: ChannelHandlerContext, exchange: Exchange, range: Range<Int>) -> EventLoopFuture<
+        Void
+    > {
         let buffer = context.channel.allocator.buffer(bytes: exchange.response.body.bytes(range))
         let written = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))))
         let core = self.core

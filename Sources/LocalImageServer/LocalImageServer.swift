@@ -207,8 +207,11 @@ public final class LocalImageServer: Sendable {
 
     // MARK: Content
 
-    /// Adds a custom route for every path starting with `pathPrefix`; the longest matching prefix wins,
-    /// and custom routes win over built-in ones. The handler runs on the server's event loop: keep it quick.
+    /// Adds a custom route for every path starting with `pathPrefix` (plain string prefix, query excluded);
+    /// the longest matching prefix wins, and custom routes win over built-in ones.
+    ///
+    /// The handler runs on the server's event loop: keep it quick, and do not capture the server itself
+    /// (that is a reference cycle, and ``shutdown()`` must not run on the event loop).
     ///
     /// ```swift
     /// server.route("/flaky") { request in

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// Runs the `curl` command as an independent client for the server tests. (curl only checks the test
+/// server here; the product's own transport is tested elsewhere.)
+struct Curl {
+    /// What one curl run produced.
+    struct Result: Sendable {
+        /// curl's exit code: 0 success, 22 HTTP error with -f, 28 timeout, 47 too many redirects,
+        /// 18 partial file, 60 certificate not trusted, 63 max file size exceeded.
+        let exitCode: Int32
+        /// The body of the (last) transfer.
+        let body: Data
+        /// The raw response heads, all of them when curl followed redirects.
+        let rawHeaders: String
+        /// What `-w` printed.
+        let writeOut: String
+        let stderr: String
+
+        /// The header `name` of the last response head (case-insensitive), or `nil`.
+        func header(_ name: String) -> String? {
+            lastHead.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+
+        /// The status line's code of the last response head.
+        var status: Int? {
+            let heads = rawHeaders.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
+            guard let statusLine = heads.last?.components(separatedBy: "\r\n").first else { return nil }
+            let parts = statusLine.split(separator: " ")
+            return parts.count > 1 ? Int(parts[1]) : nil
+        }
+
+        private var lastHead: [(name: String, value: String)] {
+            let heads = rawHeaders.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
+            guard let head = heads.last else { return [] }
+            return head.components(separatedBy: "\r\n").dropFirst().compactMap { line in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (
+                    String(line[..<colon]),
+                    line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                )
+            }
+        }
+    }
+
+    /// Runs `curl -sS -D <headers> -o <body> <arguments>` (no `-o` added when `arguments` has one) and
+    /// waits for it without blocking a thread.
+    static func run(_ arguments: [String]) async throws -> Result {
+        let scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent("curl-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let headersFile = scratch.appendingPathComponent("headers")
+        let bodyFile = scratch.appendingPathComponent("body")
+
+        var full = ["curl", "-sS", "-D", headersFile.path]
+        if !arguments.contains("-o") { full += ["-o", bodyFile.path] }
+        full += arguments
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = full
+        // -w output and error messages are short, well under a pipe's buffer, so reading after exit is safe.
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        return Result(
+            exitCode: process.terminationStatus,
+            body: (try? Data(contentsOf: bodyFile)) ?? Data(),
+            rawHeaders: (try? String(contentsOf: headersFile, encoding: .utf8)) ?? "",
+            writeOut: String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+            stderr: String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        )
+    }
+}
+
+/// A temporary folder with a few corpus images, found through `#filePath` (`<package>/../shared`).
+struct ServerFixtures {
+    static let names = [
+        "pixel-1x1.png", "horse-rgba.png", "astronaut-baseline.jpg", "chelsea.gif", "horse-lossless.webp",
+    ]
+
+    let folder: URL
+
+    init(filePath: String = #filePath) throws {
+        // <package>/Tests/WebImageTests/Server/<this file> → <package>/../shared/corpus/images
+        let packageRoot = URL(fileURLWithPath: filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let corpus = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/images")
+        guard FileManager.default.fileExists(atPath: corpus.path) else {
+            Issue.record("Test corpus not found at \(corpus.path); it is expected beside the package root.")
+            throw CocoaError(.fileNoSuchFile)
+        }
+        folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("LocalImageServerTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in Self.names {
+            try FileManager.default.copyItem(
+                at: corpus.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+    }
+
+    func data(_ name: String) throws -> Data {
+        try Data(contentsOf: folder.appendingPathComponent(name))
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
