@@ -1,0 +1,39 @@
+import Dispatch
+
+/// Per-request settings that are not flags (SDWebImage's context dictionary, typed).
+///
+/// When several callers share one URL, the first decides the transfer (modifiers, headers); each
+/// caller's `thumbnailPixelSize` and `callbackQueue` are still its own.
+///
+/// ```swift
+/// var context = ImageDownloadContext()
+/// context.thumbnailPixelSize = PixelSize(width: 128, height: 128)
+/// downloader.downloadImage(with: url, context: context) { image, _, _, _ in }
+/// ```
+public struct ImageDownloadContext: Sendable {
+    /// Decode to fit inside this size, keeping the aspect ratio. nil decodes full size.
+    public var thumbnailPixelSize: PixelSize?
+    /// Used instead of `config.requestModifier` for this request.
+    public var requestModifier: (any ImageDownloaderRequestModifying)?
+    /// Used instead of `config.responseModifier` for this request.
+    public var responseModifier: (any ImageDownloaderResponseModifying)?
+    /// Used instead of `config.decryptor` for this request.
+    public var decryptor: (any ImageDownloaderDecrypting)?
+    /// Where this caller's completion runs; overrides `config.callbackQueue`.
+    public var callbackQueue: DispatchQueue?
+    /// Header fields added to (or, with an empty value, removed from) this request only.
+    public var headers: HTTPHeaders = HTTPHeaders()
+
+    /// Creates an empty context.
+    public init(
+        thumbnailPixelSize: PixelSize? = nil, requestModifier: (any ImageDownloaderRequestModifying)? = nil,
+        responseModifier: (any ImageDownloaderResponseModifying)? = nil,
+        decryptor: (any ImageDownloaderDecrypting)? = nil, callbackQueue: DispatchQueue? = nil
+    ) {
+        self.thumbnailPixelSize = thumbnailPixelSize
+        self.requestModifier = requestModifier
+        self.responseModifier = responseModifier
+        self.decryptor = decryptor
+        self.callbackQueue = callbackQueue
+    }
+}

@@ -1,0 +1,234 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Called while a download runs: bytes received so far and the expected total (-1 when unknown).
+/// May run on the transport thread: keep it cheap.
+public typealias ImageDownloaderProgressBlock = @Sendable (_ receivedSize: Int, _ expectedSize: Int, _ url: URL) -> Void
+
+/// Called with a partial image (`finished == false`, progressive loading only) and exactly once with the
+/// outcome (`finished == true`): an image and its data, or an error.
+public typealias ImageDownloaderCompletedBlock =
+    @Sendable (_ image: Image?, _ data: Data?, _ error: Error?, _ finished: Bool) -> Void
+
+/// Downloads and decodes images with SDWebImage's downloader semantics, on libcurl.
+///
+/// Requests for the same URL share one transfer; each caller gets its own token and exactly one
+/// terminal callback. Downloads run on an `OperationQueue` (`maxConcurrentDownloads` at once, FIFO or
+/// LIFO), transfers on one libcurl multi thread, decoding on a queue sized to the cores.
+///
+/// ```swift
+/// let downloader = ImageDownloader()
+/// downloader.downloadImage(with: URL(string: "https://example.com/cat.webp")) { image, data, error, finished in
+///     guard finished else { return }   // a progressive partial image
+///     if let image { print(image.width, image.height) }
+/// }
+/// // or
+/// let result = try await downloader.image(for: url)
+/// ```
+public final class ImageDownloader: Sendable {
+    /// A process-wide downloader with the default configuration; `invalidate` does nothing to it.
+    public static let shared = ImageDownloader()
+
+    /// The configuration, copied at init.
+    public let config: ImageDownloaderConfig
+
+    private let queue: OperationQueue
+    private let transport: CurlTransport?
+    private let transportError: ImageDownloaderError?
+    private let table: OperationTable
+    private let headers: Mutex<HTTPHeaders>
+    private let nextCallerID = Atomic<UInt64>(1)
+    private let invalidated = Atomic<Bool>(false)
+    let callbackQueue: DispatchQueue
+
+    /// Decoding runs here: a concurrent queue, which libdispatch runs about as wide as there are cores
+    /// for CPU-bound work. Each operation decodes on its own serial queue targeting this one.
+    static let decodeQueue = DispatchQueue(label: "WebImage.decode", qos: .userInitiated, attributes: .concurrent)
+
+    /// Creates a downloader with its own queue, transport thread and connection pool.
+    public init(config: ImageDownloaderConfig = .default) {
+        self.config = config
+        queue = OperationQueue()
+        queue.name = "WebImage.downloads"
+        queue.maxConcurrentOperationCount = max(1, config.maxConcurrentDownloads)
+        do {
+            transport = try CurlTransport()
+            transportError = nil
+        } catch {
+            transport = nil
+            transportError = error
+        }
+        table = OperationTable()
+        headers = Mutex(config.headers)
+        callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
+    }
+
+    deinit {
+        queue.cancelAllOperations()
+        transport?.shutdown()
+    }
+
+    // MARK: Live settings
+
+    /// Downloads running at once; changing it takes effect immediately.
+    public var maxConcurrentDownloads: Int {
+        get { queue.maxConcurrentOperationCount }
+        set { queue.maxConcurrentOperationCount = max(1, newValue) }
+    }
+
+    /// Operations queued or running.
+    public var currentDownloadCount: Int { queue.operationCount }
+
+    /// While true, no new download starts (running ones continue).
+    public var isSuspended: Bool {
+        get { queue.isSuspended }
+        set { queue.isSuspended = newValue }
+    }
+
+    /// Sets (or with nil removes) a header field sent with every later request.
+    public func setValue(_ value: String?, forHTTPHeaderField field: String) {
+        headers.withLock { $0[field] = value }
+    }
+
+    /// The value of a header field sent with every request.
+    public func value(forHTTPHeaderField field: String) -> String? {
+        headers.withLock { $0[field] }
+    }
+
+    // MARK: Downloading
+
+    /// Starts (or joins) the download of `url`.
+    ///
+    /// - Returns: a token that cancels this caller only, or nil when the request failed synchronously
+    ///   (`completed` has then already run with `invalidURL` or `invalidDownloadOperation`).
+    @discardableResult
+    public func downloadImage(
+        with url: URL?, options: ImageDownloaderOptions = [], context: ImageDownloadContext? = nil,
+        progress: ImageDownloaderProgressBlock? = nil, completed: ImageDownloaderCompletedBlock? = nil
+    ) -> ImageDownloadToken? {
+        download(url, options: options, context: context, progress: progress, completed: completed, detailed: nil)
+    }
+
+    /// Starts (or joins) the download of `url`, reporting only the outcome; lets a trailing closure be
+    /// the completion: `downloadImage(with: url) { image, data, error, finished in ... }`.
+    @discardableResult
+    public func downloadImage(
+        with url: URL?, options: ImageDownloaderOptions = [], context: ImageDownloadContext? = nil,
+        completed: ImageDownloaderCompletedBlock?
+    ) -> ImageDownloadToken? {
+        download(url, options: options, context: context, progress: nil, completed: completed, detailed: nil)
+    }
+
+    func download(
+        _ url: URL?, options: ImageDownloaderOptions, context: ImageDownloadContext?,
+        progress: ImageDownloaderProgressBlock?, completed: ImageDownloaderCompletedBlock?,
+        detailed: DetailedCompletion?
+    ) -> ImageDownloadToken? {
+        func failNow(_ error: ImageDownloaderError) -> ImageDownloadToken? {
+            if let detailed {
+                detailed(nil, nil, error, true, nil, nil)
+            } else {
+                completed?(nil, nil, error, true)
+            }
+            return nil
+        }
+        guard let url else { return failNow(ImageDownloaderError(.invalidURL, "the URL is nil")) }
+        let scheme = url.scheme?.lowercased() ?? ""
+        let allowed = Set(config.allowedProtocols.map { $0.lowercased() })
+        guard allowed.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
+            return failNow(
+                ImageDownloaderError(.invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
+        }
+        guard !invalidated.load(ordering: .acquiring) else {
+            return failNow(ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))
+        }
+        guard let transport else {
+            return failNow(
+                transportError ?? ImageDownloaderError(.invalidDownloadOperation, "no transport", url: url))
+        }
+
+        var request = ImageDownloadRequest(
+            url: url, headers: headers.withLock { $0 },
+            timeout: config.downloadTimeout > 0 ? config.downloadTimeout : 15)
+        for field in context?.headers ?? HTTPHeaders() { request.headers[field.name] = field.value }
+        if let modifier = context?.requestModifier ?? config.requestModifier {
+            guard let modified = modifier.modifiedRequest(request) else {
+                return failNow(
+                    ImageDownloaderError(.invalidDownloadOperation, "the request modifier returned nil", url: url))
+            }
+            request = modified
+        }
+
+        let callerID = nextCallerID.wrappingAdd(1, ordering: .relaxed).oldValue
+        var decodeOptions = ImageDecodingOptions(
+            thumbnailPixelSize: context?.thumbnailPixelSize,
+            scaleDownLargeImages: options.contains(.scaleDownLargeImages),
+            scaleDownLimitBytes: config.scaleDownLimitBytes, maximumImagePixels: config.maximumImagePixels,
+            decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
+            preloadAllFrames: options.contains(.preloadAllFrames))
+        if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
+            decodeOptions.thumbnailPixelSize = nil
+        }
+        let decodeRequest = DecodeRequest(avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions)
+        let callerQueue = context?.callbackQueue ?? callbackQueue
+
+        let environment = OperationEnvironment(
+            transport: transport, config: config, callbackQueue: callbackQueue, decodeQueue: Self.decodeQueue,
+            decoderRegistry: .shared,
+            onFinish: { [table] operation in table.remove(operation) })
+
+        // Look up, attach and enqueue in one critical section, so a caller never joins an operation that
+        // is finishing, and its handlers are attached before the queue can start the operation.
+        return table.withBarrier { entries in
+            if let existing = entries.operations[url] {
+                let token = ImageDownloadToken(url: url, request: existing.request, callerID: callerID, operation: existing)
+                let caller = DownloadCaller(
+                    id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
+                    decoding: decodeRequest, queue: callerQueue)
+                if existing.attach(caller) { return token }
+            }
+            let operation = config.operationClass.init(request: request, options: options, context: context)
+            operation.environment = environment
+            let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: operation)
+            let caller = DownloadCaller(
+                id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
+                decoding: decodeRequest, queue: callerQueue)
+            _ = operation.attach(caller)  // a fresh operation always accepts its first caller
+            entries.operations[url] = operation
+            if config.executionOrder == .lifo { entries.chainLIFO(operation) }
+            queue.addOperation(operation)
+            return token
+        }
+    }
+
+    /// Cancels every queued and running download; each caller gets `cancelled` once.
+    public func cancelAllDownloads() {
+        queue.cancelAllOperations()
+    }
+
+    /// Stops the downloader: later requests fail with `invalidDownloadOperation`; with
+    /// `cancelPendingDownloads` every download is cancelled now, otherwise running and queued ones
+    /// finish first. Then the transport thread ends and every curl handle is freed. Does nothing to `shared`.
+    public func invalidate(cancelPendingDownloads: Bool) {
+        guard self !== ImageDownloader.shared else { return }
+        guard !invalidated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if cancelPendingDownloads {
+            queue.cancelAllOperations()
+            transport?.shutdown()
+        } else {
+            let queue = self.queue
+            let transport = self.transport
+            DispatchQueue.global().async {
+                queue.waitUntilAllOperationsAreFinished()
+                transport?.shutdown()
+            }
+        }
+    }
+
+    /// For tests: whether the transport thread has stopped and freed its handles.
+    var isTransportStopped: Bool { transport?.isStopped ?? true }
+
+    /// For tests: URLs with a live operation in the table.
+    var tableCount: Int { table.count }
+}

@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+
+/// How an `ImageDownloader` behaves. The downloader copies it at init; later changes to your copy
+/// do not reach it (only `maxConcurrentDownloads`, `isSuspended` and the headers are live on the downloader).
+///
+/// ```swift
+/// var config = ImageDownloaderConfig.default
+/// config.maxConcurrentDownloads = 4
+/// config.executionOrder = .lifo
+/// let downloader = ImageDownloader(config: config)
+/// ```
+public struct ImageDownloaderConfig: Sendable {
+    /// SDWebImage 5.x's defaults, with the Linux choices of the README.
+    public static var `default`: ImageDownloaderConfig { ImageDownloaderConfig() }
+
+    // MARK: Queue
+
+    /// Downloads running at once. `6` by default.
+    public var maxConcurrentDownloads: Int = 6
+    /// Which waiting download starts next. `.fifo` by default.
+    public var executionOrder: ImageDownloaderExecutionOrder = .fifo
+    /// The subclass of `ImageDownloaderOperation` to instantiate. `ImageDownloaderOperation` by default.
+    public var operationClass: ImageDownloaderOperation.Type = ImageDownloaderOperation.self
+    /// Where completions and notifications run. nil (the default) means a private serial queue per
+    /// downloader — not `.main`, since a Linux process often runs no main loop.
+    public var callbackQueue: DispatchQueue?
+
+    // MARK: Transfer
+
+    /// Idle timeout in seconds: a download fails with `timedOut` when no byte arrives for this long;
+    /// also bounds connecting. `15` by default; 0 or less means 15.
+    public var downloadTimeout: TimeInterval = 15
+    /// Minimum seconds between progress callbacks (and progressive decodes) when the length is known,
+    /// clamped to 0…1. `0` by default (every chunk).
+    public var minimumProgressInterval: TimeInterval = 0
+    /// Header fields sent with every request. `Accept` and `User-Agent` by default.
+    public var headers: HTTPHeaders = [
+        "Accept": "image/webp,image/*,*/*;q=0.8",
+        "User-Agent": "WebImage/\(LibraryVersions.webImage) libcurl/\(LibraryVersions.curl)",
+    ]
+    /// Sent after a 401 challenge only (any scheme curl supports), never to another host after a redirect.
+    public var username: String?
+    /// The password for `username`.
+    public var password: String?
+    /// Redirects followed before `tooManyRedirects`. `10` by default.
+    public var maximumRedirects: Int = 10
+    /// Schemes a request may use; redirects are only ever followed to http and https.
+    /// `["http", "https"]` by default; add `"file"` to read local files.
+    public var allowedProtocols: Set<String> = ["http", "https"]
+    /// Bodies larger than this fail with `responseTooLarge`, and nothing is buffered past it. 256 MB by default.
+    public var maximumResponseSize: Int64 = 256 * 1024 * 1024
+    /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.
+    public var caBundlePath: String?
+
+    // MARK: Validation
+
+    /// Statuses that count as success; others fail with `invalidDownloadStatusCode` (2001). nil disables
+    /// the check. `200..<400` by default.
+    public var acceptableStatusCodes: Set<Int>? = Set(200..<400)
+    /// MIME types that count as success (e.g. `["image/png"]`; `"image/*"` matches a whole family); others
+    /// fail with `invalidDownloadContentType` (2004). nil (the default) disables the check.
+    public var acceptableContentTypes: Set<String>?
+
+    // MARK: Plug-ins
+
+    /// Changes each request before it is sent. nil by default.
+    public var requestModifier: (any ImageDownloaderRequestModifying)?
+    /// Changes each response head before validation. nil by default.
+    public var responseModifier: (any ImageDownloaderResponseModifying)?
+    /// Transforms downloaded bytes before decoding. nil by default.
+    public var decryptor: (any ImageDownloaderDecrypting)?
+
+    // MARK: Decoding
+
+    /// With `scaleDownLargeImages`, the most pixel bytes (RGBA8) a decoded image may take. 60 MB by default.
+    public var scaleDownLimitBytes: Int = 60 * 1024 * 1024
+    /// Images whose header declares more pixels than this are refused (or scaled down when asked to),
+    /// never allocated at full size. 16,384 × 16,384 by default.
+    public var maximumImagePixels: Int = 16_384 * 16_384
+
+    /// Creates the default configuration.
+    public init() {}
+}

@@ -1,0 +1,54 @@
+import Dispatch
+import Foundation
+
+/// The URL → operation table, guarded by a concurrent queue used as a barrier queue: reads run `sync`,
+/// changes run as barriers.
+///
+/// Never `sync` onto `queue` from code that may already run on it (SDWebImage #803): the only paths that
+/// take it are `downloadImage` (caller threads) and `count`; removal runs as an *async* barrier because
+/// it is triggered from an operation finishing, which can happen on any thread.
+final class OperationTable: @unchecked Sendable {
+    // @unchecked Sendable: `entries` is only touched inside blocks on `queue` — reads in `sync`, writes in
+    // barrier blocks — so no two threads ever write it at once or read it during a write.
+    struct Entries {
+        var operations: [URL: ImageDownloaderOperation] = [:]
+        /// Operations not yet started, oldest first, for LIFO chaining.
+        var waitingLIFO: [ImageDownloaderOperation] = []
+        private var pruneThreshold = 64
+
+        /// Makes the newest waiting operation wait for `operation` to *start* (see StartGate), so waiting
+        /// operations start newest first while every slot stays busy.
+        mutating func chainLIFO(_ operation: ImageDownloaderOperation) {
+            while let last = waitingLIFO.last, last.hasStarted { waitingLIFO.removeLast() }
+            if waitingLIFO.count > pruneThreshold {
+                // Started operations in the middle of the stack are dropped in bulk, amortised O(1) per add.
+                waitingLIFO.removeAll { $0.hasStarted }
+                pruneThreshold = max(64, waitingLIFO.count * 2)
+            }
+            if let newestWaiting = waitingLIFO.last {
+                // Only operations that have not started get a dependency (corelibs crash pattern a);
+                // if it starts concurrently, the gate still keeps it alive until the gate opens.
+                operation.gate.hold(newestWaiting)
+            }
+            waitingLIFO.append(operation)
+        }
+    }
+
+    private let queue = DispatchQueue(label: "WebImage.operationTable", attributes: .concurrent)
+    private var entries = Entries()
+
+    func withBarrier<T>(_ body: (inout Entries) -> T) -> T {
+        queue.sync(flags: .barrier) { body(&entries) }
+    }
+
+    /// Removes the entry for `operation`'s URL if it still is that operation (a newer one may have taken
+    /// the slot after this one stopped taking callers).
+    func remove(_ operation: ImageDownloaderOperation) {
+        queue.async(flags: .barrier) { [self] in
+            let url = operation.request.url
+            if entries.operations[url] === operation { entries.operations[url] = nil }
+        }
+    }
+
+    var count: Int { queue.sync { entries.operations.count } }
+}

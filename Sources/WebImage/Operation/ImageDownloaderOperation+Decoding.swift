@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The incremental decoder of one operation. Confined to the operation's serial decode queue: progressive
+/// decodes and the final decode run there one after another, never at the same time.
+final class IncrementalDecoderBox: @unchecked Sendable {
+    // @unchecked Sendable: touched only from the operation's serial decode queue (see above).
+    var decoder: (any ImageIncrementalDecoding)?
+    var options: ImageDecodingOptions?
+    let queue: DispatchQueue
+
+    init(target: DispatchQueue) {
+        queue = DispatchQueue(label: "WebImage.decode.operation", target: target)
+    }
+}
+
+extension ImageDownloaderOperation {
+    /// Makes a partial image from the bytes so far and hands it to every caller as `(image, nil, nil, false)`.
+    /// At most one runs at a time per operation (`progressiveDecodeInFlight`), and none is delivered once
+    /// the transfer has ended, so a partial image never follows the final one.
+    func decodeProgressively(_ snapshot: Data) {
+        guard let box = decoderBox else { return }
+        let firstOptions = state.withLock { $0.callers.first?.decoding.options } ?? ImageDecodingOptions()
+        box.queue.async { [self] in
+            if box.decoder == nil {
+                box.decoder = registry.makeIncrementalDecoder(for: snapshot, options: firstOptions)
+                box.options = firstOptions
+            }
+            let partial = box.decoder?.decodePartial(snapshot)
+            state.withLock { state in
+                state.progressiveDecodeInFlight = false
+                guard let partial, state.phase == .transferring else { return }
+                // Dispatched under the lock: the final result is queued only after the phase changes
+                // (also under this lock), so on each callback queue a partial always comes first.
+                for caller in state.callers { caller.deliverPartial(partial) }
+            }
+        }
+    }
+
+    /// Turns the complete body into one result per distinct decode request and serves every caller.
+    func process(_ data: Data, metrics: ImageDownloadMetrics) {
+        let box = decoderBox ?? IncrementalDecoderBox(target: environment?.decodeQueue ?? .global())
+        box.queue.async { [self] in
+            var payload = data
+            var failure: ImageDownloaderError?
+            if let decryptor {
+                if let decrypted = decryptor.decryptedData(data, response: response) {
+                    payload = decrypted
+                } else {
+                    failure = ImageDownloaderError(.badImageData, "the decryptor returned nil", url: request.url)
+                }
+            }
+            if failure == nil, payload.isEmpty {
+                failure = ImageDownloaderError(.badImageData, "the response body is empty", url: request.url)
+            }
+            var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
+            if failure == nil {
+                let requests = Set(state.withLock { $0.callers.map(\.decoding) })
+                for decodeRequest in requests {
+                    results[decodeRequest] = decode(payload, decodeRequest, box: box)
+                }
+            }
+            let (callers, response) = state.withLock { ($0.takeCallers(), $0.response) }
+            var succeeded = false
+            for caller in callers {
+                let result =
+                    failure.map { .failure($0) } ?? results[caller.decoding] ?? decode(payload, caller.decoding, box: box)
+                switch result {
+                case .success(let image):
+                    succeeded = true
+                    caller.complete(image: image, data: payload, error: nil, response: response, metrics: metrics)
+                case .failure(let error):
+                    caller.complete(image: nil, data: nil, error: error, response: response, metrics: metrics)
+                }
+            }
+            if succeeded || (callers.isEmpty && failure == nil) { post(.imageDownloadFinish) }
+            finish()
+        }
+    }
+
+    private func decode(_ data: Data, _ decodeRequest: DecodeRequest, box: IncrementalDecoderBox) -> Result<
+        Image?, ImageDownloaderError
+    > {
+        if decodeRequest.avoidsDecoding { return .success(nil) }
+        do {
+            let image: Image
+            if let decoder = box.decoder, box.options == decodeRequest.options {
+                image = try decoder.decodeFinal(data)  // one decoder per operation, reused for the final image
+            } else {
+                image = try registry.decode(data, options: decodeRequest.options)
+            }
+            guard image.width > 0, image.height > 0, !image.frames.isEmpty else {
+                return .failure(ImageDownloaderError(.badImageData, "the image has no pixels", url: request.url))
+            }
+            return .success(image)
+        } catch let error as ImageDownloaderError {
+            var error = error
+            error.url = request.url
+            return .failure(error)
+        } catch {
+            return .failure(
+                ImageDownloaderError(
+                    .badImageData, "the data could not be decoded: \(error)", url: request.url))
+        }
+    }
+
+    var registry: ImageDecoderRegistry { environment?.decoderRegistry ?? .shared }
+}

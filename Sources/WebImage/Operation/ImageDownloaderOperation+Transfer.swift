@@ -1,0 +1,166 @@
+import Dispatch
+import Foundation
+
+extension ImageDownloaderOperation: TransferDelegate {
+    /// Builds the transfer from the configuration and the first caller's options and hands it to the
+    /// transport. Runs once, from `start()`.
+    func beginTransfer() {
+        guard let environment else {
+            fail(ImageDownloaderError(.invalidDownloadOperation, "the operation was not created by a downloader"))
+            return
+        }
+        let config = environment.config
+        var transferRequest = TransferRequest(url: request.url)
+        transferRequest.headers = request.headers
+        transferRequest.idleTimeout = request.timeout
+        transferRequest.connectTimeout = request.timeout
+        transferRequest.maximumRedirects = config.maximumRedirects
+        transferRequest.allowedProtocols = Set(config.allowedProtocols.map { $0.lowercased() })
+        transferRequest.maximumResponseSize = config.maximumResponseSize
+        transferRequest.verifiesTLS = !options.contains(.allowInvalidSSLCertificates)
+        transferRequest.caBundlePath = config.caBundlePath
+        transferRequest.username = config.username
+        transferRequest.password = config.password
+        transferRequest.handlesCookies = options.contains(.handleCookies)
+
+        let transfer: CurlTransfer
+        do {
+            transfer = try environment.transport.makeTransfer(transferRequest, delegate: self)
+        } catch {
+            fail(error)
+            return
+        }
+        let (started, progressBlocks) = state.withLock { state -> (Bool, [ImageDownloaderProgressBlock]) in
+            // A cancel that arrived since start() found no transfer to stop; honour it here.
+            guard !state.isCancelled else { return (false, []) }
+            state.transfer = transfer
+            return (true, state.callers.compactMap(\.progress))
+        }
+        guard started else {
+            finish()
+            return
+        }
+        post(.imageDownloadStart)
+        for progress in progressBlocks { progress(0, -1, request.url) }
+        environment.transport.start(transfer)
+    }
+
+    // MARK: TransferDelegate (transport thread)
+
+    func transferDidReceiveResponse(_ received: ImageDownloadResponse) -> ImageDownloaderError? {
+        var response = received
+        var error: ImageDownloaderError?
+        if let modifier = context?.responseModifier ?? environment?.config.responseModifier {
+            if let modified = modifier.modifiedResponse(received) {
+                response = modified
+            } else {
+                error = ImageDownloaderError(
+                    .invalidDownloadResponse, "the response modifier returned nil", url: request.url,
+                    statusCode: received.statusCode, response: received)
+            }
+        }
+        post(.imageDownloadReceiveResponse)
+        if error == nil { error = validate(response) }
+        // Content-Length counts encoded bytes; with gzip/br/zstd the decoded length is unknown.
+        let encoding = response.headers["Content-Encoding"]?.lowercased() ?? "identity"
+        let expected = error == nil && encoding == "identity" ? response.expectedContentLength : -1
+        let callers = state.withLock { state -> [DownloadCaller] in
+            state.response = response
+            state.expectedSize = expected
+            return state.callers
+        }
+        for caller in callers { caller.token.recordResponse(response) }
+        if error == nil {
+            for caller in callers { caller.progress?(0, Int(expected), request.url) }
+        }
+        return error
+    }
+
+    /// Response checks in SDWebImage's order: status, content type, then the 304 rule.
+    private func validate(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
+        let config = environment?.config ?? ImageDownloaderConfig()
+        if let acceptable = config.acceptableStatusCodes, !acceptable.contains(response.statusCode) {
+            return ImageDownloaderError(
+                .invalidDownloadStatusCode, "HTTP status \(response.statusCode) is not acceptable", url: request.url,
+                statusCode: response.statusCode, response: response)
+        }
+        if let acceptable = config.acceptableContentTypes {
+            let type = response.mimeType ?? ""
+            let family = type.split(separator: "/").first.map { "\($0)/*" } ?? ""
+            if !acceptable.contains(type) && !acceptable.contains(family) {
+                return ImageDownloaderError(
+                    .invalidDownloadContentType, "content type \"\(type)\" is not acceptable", url: request.url,
+                    statusCode: response.statusCode, response: response)
+            }
+        }
+        if response.statusCode == 304 {
+            return ImageDownloaderError(
+                .cacheNotModified, "the server answered 304 Not Modified and nothing is cached", url: request.url,
+                statusCode: 304, response: response)
+        }
+        return nil
+    }
+
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
+        body.append(bytes.bindMemory(to: UInt8.self))
+        let interval = min(max(environment?.config.minimumProgressInterval ?? 0, 0), 1)
+        let now = DispatchTime.now()
+        let wantsProgressive = options.contains(.progressiveLoad) && decryptor == nil
+        let (callers, expected, decodeNow) = state.withLock { state -> ([DownloadCaller], Int64, Bool) in
+            let expected = state.expectedSize
+            // Throttle only when the length is known, and never the last chunk.
+            if expected > 0, interval > 0, totalReceived < expected,
+                now.uptimeNanoseconds - state.lastProgressTime.uptimeNanoseconds < UInt64(interval * 1e9)
+            {
+                return ([], expected, false)
+            }
+            state.lastProgressTime = now
+            let decodeNow =
+                wantsProgressive && expected > 0 && totalReceived < expected && !state.progressiveDecodeInFlight
+            if decodeNow { state.progressiveDecodeInFlight = true }
+            return (state.callers, expected, decodeNow)
+        }
+        for caller in callers { caller.progress?(Int(totalReceived), Int(expected), request.url) }
+        if decodeNow { decodeProgressively(body) }
+    }
+
+    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
+        switch result {
+        case .failure(let error):
+            fail(error)
+        case .success(let metrics):
+            let data = body
+            body = Data()
+            let proceed = state.withLock { state -> Bool in
+                guard state.phase == .transferring else { return false }
+                state.phase = .processing
+                return true
+            }
+            guard proceed else { return }
+            post(.imageDownloadStop)
+            process(data, metrics: metrics)
+        }
+    }
+
+    /// Ends the operation with `error` for every caller still waiting.
+    func fail(_ error: ImageDownloaderError) {
+        var error = error
+        if error.url == nil { error.url = request.url }
+        let (callers, response, wasRunning) = state.withLock {
+            state -> ([DownloadCaller], ImageDownloadResponse?, Bool) in
+            let wasRunning = state.phase == .transferring
+            if wasRunning { state.phase = .processing }
+            return (state.takeCallers(), state.response, wasRunning)
+        }
+        if error.response == nil, error.code != .cancelled { error.response = response }
+        for caller in callers {
+            caller.complete(image: nil, data: nil, error: error, response: response, metrics: nil)
+        }
+        if wasRunning { post(.imageDownloadStop) }
+        finish()
+    }
+
+    var decryptor: (any ImageDownloaderDecrypting)? {
+        context?.decryptor ?? environment?.config.decryptor
+    }
+}

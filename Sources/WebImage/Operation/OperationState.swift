@@ -1,0 +1,98 @@
+import Dispatch
+import Foundation
+
+/// Everything one caller of `downloadImage` asked for.
+struct DownloadCaller: Sendable {
+    let id: UInt64
+    let token: ImageDownloadToken
+    let progress: ImageDownloaderProgressBlock?
+    let completion: ImageDownloaderCompletedBlock?
+    /// The async APIs' completion, which also needs the response and metrics of this very caller.
+    let detailedCompletion: DetailedCompletion?
+    let decoding: DecodeRequest
+    let queue: DispatchQueue
+
+    /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
+    /// response is set when the completion runs), then calls the completion on the caller's queue.
+    func complete(
+        image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
+        metrics: ImageDownloadMetrics?
+    ) {
+        let response = response ?? error?.response
+        token.complete(response: response, metrics: metrics)
+        if let detailedCompletion {
+            queue.async { detailedCompletion(image, data, error, true, response, metrics) }
+        } else if let completion {
+            queue.async { completion(image, data, error, true) }
+        }
+    }
+
+    /// Hands a partial image to this caller as `(image, nil, nil, false)`.
+    func deliverPartial(_ image: Image) {
+        if let detailedCompletion {
+            queue.async { detailedCompletion(image, nil, nil, false, nil, nil) }
+        } else if let completion {
+            queue.async { completion(image, nil, nil, false) }
+        }
+    }
+}
+
+/// (image, data, error, finished, response, metrics)
+typealias DetailedCompletion = @Sendable (
+    Image?, Data?, ImageDownloaderError?, Bool, ImageDownloadResponse?, ImageDownloadMetrics?
+) -> Void
+
+/// How one group of callers wants the bytes turned into an image.
+struct DecodeRequest: Sendable, Hashable {
+    var avoidsDecoding: Bool
+    var options: ImageDecodingOptions
+}
+
+/// The mutable state of one operation, changed only under the operation's lock.
+struct OperationState {
+    enum Phase: Equatable {
+        /// Created or queued; `start()` has not run.
+        case waiting
+        /// `start()` ran; the transfer (or cache lookup) is under way.
+        case transferring
+        /// The body is complete (or the transfer failed) and the callers are being served.
+        case processing
+        /// The queue has been told `isFinished`.
+        case finished
+    }
+
+    var phase = Phase.waiting
+    /// Set when every caller left or the whole operation was cancelled; the transfer is stopped.
+    var isCancelled = false
+    var callers: [DownloadCaller] = []
+    var transfer: CurlTransfer?
+    var response: ImageDownloadResponse?
+    var expectedSize: Int64 = -1
+    var lastProgressTime: DispatchTime = .init(uptimeNanoseconds: 0)
+    var progressiveDecodeInFlight = false
+
+    /// Whether a new caller may still join (the transfer has not ended and was not cancelled).
+    var acceptsCallers: Bool { !isCancelled && (phase == .waiting || phase == .transferring) }
+
+    /// Removes and returns the caller with `id`, if it has not been served yet.
+    mutating func removeCaller(_ id: UInt64) -> DownloadCaller? {
+        guard let index = callers.firstIndex(where: { $0.id == id }) else { return nil }
+        return callers.remove(at: index)
+    }
+
+    /// Removes and returns every caller not yet served.
+    mutating func takeCallers() -> [DownloadCaller] {
+        defer { callers.removeAll() }
+        return callers
+    }
+}
+
+/// What an operation needs from its downloader.
+struct OperationEnvironment: Sendable {
+    let transport: CurlTransport
+    let config: ImageDownloaderConfig
+    let callbackQueue: DispatchQueue
+    let decodeQueue: DispatchQueue
+    let decoderRegistry: ImageDecoderRegistry
+    let onFinish: @Sendable (ImageDownloaderOperation) -> Void
+}

@@ -1,0 +1,205 @@
+import Foundation
+import LocalImageServer
+import Testing
+@testable import WebImage
+
+@Suite struct DownloaderBasicsTests {
+    let server: LocalImageServer
+    init() throws { server = try Fixtures.server() }
+
+    private func downloader(_ change: (inout ImageDownloaderConfig) -> Void = { _ in }) -> ImageDownloader {
+        var config = ImageDownloaderConfig()
+        change(&config)
+        return ImageDownloader(config: config)
+    }
+
+    @Test(arguments: [
+        ("horse-rgba.png", ImageFormat.png, 1), ("astronaut-baseline.jpg", .jpeg, 1), ("astronaut-lossy.webp", .webp, 1),
+        ("chelsea-animated.webp", .webp, 8), ("chelsea-animated.gif", .gif, 8),
+    ])
+    func successDeliversImageAndTheServedBytesOnTheCallbackQueue(file: String, format: ImageFormat, frames: Int) throws {
+        let callbackQueue = namedQueue("test.callbacks.\(file)")
+        let downloader = downloader { $0.callbackQueue = callbackQueue }
+        let recorder = CallbackRecorder()
+        let token = downloader.downloadImage(with: server.url("/files/\(file)"), completed: recorder.completion())
+        #expect(token != nil)
+        #expect(recorder.waitForTerminal(1))
+        downloader.drainCallbacks()
+        let calls = recorder.all
+        #expect(calls.count == 1)
+        let call = try #require(calls.first)
+        #expect(call.error == nil)
+        #expect(call.finished)
+        #expect(call.data == (try Fixtures.corpusFile(file)))
+        #expect(call.image?.format == format)
+        #expect(call.image?.frames.count == frames)
+        #expect(call.queueLabel == "test.callbacks.\(file)")
+        #expect(token?.response?.statusCode == 200)
+        #expect(token?.metrics?.bytesReceived == Int64(call.data?.count ?? -1))
+    }
+
+    @Test func nilAndDisallowedURLsFailSynchronouslyWithoutAToken() {
+        let downloader = downloader()
+        for url in [nil, URL(string: "ftp://127.0.0.1/x.png"), URL(string: "file:///etc/passwd")] as [URL?] {
+            let synchronousError = Locked<ImageDownloaderError?>(nil)
+            let token = downloader.downloadImage(with: url) { _, _, error, finished in
+                #expect(finished)
+                synchronousError.value = error as? ImageDownloaderError
+            }
+            #expect(token == nil)
+            #expect(synchronousError.value?.code == .invalidURL, "\(String(describing: url))")
+        }
+    }
+
+    @Test func statusContentTypeAndModifierFailures() throws {
+        let recorder = CallbackRecorder()
+        let plain = downloader()
+        let notFound = plain.downloadImage(with: server.url("/status/404"), completed: recorder.completion(1))
+
+        let strictStatus = downloader { $0.acceptableStatusCodes = [1] }
+        let strictToken = strictStatus.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(2))
+
+        let strictType = downloader { $0.acceptableContentTypes = ["application/json"] }
+        strictType.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(3))
+
+        let refusingResponse = downloader { $0.responseModifier = ImageDownloaderResponseModifier { _ in nil } }
+        refusingResponse.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(4))
+
+        let refusingDecryptor = downloader { $0.decryptor = ImageDownloaderDecryptor { _, _ in nil } }
+        refusingDecryptor.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(5))
+
+        plain.downloadImage(with: server.url("/empty"), completed: recorder.completion(6))
+        plain.downloadImage(with: server.url("/html"), completed: recorder.completion(7))
+        plain.downloadImage(with: server.url("/files/random-bytes.png"), completed: recorder.completion(8))
+
+        #expect(recorder.waitForTerminal(8))
+        func code(_ tag: Int) -> ImageDownloaderError? { recorder.terminals(tag: tag).first?.error }
+        #expect(code(1)?.code == .invalidDownloadStatusCode)
+        #expect(code(1)?.statusCode == 404)
+        #expect(notFound?.response?.statusCode == 404)
+        #expect(code(2)?.code == .invalidDownloadStatusCode)
+        #expect(strictToken?.response?.statusCode == 200)
+        #expect(code(3)?.code == .invalidDownloadContentType)
+        #expect(code(4)?.code == .invalidDownloadResponse)
+        #expect(code(5)?.code == .badImageData)
+        #expect(code(6)?.code == .badImageData)
+        #expect(code(7)?.code == .badImageData)
+        #expect(code(8)?.code == .badImageData)
+        #expect(recorder.terminals.allSatisfy { $0.error?.url != nil })
+
+        let refusingRequest = downloader { $0.requestModifier = ImageDownloaderRequestModifier { _ in nil } }
+        let synchronous = Locked<ImageDownloaderError?>(nil)
+        let none = refusingRequest.downloadImage(with: server.url("/files/pixel-1x1.png")) { _, _, error, _ in
+            synchronous.value = error as? ImageDownloaderError
+        }
+        #expect(none == nil)
+        #expect(synchronous.value?.code == .invalidDownloadOperation)
+        #expect(server.count(for: "/files/pixel-1x1.png") == 4)
+    }
+
+    @Test func requestModifierChangesWhatIsSent() throws {
+        let downloader = downloader {
+            $0.requestModifier = ImageDownloaderRequestModifier { request in
+                var request = request
+                request.headers["X-Signed"] = "yes"
+                return request
+            }
+        }
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1))
+        #expect(server.requests(for: "/headers").first?.request.header("X-Signed") == "yes")
+    }
+
+    @Test func defaultAndCustomHeadersReachTheServer() throws {
+        let downloader = downloader()
+        #expect(downloader.value(forHTTPHeaderField: "accept") == "image/webp,image/*,*/*;q=0.8")
+        downloader.setValue("42", forHTTPHeaderField: "X-Custom")
+        downloader.setValue(nil, forHTTPHeaderField: "User-Agent")
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1))
+        let sent = try #require(server.requests(for: "/headers").first?.request)
+        #expect(sent.header("Accept") == "image/webp,image/*,*/*;q=0.8")
+        #expect(sent.header("X-Custom") == "42")
+        #expect(sent.header("User-Agent") == nil)
+
+        let fresh = self.downloader()
+        fresh.downloadImage(with: server.url("/headers?2"), options: .avoidDecodeImage, completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1))
+        let second = try #require(server.requests(for: "/headers").last?.request)
+        #expect(second.header("User-Agent")?.hasPrefix("WebImage/") == true)
+        #expect(second.header("User-Agent")?.contains("libcurl/") == true)
+    }
+
+    @Test func avoidDecodeImageCompletesWithDataOnly() throws {
+        let downloader = downloader()
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: server.url("/files/astronaut-lossy.webp"), options: .avoidDecodeImage,
+            completed: recorder.completion())
+        downloader.downloadImage(with: server.url("/files/random-bytes.png"), options: .avoidDecodeImage,
+            completed: recorder.completion(1))
+        #expect(recorder.waitForTerminal(2))
+        let webp = try #require(recorder.terminals(tag: 0).first)
+        #expect(webp.image == nil && webp.error == nil)
+        #expect(webp.data == (try Fixtures.corpusFile("astronaut-lossy.webp")))
+        #expect(recorder.terminals(tag: 1).first?.error == nil)
+    }
+
+    @Test func idleTimeoutOnAHangingServer() throws {
+        let downloader = downloader { $0.downloadTimeout = 1 }
+        let recorder = CallbackRecorder()
+        let started = Date()
+        downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals.first?.error?.code == .timedOut)
+        #expect(Date().timeIntervalSince(started) >= 0.9)
+    }
+
+    @Test func credentialsAnswerTheBasicChallenge() throws {
+        let path = "/auth/basic/ann/secret/pixel-1x1.png"
+        let recorder = CallbackRecorder()
+        let anonymous = downloader()
+        anonymous.downloadImage(with: server.url(path), completed: recorder.completion(1))
+        let authorized = downloader {
+            $0.username = "ann"
+            $0.password = "secret"
+        }
+        #expect(recorder.waitForTerminal(1))
+        authorized.downloadImage(with: server.url(path), completed: recorder.completion(2))
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals(tag: 1).first?.error?.statusCode == 401)
+        #expect(recorder.terminals(tag: 2).first?.image?.width == 1)
+    }
+
+    @Test func cookiesOnlyWithHandleCookies() throws {
+        let downloader = downloader()
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: server.url("/cookies/set?jar=on"), options: [.handleCookies, .avoidDecodeImage],
+            completed: recorder.completion(1))
+        #expect(recorder.waitForTerminal(1))
+        downloader.downloadImage(with: server.url("/cookies/echo"), options: .avoidDecodeImage, completed: recorder.completion(2))
+        #expect(recorder.waitForTerminal(1))
+        downloader.downloadImage(with: server.url("/cookies/echo?again"), options: [.handleCookies, .avoidDecodeImage],
+            completed: recorder.completion(3))
+        #expect(recorder.waitForTerminal(1))
+        let echoes = server.requests(for: "/cookies/echo").map { $0.request.header("Cookie") }
+        #expect(echoes.count == 2)
+        #expect(echoes.first == .some(nil))
+        #expect(echoes.last == "jar=on")
+    }
+
+    @Test func allowInvalidSSLCertificatesIsPerRequest() throws {
+        let tlsServer = try Fixtures.server(tls: .selfSigned)
+        defer { tlsServer.shutdown() }
+        let downloader = downloader()
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png"), completed: recorder.completion(1))
+        #expect(recorder.waitForTerminal(1))
+        downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png"), options: .allowInvalidSSLCertificates,
+            completed: recorder.completion(2))
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals(tag: 1).first?.error?.code == .sslFailure)
+        #expect(recorder.terminals(tag: 2).first?.image?.width == 1)
+    }
+}
