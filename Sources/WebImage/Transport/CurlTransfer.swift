@@ -71,7 +71,10 @@ final class CurlTransfer: @unchecked Sendable {
         try setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(r.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
         try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
         try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
-        try setLong(CURLOPT_PIPEWAIT, 1, "PIPEWAIT")
+        // PIPEWAIT lets HTTP/2 over TLS multiplex instead of opening parallel connections. Only for https:
+        // on cleartext curl would hold every new transfer until the first response shows whether the
+        // connection can multiplex (it cannot: h2c stays off, curl #10634), serializing a slow first batch.
+        if r.url.scheme?.lowercased() == "https" { try setLong(CURLOPT_PIPEWAIT, 1, "PIPEWAIT") }
         try setLong(CURLOPT_SSL_VERIFYPEER, r.verifiesTLS ? 1 : 0, "SSL_VERIFYPEER")
         try setLong(CURLOPT_SSL_VERIFYHOST, r.verifiesTLS ? 2 : 0, "SSL_VERIFYHOST")
         if let ca = r.caBundlePath { try setString(CURLOPT_CAINFO, ca, "CAINFO") }

@@ -232,3 +232,18 @@ import Testing
         #expect((unverified.metrics?.tlsHandshakeTime ?? 0) > 0)
     }
 }
+
+@Suite struct TransportParallelismTests {
+    @Test func aSlowFirstResponseDoesNotHoldBackTheNextTransfer() throws {
+        let server = try Fixtures.server()
+        let transport = try CurlTransport()
+        let hanging = TransferProbe()
+        transport.start(try transport.makeTransfer(TransferRequest(url: server.url("/hang")), delegate: hanging))
+        #expect(poll { server.count(for: "/hang") == 1 })
+        let quick = try transport.run(TransferRequest(url: server.url("/files/pixel-1x1.png")))
+        #expect(quick.error == nil)
+        #expect(hanging.record.withLock { $0.result } == nil)
+        transport.shutdown()
+        #expect(hanging.wait(seconds: 5))
+    }
+}

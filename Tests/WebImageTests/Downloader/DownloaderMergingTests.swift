@@ -1,0 +1,129 @@
+import Foundation
+import LocalImageServer
+import Testing
+@testable import WebImage
+
+@Suite struct DownloaderMergingTests {
+    let server: LocalImageServer
+    init() throws { server = try Fixtures.server() }
+
+    @Test func twoCallersOfOneURLShareOneTransfer() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        let url = server.url("/files/horse-rgba.png?delay=200")
+        let first = downloader.downloadImage(with: url, completed: recorder.completion(1))
+        let second = downloader.downloadImage(with: url, completed: recorder.completion(2))
+        #expect(first !== second)
+        #expect(recorder.waitForTerminal(2))
+        #expect(server.count(for: "/files/horse-rgba.png") == 1)
+        #expect(recorder.terminals(tag: 1).count == 1 && recorder.terminals(tag: 2).count == 1)
+        #expect(recorder.terminals.allSatisfy { $0.image?.width == 400 && $0.error == nil })
+    }
+
+    @Test func cancellingOneCallerLeavesTheOtherRunning() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        let url = server.url("/files/horse-rgba.png?delay=300")
+        let first = downloader.downloadImage(with: url, completed: recorder.completion(1))
+        downloader.downloadImage(with: url, completed: recorder.completion(2))
+        first?.cancel()
+        first?.cancel()  // a second cancel does nothing
+        #expect(recorder.waitForTerminal(2))
+        downloader.drainCallbacks()
+        #expect(recorder.terminals(tag: 1).map { $0.error?.code } == [.cancelled])
+        #expect(recorder.terminals(tag: 2).count == 1)
+        #expect(recorder.terminals(tag: 2).first?.image != nil)
+        #expect(server.count(for: "/files/horse-rgba.png") == 1)
+    }
+
+    @Test func cancelThenRequestAgainGivesCancelledThenSuccess() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        let url = server.url("/files/horse-rgba.png?delay=300")
+        downloader.downloadImage(with: url, completed: recorder.completion(1))?.cancel()
+        downloader.downloadImage(with: url, completed: recorder.completion(2))
+        #expect(recorder.waitForTerminal(2))
+        downloader.drainCallbacks()
+        #expect(recorder.terminals(tag: 1).map { $0.error?.code } == [.cancelled])
+        #expect(recorder.terminals(tag: 2).count == 1)
+        #expect(recorder.terminals(tag: 2).first?.image != nil)
+    }
+
+    @Test func staggeredRequestsLoseNoCallback() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        let url = server.url("/drip/horse-lossless.webp?chunk=512&interval=20")
+        for index in 0..<201 {
+            downloader.downloadImage(with: url, completed: recorder.completion(index))
+            usleep(10_000)
+        }
+        #expect(recorder.waitForTerminal(201, seconds: 60))
+        downloader.drainCallbacks()
+        for index in 0..<201 {
+            let calls = recorder.terminals(tag: index)
+            #expect(calls.count == 1, "caller \(index) got \(calls.count) terminal callbacks")
+            #expect(calls.first?.image?.width == 400)
+        }
+    }
+
+    @Test func everyCallerOfAFailingURLGetsExactlyOneError() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        for index in 0..<11 {
+            downloader.downloadImage(with: server.url("/empty?delay=30"), completed: recorder.completion(index))
+            usleep(10_000)
+        }
+        #expect(recorder.waitForTerminal(11))
+        downloader.drainCallbacks()
+        #expect(recorder.all.count == 11)
+        for index in 0..<11 {
+            #expect(recorder.terminals(tag: index).map { $0.error?.code } == [.badImageData])
+        }
+    }
+
+    @Test func eachCallerGetsItsOwnThumbnailFromOneTransfer() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        let url = server.url("/files/astronaut-baseline.jpg?delay=200")
+        let sizes = (1...10).map { PixelSize(width: 20 * $0, height: 20 * $0) }
+        for (index, size) in sizes.enumerated() {
+            downloader.downloadImage(with: url, context: ImageDownloadContext(thumbnailPixelSize: size),
+                completed: recorder.completion(index))
+        }
+        #expect(recorder.waitForTerminal(10))
+        #expect(server.count(for: "/files/astronaut-baseline.jpg") == 1)
+        for (index, size) in sizes.enumerated() {
+            let image = try #require(recorder.terminals(tag: index).first?.image)
+            #expect(image.width == size.width && image.height == size.height, "caller \(index): \(image.width)×\(image.height)")
+        }
+    }
+
+    @Test func cancelAllDownloadsCancelsQueuedAndRunningCallers() throws {
+        var config = ImageDownloaderConfig()
+        config.maxConcurrentDownloads = 2
+        let downloader = ImageDownloader(config: config)
+        let recorder = CallbackRecorder()
+        for index in 0..<8 {
+            downloader.downloadImage(with: server.url("/hang?\(index)"), completed: recorder.completion(index))
+        }
+        #expect(poll { server.count(for: "/hang") == 2 }, "\(server.requests.map(\.request.path)) \(downloader.currentDownloadCount)")
+        downloader.cancelAllDownloads()
+        #expect(recorder.waitForTerminal(8))
+        #expect(recorder.terminals.allSatisfy { $0.error?.code == .cancelled })
+        #expect(poll { downloader.currentDownloadCount == 0 })
+        #expect(poll { downloader.tableCount == 0 })
+        downloader.drainCallbacks()
+        #expect(recorder.all.count == 8)
+    }
+
+    @Test func aLateCancelAfterSuccessChangesNothing() throws {
+        let downloader = ImageDownloader()
+        let recorder = CallbackRecorder()
+        let token = downloader.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1))
+        token?.cancel()
+        downloader.drainCallbacks()
+        #expect(recorder.all.count == 1)
+        #expect(recorder.all.first?.error == nil)
+    }
+}
