@@ -1,0 +1,113 @@
+import Foundation
+import LocalImageServer
+import Testing
+@testable import WebImage
+
+@Suite struct DownloaderQueueTests {
+    let server: LocalImageServer
+    init() throws { server = try Fixtures.server() }
+
+    private func downloader(max: Int, order: ImageDownloaderExecutionOrder = .fifo) -> ImageDownloader {
+        var config = ImageDownloaderConfig()
+        config.maxConcurrentDownloads = max
+        config.executionOrder = order
+        return ImageDownloader(config: config)
+    }
+
+    /// The numbers in `?n=` of the requests the server saw, in arrival order.
+    private func arrivals(_ path: String) -> [Int] {
+        server.requests(for: path).compactMap { $0.request.queryValue("n").flatMap(Int.init) }
+    }
+
+    @Test func fifoWithOneSlotRunsInRequestOrder() throws {
+        let downloader = downloader(max: 1)
+        let recorder = CallbackRecorder()
+        downloader.isSuspended = true
+        for n in 1...14 {
+            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)"), completed: recorder.completion(n))
+        }
+        #expect(downloader.currentDownloadCount == 14)
+        usleep(100_000)
+        #expect(server.count(for: "/files/pixel-1x1.png") == 0, "a suspended downloader sent requests")
+        downloader.isSuspended = false
+        #expect(recorder.waitForTerminal(14))
+        #expect(arrivals("/files/pixel-1x1.png") == Array(1...14))
+        #expect(server.maxInFlight == 1)
+    }
+
+    @Test func lifoWithOneSlotRunsNewestFirstIncludingLateArrivals() throws {
+        let downloader = downloader(max: 1, order: .lifo)
+        let recorder = CallbackRecorder()
+        let order = Locked<[Int]>([])
+        @Sendable func request(_ n: Int, delay: Int) {
+            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&delay=\(delay)")) { _, _, _, finished in
+                if finished { order.update { $0.append(n) } }
+                recorder.completion(n)(nil, nil, nil, finished)
+            }
+        }
+        // 8–14 are added while 7 runs, from the start notification of 7's operation.
+        let port = server.port
+        let observer = NotificationCenter.default.addObserver(forName: .imageDownloadStart, object: nil, queue: nil) {
+            note in
+            guard let operation = note.object as? ImageDownloaderOperation, operation.request.url.port == port,
+                operation.request.url.query?.hasPrefix("n=7&") == true
+            else { return }
+            for n in 8...14 { request(n, delay: 10) }
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        request(1, delay: 300)
+        #expect(poll { server.count(for: "/files/pixel-1x1.png") == 1 })
+        for n in 2...6 { request(n, delay: 10) }
+        request(7, delay: 300)
+        #expect(recorder.waitForTerminal(14))
+        #expect(order.value == [1, 7, 14, 13, 12, 11, 10, 9, 8, 6, 5, 4, 3, 2])
+    }
+
+    @Test func lifoWithThreeSlotsKeepsEverySlotBusyNewestFirst() throws {
+        let downloader = downloader(max: 3, order: .lifo)
+        let recorder = CallbackRecorder()
+        downloader.isSuspended = true
+        for n in 1...20 {
+            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&delay=150"), completed: recorder.completion(n))
+        }
+        downloader.isSuspended = false
+        #expect(recorder.waitForTerminal(20))
+        let seen = arrivals("/files/pixel-1x1.png")
+        #expect(seen.count == 20)
+        #expect(Set(seen.prefix(3)) == [18, 19, 20], "first three started: \(seen.prefix(3))")
+        // Newest first: a request never starts before one that is 3 or more newer than it.
+        for (position, n) in seen.enumerated() {
+            let later = seen[(position + 1)...]
+            #expect(!later.contains { $0 >= n + 3 }, "\(n) started before a newer request: \(seen)")
+        }
+        #expect(server.maxInFlight == 3, "LIFO must keep all slots busy, saw at most \(server.maxInFlight)")
+    }
+
+    @Test func priorityReordersWaitingOperations() throws {
+        let downloader = downloader(max: 1)
+        let recorder = CallbackRecorder()
+        downloader.isSuspended = true
+        downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=1"), options: .lowPriority, completed: recorder.completion(1))
+        downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=2"), completed: recorder.completion(2))
+        downloader.downloadImage(
+            with: server.url("/files/pixel-1x1.png?n=3"), options: [.highPriority, .lowPriority], completed: recorder.completion(3))
+        downloader.isSuspended = false
+        #expect(recorder.waitForTerminal(3))
+        #expect(arrivals("/files/pixel-1x1.png") == [3, 2, 1])
+    }
+
+    @Test func maxConcurrentDownloadsBoundsTheServerAndIsLive() throws {
+        let downloader = downloader(max: 3)
+        let recorder = CallbackRecorder()
+        for n in 0..<10 {
+            downloader.downloadImage(with: server.url("/drip/horse-lossless.webp?chunk=1024&interval=40&n=\(n)"),
+                completed: recorder.completion(n))
+        }
+        #expect(poll { server.inFlight == 3 })
+        downloader.maxConcurrentDownloads = 5
+        #expect(poll { server.inFlight == 5 }, "raising the limit while running did not start more downloads")
+        #expect(recorder.waitForTerminal(10))
+        #expect(server.maxInFlight == 5)
+        #expect(downloader.maxConcurrentDownloads == 5)
+    }
+}
