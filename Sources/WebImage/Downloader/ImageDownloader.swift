@@ -229,6 +229,9 @@ public final class ImageDownloader: Sendable {
     /// For tests: whether the transport thread has stopped and freed its handles.
     var isTransportStopped: Bool { transport?.isStopped ?? true }
 
+    /// For tests: the transport, to watch it stop after the downloader is gone.
+    var transportForTesting: CurlTransport? { transport }
+
     /// For tests: URLs with a live operation in the table.
     var tableCount: Int { table.count }
 }

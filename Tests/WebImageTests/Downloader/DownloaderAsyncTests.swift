@@ -1,0 +1,77 @@
+import Foundation
+import LocalImageServer
+import Testing
+@testable import WebImage
+
+@Suite struct DownloaderAsyncTests {
+    let server: LocalImageServer
+    init() throws { server = try Fixtures.server() }
+
+    @Test func imageForURLReturnsTheImage() async throws {
+        let downloader = ImageDownloader()
+        let result = try await downloader.image(for: server.url("/files/astronaut-lossy.webp"))
+        #expect(result.image?.width == 512)
+        #expect(result.data == (try Fixtures.corpusFile("astronaut-lossy.webp")))
+        #expect(result.response?.statusCode == 200)
+        #expect(result.metrics != nil)
+    }
+
+    @Test func errorsAreThrown() async throws {
+        let downloader = ImageDownloader()
+        await #expect(throws: ImageDownloaderError.self) {
+            _ = try await downloader.image(for: server.url("/status/500"))
+        }
+        do {
+            _ = try await downloader.image(for: URL(string: "gopher://127.0.0.1/")!)
+            Issue.record("a gopher URL succeeded")
+        } catch let error as ImageDownloaderError {
+            #expect(error.code == .invalidURL)
+        }
+    }
+
+    @Test func cancellingTheTaskCancelsOnlyThatCaller() async throws {
+        let downloader = ImageDownloader()
+        let url = server.url("/files/horse-rgba.png?delay=400")
+        let doomed = Task { try await downloader.image(for: url) }
+        let survivor = Task { try await downloader.image(for: url) }
+        #expect(await pollAsync { server.count(for: "/files/horse-rgba.png") == 1 })
+        doomed.cancel()
+        do {
+            _ = try await doomed.value
+            Issue.record("the cancelled task returned an image")
+        } catch let error as ImageDownloaderError {
+            #expect(error.code == .cancelled)
+        } catch is CancellationError {}
+        let kept = try await survivor.value
+        #expect(kept.image?.width == 400)
+        #expect(server.count(for: "/files/horse-rgba.png") == 1)
+    }
+
+    @Test func eventsYieldProgressThenTheResult() async throws {
+        let downloader = ImageDownloader()
+        var progress = 0
+        var partials = 0
+        var result: ImageDownloadResult?
+        for try await event in downloader.events(
+            for: server.url("/drip/coffee-progressive.jpg?chunk=4096&interval=20"), options: .progressiveLoad)
+        {
+            switch event {
+            case .progress: progress += 1
+            case .partialImage: partials += 1
+            case .completed(let value): result = value
+            }
+        }
+        #expect(progress >= 3)
+        #expect(partials >= 1)
+        #expect(result?.image?.width == 600)
+    }
+}
+
+func pollAsync(seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}
