@@ -58,6 +58,10 @@ static inline CURLcode wi_easy_getinfo_string(CURL *handle, CURLINFO info, char 
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLcode wi_easy_getinfo_slist(CURL *handle, CURLINFO info, struct curl_slist *_Nullable *_Nonnull value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 // MARK: multi and share options
 
 static inline CURLMcode wi_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

@@ -53,7 +53,7 @@ public final class ImageDownloader: Sendable {
         queue.name = "WebImage.downloads"
         queue.maxConcurrentOperationCount = max(1, config.maxConcurrentDownloads)
         do {
-            transport = try CurlTransport()
+            transport = try CurlTransport(share: config.cookieStorage?.share)
             transportError = nil
         } catch {
             transport = nil

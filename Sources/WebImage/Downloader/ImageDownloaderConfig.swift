@@ -53,6 +53,10 @@ public struct ImageDownloaderConfig: Sendable {
     /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.
     public var caBundlePath: String?
 
+    /// The cookie jar used by requests with `.handleCookies`. `CookieJar.shared` by default; nil gives
+    /// this downloader a private in-memory jar.
+    public var cookieStorage: CookieJar? = .shared
+
     // MARK: Validation
 
     /// Statuses that count as success; others fail with `invalidDownloadStatusCode` (2001). nil disables

@@ -161,6 +161,9 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
         didChangeValue(forKey: "isExecuting")
         didChangeValue(forKey: "isFinished")
         environment?.onFinish(self)
+        if options.contains(.handleCookies), let jar = environment?.config.cookieStorage, jar.fileURL != nil {
+            DispatchQueue.global(qos: .utility).async { jar.save() }  // off the transport thread
+        }
     }
 
     // MARK: Notifications

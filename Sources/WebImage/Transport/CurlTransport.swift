@@ -21,9 +21,17 @@ final class CurlTransport: Sendable {
 
     /// Starts the transport thread. `maxConnectionsPerHost` caps parallel connections to one host
     /// (0: no cap; the downloader's queue already bounds concurrency).
-    init(name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0) throws(ImageDownloaderError) {
+    /// `share` is the cookie jar's share handle when the downloader has a jar; otherwise the transport
+    /// makes its own (cookies then live as long as the transport).
+    init(name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, share: CurlShare? = nil)
+        throws(ImageDownloaderError)
+    {
         try CurlRuntime.ensureInitialized()
-        share = try CurlShare(sharesCookies: true)
+        if let share {
+            self.share = share
+        } else {
+            self.share = try CurlShare(sharesCookies: true)
+        }
         loop = try TransportLoop(maxConnectionsPerHost: maxConnectionsPerHost)
         let loop = self.loop
         let thread = Thread { loop.run() }
