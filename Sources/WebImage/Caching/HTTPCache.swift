@@ -126,7 +126,7 @@ public final class HTTPCache: HTTPCaching {
             if supersedesStored { remove(key: key) }
         case .store(let varying):
             var stored = response
-            stored.headers = HTTPCachePolicy.storableHeaders(response.headers)
+            stored.headers = HTTPCachePolicy.headersToStore(response.headers, receivedAt: responseDate)
             let cached = CachedHTTPResponse(
                 response: stored, body: body, requestDate: requestDate, responseDate: responseDate,
                 varyingRequestHeaders: varying)
@@ -153,7 +153,7 @@ public final class HTTPCache: HTTPCaching {
         }
         var refreshed = stored
         refreshed.response.headers = HTTPCachePolicy.mergedHeaders(
-            stored: stored.response.headers, notModified: notModified.headers)
+            stored: stored.response.headers, notModified: notModified.headers, receivedAt: responseDate)
         refreshed.requestDate = requestDate
         refreshed.responseDate = responseDate
         guard let varying = HTTPCachePolicy.varyingRequestHeaders(for: refreshed.response.headers, request: request)

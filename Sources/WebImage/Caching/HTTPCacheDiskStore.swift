@@ -90,6 +90,8 @@ final class HTTPCacheDiskStore: Sendable {
             remove(key: key)
             return
         }
+        // Without a usable index a body file would only become an orphan.
+        guard withIndex("save", { _ throws(SQLiteError) in true }) != nil else { return }
         let fileName = HTTPCacheBodyFiles.newFileName(forKey: key)
         do {
             try files.write(cached.body, named: fileName)

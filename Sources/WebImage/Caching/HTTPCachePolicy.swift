@@ -13,6 +13,10 @@ enum HTTPCachePolicy {
     /// (RFC 9110 §15.1).
     static let heuristicallyCacheableStatusCodes: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
+    /// Status codes this cache stores: the heuristically cacheable ones, plus redirects that are
+    /// stored only with explicit freshness.
+    static let storableStatusCodes: Set<Int> = heuristicallyCacheableStatusCodes.union([302, 303, 307])
+
     /// Header fields never stored (RFC 9111 §3.1: connection-specific and proxy fields) plus
     /// `Set-Cookie`, which a shared image cache on disk should neither keep nor replay.
     static let unstoredFieldNames: Set<String> = [
@@ -52,8 +56,9 @@ enum HTTPCachePolicy {
         if responseControl.contains("no-store") {
             return .reject(reason: "response says no-store", supersedesStored: isNewRepresentation)
         }
-        // A 206 needs range bookkeeping this cache does not do; 304s go through `refresh`.
-        guard (200..<600).contains(status), status != 206, status != 304 else {
+        // Only statuses whose meaning for a cache is clear are stored: 206 would need range
+        // bookkeeping, 304s go through `refresh`, and server errors are not worth keeping.
+        guard storableStatusCodes.contains(status) else {
             return .reject(reason: "status \(status) is not stored", supersedesStored: false)
         }
         let explicitlyCacheable =
@@ -73,6 +78,15 @@ enum HTTPCachePolicy {
                 reason: "body has \(bodyLength) bytes, Content-Length says \(declared)", supersedesStored: false)
         }
         return .store(varyingRequestHeaders: varying)
+    }
+
+    /// The fields to store for a response that arrived at `receivedAt`: without the fields a cache
+    /// must not store, and with a `Date` if it had none (RFC 9110 §6.6.1: a recipient with a clock
+    /// records the time it received the message).
+    static func headersToStore(_ headers: HTTPHeaders, receivedAt: Date) -> HTTPHeaders {
+        var stored = storableHeaders(headers)
+        if !stored.contains("Date") { stored["Date"] = HTTPDate.format(receivedAt) }
+        return stored
     }
 
     /// `headers` without the fields a cache must not store.
@@ -217,9 +231,12 @@ enum HTTPCachePolicy {
 
     /// The stored head updated with a 304's fields: each field the 304 carries replaces the stored
     /// fields of that name, except fields a cache does not store and `Content-Length` (the 304
-    /// describes no body).
-    static func mergedHeaders(stored: HTTPHeaders, notModified: HTTPHeaders) -> HTTPHeaders {
-        let updates = storableHeaders(notModified).fields.filter { !$0.name.caseInsensitiveEquals("Content-Length") }
+    /// describes no body). A 304 without `Date` dates the stored head at `receivedAt`, as the age of
+    /// the refreshed response starts there.
+    static func mergedHeaders(stored: HTTPHeaders, notModified: HTTPHeaders, receivedAt: Date) -> HTTPHeaders {
+        let updates = headersToStore(notModified, receivedAt: receivedAt).fields.filter {
+            !$0.name.caseInsensitiveEquals("Content-Length")
+        }
         let updatedNames = Set(updates.map { $0.name.lowercased() })
         var merged = stored.fields.filter { !updatedNames.contains($0.name.lowercased()) }
         merged.append(contentsOf: updates)
