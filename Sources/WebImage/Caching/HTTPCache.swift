@@ -224,7 +224,8 @@ public final class HTTPCache: HTTPCaching {
 
     /// Memory cost of an entry: its body plus its header bytes.
     static func cost(of cached: CachedHTTPResponse) -> Int {
-        cached.body.count + cached.response.headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
+        cached.body.count
+            + cached.response.headers.fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }
     }
 
     /// Keys in the memory tier from most to least recently used (tests and diagnostics).

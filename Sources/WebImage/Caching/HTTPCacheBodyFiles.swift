@@ -99,7 +99,8 @@ struct HTTPCacheBodyFiles: Sendable {
                 (try? FileManager.default.contentsOfDirectory(
                     at: directory, includingPropertiesForKeys: [.contentModificationDateKey])) ?? []
             for file in contents where isTemporary || !referenced.contains(file.lastPathComponent) {
-                let modified = (try? file.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate
+                let modified = (try? file.resourceValues(forKeys: [.contentModificationDateKey]))?
+                    .contentModificationDate
                 guard let modified, now.timeIntervalSince(modified) > gracePeriod else { continue }
                 if unlink(file.path) == 0 { removed += 1 }
             }

@@ -36,7 +36,8 @@ extension HTTPCacheDiskStore {
             // A row whose URL no longer parses is treated like a missing one; it will be replaced.
             guard let url = URL(string: statement.string(at: 5)) else { return nil }
             let response = ImageDownloadResponse(
-                url: url, statusCode: Int(statement.int64(at: 3)), headers: HeaderCoding.decode(statement.string(at: 6)),
+                url: url, statusCode: Int(statement.int64(at: 3)),
+                headers: HeaderCoding.decode(statement.string(at: 6)),
                 httpVersion: statement.string(at: 4))
             let head = CachedHTTPResponse(
                 response: response, body: Data(),
@@ -76,9 +77,11 @@ extension HTTPCacheDiskStore {
         ) { statement throws(SQLiteError) in
             try statement.bind(
                 .text(key), .text(fileName), .integer(Int64(cached.body.count)),
-                .integer(Int64(bitPattern: BodyChecksum.hash(cached.body))), .integer(Int64(cached.response.statusCode)),
+                .integer(Int64(bitPattern: BodyChecksum.hash(cached.body))),
+                .integer(Int64(cached.response.statusCode)),
                 .text(cached.response.httpVersion), .text(cached.response.url.absoluteString),
-                .text(HeaderCoding.encode(cached.response.headers)), .text(HeaderCoding.encode(cached.varyingRequestHeaders)),
+                .text(HeaderCoding.encode(cached.response.headers)),
+                .text(HeaderCoding.encode(cached.varyingRequestHeaders)),
                 .real(cached.requestDate.timeIntervalSince1970), .real(cached.responseDate.timeIntervalSince1970),
                 .real(accessDate.timeIntervalSince1970))
             try statement.run()
@@ -94,7 +97,8 @@ enum HeaderCoding {
     }
 
     static func encode(_ dictionary: [String: String]) -> String {
-        encode(HTTPHeaders(dictionary.sorted { $0.key < $1.key }.map { HTTPHeaders.Field(name: $0.key, value: $0.value) }))
+        encode(
+            HTTPHeaders(dictionary.sorted { $0.key < $1.key }.map { HTTPHeaders.Field(name: $0.key, value: $0.value) }))
     }
 
     static func decode(_ text: String) -> HTTPHeaders {

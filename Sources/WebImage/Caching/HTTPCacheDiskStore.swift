@@ -61,9 +61,11 @@ final class HTTPCacheDiskStore: Sendable {
     /// The stored response for `key` with its verified body, recording `accessDate` for LRU order.
     func load(key: String, accessDate: Date) -> CachedHTTPResponse? {
         guard
-            let record = withIndex("load", { database throws(SQLiteError) in
-                try Self.record(forKey: key, in: database)
-            }), let record
+            let record = withIndex(
+                "load",
+                { database throws(SQLiteError) in
+                    try Self.record(forKey: key, in: database)
+                }), let record
         else { return nil }
         guard let body = files.read(named: record.fileName) else {
             // Another process may have replaced the entry and deleted this body between our two reads;
@@ -111,15 +113,17 @@ final class HTTPCacheDiskStore: Sendable {
         files.remove(obsolete ?? [fileName])
     }
 
-    /// Replaces the head of the entry for `key` if it still has the body in `fileName`'s place;
-    /// returns whether a row was updated.
+    /// Replaces the head (status, fields, dates) of the entry for `key`, but only if that entry still
+    /// holds `cached.body` — another process may have stored a different body meanwhile, and this
+    /// head must not be attached to it. Returns whether a row was updated.
     @discardableResult
     func updateHead(_ cached: CachedHTTPResponse, key: String, accessDate: Date) -> Bool {
         withIndex("update") { database throws(SQLiteError) in
             try database.withStatement(
                 """
                 UPDATE entries SET status = ?, http_version = ?, response_url = ?, headers = ?, vary = ?,
-                    request_date = ?, response_date = ?, last_access = ? WHERE key = ?
+                    request_date = ?, response_date = ?, last_access = ?
+                WHERE key = ? AND body_size = ? AND checksum = ?
                 """
             ) { statement throws(SQLiteError) in
                 try statement.bind(
@@ -127,7 +131,8 @@ final class HTTPCacheDiskStore: Sendable {
                     .text(cached.response.url.absoluteString), .text(HeaderCoding.encode(cached.response.headers)),
                     .text(HeaderCoding.encode(cached.varyingRequestHeaders)),
                     .real(cached.requestDate.timeIntervalSince1970), .real(cached.responseDate.timeIntervalSince1970),
-                    .real(accessDate.timeIntervalSince1970), .text(key))
+                    .real(accessDate.timeIntervalSince1970), .text(key), .integer(Int64(cached.body.count)),
+                    .integer(Int64(bitPattern: BodyChecksum.hash(cached.body))))
                 try statement.run()
             }
             return database.changes > 0
@@ -193,7 +198,7 @@ final class HTTPCacheDiskStore: Sendable {
         } ?? []
     }
 
-    /// Every row of the index, for diagnostics and tests.
+    /// The body file name the index holds for `key` (tests and diagnostics).
     func fileName(forKey key: String) -> String? {
         withIndex("file name") { database throws(SQLiteError) in try Self.fileName(forKey: key, in: database) } ?? nil
     }
@@ -206,7 +211,8 @@ final class HTTPCacheDiskStore: Sendable {
     /// Deletes least recently used rows (never `keeping`) until the bodies fit in `capacity`;
     /// returns their file names. Runs inside the writer's transaction.
     private func evict(keeping key: String, in database: SQLiteDatabase) throws(SQLiteError) -> [String] {
-        var total = try database.withStatement("SELECT total(body_size) FROM entries") { statement throws(SQLiteError) in
+        var total = try database.withStatement("SELECT total(body_size) FROM entries") {
+            statement throws(SQLiteError) in
             try statement.step() ? Int(statement.double(at: 0)) : 0
         }
         guard total > capacity else { return [] }
@@ -231,7 +237,8 @@ final class HTTPCacheDiskStore: Sendable {
 
     private func drop(key: String, fileName: String) {
         let deleted = withIndex("drop") { database throws(SQLiteError) in
-            try database.withStatement("DELETE FROM entries WHERE key = ? AND file = ?") { statement throws(SQLiteError) in
+            try database.withStatement("DELETE FROM entries WHERE key = ? AND file = ?") {
+                statement throws(SQLiteError) in
                 try statement.bind(.text(key), .text(fileName))
                 try statement.run()
             }
@@ -274,7 +281,7 @@ final class HTTPCacheDiskStore: Sendable {
         }
         do throws(SQLiteError) {
             try openDatabase(&state)
-        } catch where error.isCorruption {
+        } catch  where error.isCorruption {
             log("WebImage.HTTPCache: the index at \(databasePath) is damaged (\(error)); rebuilding it")
             recover(&state)
         } catch {

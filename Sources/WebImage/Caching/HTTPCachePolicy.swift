@@ -149,7 +149,8 @@ enum HTTPCachePolicy {
     // MARK: - Lookup
 
     /// Whether `cached` answers `request` at `now` fresh, stale with validators, or not at all.
-    static func evaluate(_ cached: CachedHTTPResponse, for request: ImageDownloadRequest, now: Date) -> HTTPCacheLookup {
+    static func evaluate(_ cached: CachedHTTPResponse, for request: ImageDownloadRequest, now: Date) -> HTTPCacheLookup
+    {
         guard varyMatches(cached, request: request) else { return .miss }
         let requestControl = CacheControl(request.headers)
         let responseControl = CacheControl(cached.response.headers)
@@ -195,7 +196,9 @@ enum HTTPCachePolicy {
 
     /// The request's values for the fields `responseHeaders` names in `Vary`, by lower-cased name;
     /// `nil` for `Vary: *`.
-    static func varyingRequestHeaders(for responseHeaders: HTTPHeaders, request: ImageDownloadRequest) -> [String: String]? {
+    static func varyingRequestHeaders(for responseHeaders: HTTPHeaders, request: ImageDownloadRequest) -> [String:
+        String]?
+    {
         var result: [String: String] = [:]
         for name in responseHeaders.values(for: "Vary").flatMap(listElements) {
             if name == "*" { return nil }

@@ -14,7 +14,9 @@ import Foundation
 /// HTTPDate.format(Date(timeIntervalSince1970: 0))   // "Thu, 01 Jan 1970 00:00:00 GMT"
 /// ```
 public enum HTTPDate {
-    private static let monthNames = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let monthNames = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ]
     private static let dayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     private static let longDayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
@@ -95,7 +97,8 @@ public enum HTTPDate {
         return makeDate(year: year, month: month, day: day, time: time)
     }
 
-    private static func makeDate(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Date? {
+    private static func makeDate(year: Int, month: Int, day: Int, time: (hour: Int, minute: Int, second: Int)) -> Date?
+    {
         guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month),
             time.hour <= 23, time.minute <= 59, time.second <= 60
         else { return nil }

@@ -43,14 +43,16 @@ final class SQLiteDatabase {
             throw SQLiteError(code: code, message: String(cString: sqlite3_errstr(code)), operation: "open \(path)")
         }
         guard code == SQLITE_OK else {
-            let error = SQLiteError(code: code, message: String(cString: sqlite3_errmsg(opened)), operation: "open \(path)")
+            let error = SQLiteError(
+                code: code, message: String(cString: sqlite3_errmsg(opened)), operation: "open \(path)")
             // A handle is allocated even when opening fails and must be closed.
             sqlite3_close_v2(opened)
             throw error
         }
         handle = opened
         sqlite3_extended_result_codes(handle, 1)
-        let milliseconds = busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds =
+            busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         try check(sqlite3_busy_timeout(handle, Int32(clamping: milliseconds)), "busy_timeout")
     }
 
@@ -114,8 +116,8 @@ final class SQLiteDatabase {
             try execute("COMMIT")
             return result
         } catch {
-            // Nothing more to report if the rollback fails too: the original error is the news.
-            sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+            // If the rollback fails too, the original error is still the one to report.
+            _ = try? check(sqlite3_exec(handle, "ROLLBACK", nil, nil, nil), "ROLLBACK")
             throw error
         }
     }

@@ -7,7 +7,8 @@ import Testing
     /// A one-row image whose pixels take `bytes` bytes.
     static func image(bytes: Int, fill: UInt8 = 0) -> Image {
         let width = bytes / 4
-        let frame = ImageFrame(width: width, height: 1, bytesPerRow: bytes, pixels: [UInt8](repeating: fill, count: bytes))
+        let frame = ImageFrame(
+            width: width, height: 1, bytesPerRow: bytes, pixels: [UInt8](repeating: fill, count: bytes))
         return Image(format: .png, width: width, height: 1, frames: [frame])
     }
 

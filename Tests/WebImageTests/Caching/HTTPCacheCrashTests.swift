@@ -41,7 +41,8 @@ import Testing
             let body = Self.body(for: index)
             cache.store(
                 Support.response(Self.path(for: index), headers: ["Cache-Control": "max-age=100000"], body: body),
-                body: body, for: Support.request(Self.path(for: index)), requestDate: Support.t0, responseDate: Support.t0)
+                body: body, for: Support.request(Self.path(for: index)), requestDate: Support.t0,
+                responseDate: Support.t0)
             // write(2) directly: unbuffered, so the parent sees each line as soon as it is committed.
             FileHandle.standardOutput.write(Data("stored \(index)\n".utf8))
         }
@@ -56,7 +57,9 @@ import Testing
         for killAfter in [3, 11, 7, 19] {
             let child = Process()
             child.executableURL = URL(fileURLWithPath: executable)
-            child.arguments = ["--testing-library", "swift-testing", "--filter", "HTTPCacheCrashTests/crashWriterChild"]
+            child.arguments = [
+                "--testing-library", "swift-testing", "--filter", "HTTPCacheCrashTests/crashWriterChild",
+            ]
             var environment = ProcessInfo.processInfo.environment
             environment[Self.childDirectoryVariable] = directory.path
             environment["WEBIMAGE_CACHE_CRASH_CHILD_START"] = String(nextIndex)
@@ -95,7 +98,8 @@ import Testing
 
     private func verifyEveryIndexedEntryIsIntact(_ directory: URL) throws {
         let log = LogCollector()
-        let cache = HTTPCache(memoryCapacity: 0, diskCapacity: 3 * 1024 * 1024, directory: directory, logger: log.logger)
+        let cache = HTTPCache(
+            memoryCapacity: 0, diskCapacity: 3 * 1024 * 1024, directory: directory, logger: log.logger)
         let keys = try #require(cache.disk?.keysByLastAccess)
         #expect(!keys.isEmpty)
         for key in keys {

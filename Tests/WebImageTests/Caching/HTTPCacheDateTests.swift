@@ -27,7 +27,8 @@ import Testing
 
     @Test func twoDigitYearsFollowTheFiftyYearRule() {
         // 2070 is more than 50 years after 2019, so "70" means 1970; "69" means 2069.
-        #expect(HTTPDate.parse("Thursday, 01-Jan-70 00:00:00 GMT", referenceYear: 2019) == Date(timeIntervalSince1970: 0))
+        #expect(
+            HTTPDate.parse("Thursday, 01-Jan-70 00:00:00 GMT", referenceYear: 2019) == Date(timeIntervalSince1970: 0))
         let year2069 = HTTPDate.parse("Tuesday, 01-Jan-69 00:00:00 GMT", referenceYear: 2019)
         #expect(year2069 == HTTPDate.parse("Tue, 01 Jan 2069 00:00:00 GMT"))
     }

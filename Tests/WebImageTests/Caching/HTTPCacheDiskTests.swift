@@ -8,10 +8,14 @@ import Testing
     typealias Support = CachingTestSupport
     let t0 = CachingTestSupport.t0
 
-    private func store(_ cache: HTTPCache, _ path: String, body: Data, at seconds: TimeInterval = 0, etag: String = "\"v1\"") {
+    private func store(
+        _ cache: HTTPCache, _ path: String, body: Data, at seconds: TimeInterval = 0, etag: String = "\"v1\""
+    ) {
         let date = t0 + seconds
         cache.store(
-            Support.response(path, headers: ["Date": Support.httpDate(date), "Cache-Control": "max-age=3600", "ETag": etag], body: body),
+            Support.response(
+                path, headers: ["Date": Support.httpDate(date), "Cache-Control": "max-age=3600", "ETag": etag],
+                body: body),
             body: body, for: Support.request(path), requestDate: date, responseDate: date)
     }
 
@@ -38,7 +42,10 @@ import Testing
 
         // A 304 refresh reaches the disk too.
         let notModified = Support.response("a.png", status: 304, headers: ["ETag": "\"v1\"", "X-Refreshed": "yes"])
-        #expect(second.refresh(with: notModified, for: Support.request("a.png"), requestDate: t0 + 4000, responseDate: t0 + 4000) != nil)
+        #expect(
+            second.refresh(
+                with: notModified, for: Support.request("a.png"), requestDate: t0 + 4000, responseDate: t0 + 4000)
+                != nil)
         let third = diskOnlyCache(directory, log: log)
         let refreshed = third.lookup(Support.request("a.png"), now: t0 + 4010)
         #expect(refreshed.isFresh)
@@ -47,7 +54,34 @@ import Testing
 
         third.removeResponse(for: Support.url("a.png"))
         #expect(HTTPCache(directory: directory, logger: log.logger).lookup(Support.request("a.png"), now: t0).isMiss)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("bodies").path).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("bodies").path).isEmpty
+        )
+        #expect(log.messages.isEmpty)
+    }
+
+    @Test func aRefreshNeverAttachesItsHeadToAnotherInstancesBody() throws {
+        let directory = try Support.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = LogCollector()
+        let first = HTTPCache(directory: directory, logger: log.logger)
+        let second = HTTPCache(directory: directory, logger: log.logger)
+        let original = Support.body(seed: 1, count: 4000)
+        let replacement = Support.body(seed: 2, count: 4000)
+        store(first, "a.png", body: original, etag: "\"v1\"")
+        // Another process stores a different representation; `first` still holds v1 in memory.
+        store(second, "a.png", body: replacement, at: 1, etag: "\"v2\"")
+        let notModified = Support.response("a.png", status: 304, headers: ["ETag": "\"v1\"", "X-Refreshed": "1"])
+        let refreshed = first.refresh(
+            with: notModified, for: Support.request("a.png"), requestDate: t0 + 2, responseDate: t0 + 2)
+        #expect(refreshed?.body == original)
+
+        // The disk entry is consistent: the server just confirmed v1, so v1 is stored whole again.
+        let checker = diskOnlyCache(directory, log: log)
+        let cached = try #require(checker.lookup(Support.request("a.png"), now: t0 + 3).cachedResponse)
+        #expect(cached.response.headers["ETag"] == "\"v1\"")
+        #expect(cached.response.headers["X-Refreshed"] == "1")
+        #expect(cached.body == original)
         #expect(log.messages.isEmpty)
     }
 
@@ -65,7 +99,8 @@ import Testing
         #expect(cache.disk?.keysByLastAccess == ["c", "a", "d"].map { Support.url($0).absoluteString })
         #expect(cache.lookup(Support.request("b"), now: t0 + 5).isMiss)
         #expect(cache.currentDiskUsage == 3000)
-        let bodies = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("bodies").path)
+        let bodies = try FileManager.default.contentsOfDirectory(
+            atPath: directory.appendingPathComponent("bodies").path)
         #expect(bodies.count == 3)
 
         // A body larger than the whole disk tier is not stored (and does not flush the others).
@@ -77,7 +112,9 @@ import Testing
 
     @Test func memoryEvictsLeastRecentlyUsedBeyondCapacity() throws {
         let probe = CachedHTTPResponse(
-            response: Support.response("a", headers: ["Date": Support.httpDate(t0), "Cache-Control": "max-age=3600", "ETag": "\"v1\""], body: Data(count: 1000)),
+            response: Support.response(
+                "a", headers: ["Date": Support.httpDate(t0), "Cache-Control": "max-age=3600", "ETag": "\"v1\""],
+                body: Data(count: 1000)),
             body: Data(count: 1000), requestDate: t0, responseDate: t0)
         let entryCost = HTTPCache.cost(of: probe)
         let cache = HTTPCache(memoryCapacity: entryCost * 3, directory: nil)
@@ -103,8 +140,10 @@ import Testing
         store(cache, "torn.png", body: body)
         store(cache, "flipped.png", body: body)
         let key = { (path: String) in Support.url(path).absoluteString }
-        let tornFile = cache.disk?.bodiesDirectory.appendingPathComponent(try #require(cache.disk?.fileName(forKey: key("torn.png"))))
-        let flippedFile = cache.disk?.bodiesDirectory.appendingPathComponent(try #require(cache.disk?.fileName(forKey: key("flipped.png"))))
+        let tornFile = cache.disk?.bodiesDirectory.appendingPathComponent(
+            try #require(cache.disk?.fileName(forKey: key("torn.png"))))
+        let flippedFile = cache.disk?.bodiesDirectory.appendingPathComponent(
+            try #require(cache.disk?.fileName(forKey: key("flipped.png"))))
 
         // Behind the cache's back: cut one body in half, change one byte of the other.
         let torn = try FileHandle(forWritingTo: try #require(tornFile))
@@ -123,7 +162,8 @@ import Testing
         // A body deleted outright is a plain miss and its row goes too.
         store(cache, "deleted.png", body: body)
         let deleted = try #require(cache.disk?.fileName(forKey: key("deleted.png")))
-        try FileManager.default.removeItem(at: directory.appendingPathComponent("bodies").appendingPathComponent(deleted))
+        try FileManager.default.removeItem(
+            at: directory.appendingPathComponent("bodies").appendingPathComponent(deleted))
         #expect(cache.lookup(Support.request("deleted.png"), now: t0 + 1).isMiss)
         #expect(cache.disk?.fileName(forKey: key("deleted.png")) == nil)
     }
@@ -197,7 +237,8 @@ import Testing
                 let body = Support.body(seed: seed, count: 2000 + index * 10)
                 let date = t0 + TimeInterval(index)
                 cache.store(
-                    Support.response(path, headers: ["Cache-Control": "max-age=3600", "X-Seed": String(seed)], body: body),
+                    Support.response(
+                        path, headers: ["Cache-Control": "max-age=3600", "X-Seed": String(seed)], body: body),
                     body: body, for: Support.request(path), requestDate: date, responseDate: date)
                 _ = cache.lookup(Support.request("shared-\(index / 2 * 2).png"), now: date)
             }
@@ -209,7 +250,8 @@ import Testing
         #expect(!keys.isEmpty)
         #expect(checker.currentDiskUsage <= 400_000)
         for key in keys {
-            let cached = try #require(checker.lookup(ImageDownloadRequest(url: URL(string: key)!), now: t0 + 100).cachedResponse)
+            let cached = try #require(
+                checker.lookup(ImageDownloadRequest(url: URL(string: key)!), now: t0 + 100).cachedResponse)
             let seed = try #require(cached.response.headers["X-Seed"].flatMap { Int($0) })
             #expect(cached.body == Support.body(seed: seed, count: cached.body.count))
             #expect(cached.body.count == 2000 + (seed % 1000) * 10)

@@ -20,7 +20,9 @@ import Testing
             for: request ?? Support.request(path), requestDate: requestDate ?? t0, responseDate: responseDate ?? t0)
     }
 
-    private func lookup(_ path: String = "a.png", at seconds: TimeInterval, headers: HTTPHeaders = [:]) -> HTTPCacheLookup {
+    private func lookup(_ path: String = "a.png", at seconds: TimeInterval, headers: HTTPHeaders = [:])
+        -> HTTPCacheLookup
+    {
         cache.lookup(Support.request(path, headers: headers), now: t0 + seconds)
     }
 
@@ -45,7 +47,9 @@ import Testing
     @Test func noStoreIsNeverStored() {
         store(headers: ["Cache-Control": "no-store, max-age=3600"])
         #expect(lookup(at: 0).isMiss)
-        store(headers: ["Cache-Control": "max-age=3600"], request: Support.request("a.png", headers: ["Cache-Control": "no-store"]))
+        store(
+            headers: ["Cache-Control": "max-age=3600"],
+            request: Support.request("a.png", headers: ["Cache-Control": "no-store"]))
         #expect(lookup(at: 0).isMiss)
         // A new no-store representation supersedes what was stored.
         store(headers: ["Cache-Control": "max-age=3600"])
@@ -96,13 +100,18 @@ import Testing
 
         // The server's clock is 1000 s behind ours: the lifetime is still Expires − Date = 100 s, and
         // the apparent age (1000 s) already exceeds it.
-        store("skewed.png", headers: ["Date": Support.httpDate(t0 - 1000), "Expires": Support.httpDate(t0 - 900), "ETag": "\"s\""])
+        store(
+            "skewed.png",
+            headers: ["Date": Support.httpDate(t0 - 1000), "Expires": Support.httpDate(t0 - 900), "ETag": "\"s\""])
         #expect(lookup("skewed.png", at: 0).isStale)
 
         // max-age wins over Expires; an invalid Expires means already expired.
-        store("both.png", headers: ["Cache-Control": "max-age=500", "Expires": Support.httpDate(t0 + 10), "ETag": "\"b\""])
+        store(
+            "both.png",
+            headers: ["Cache-Control": "max-age=500", "Expires": Support.httpDate(t0 + 10), "ETag": "\"b\""])
         #expect(lookup("both.png", at: 100).isFresh)
-        store("invalid.png", headers: ["Expires": "0", "ETag": "\"i\"", "Last-Modified": Support.httpDate(t0 - 86_400)])
+        store(
+            "invalid.png", headers: ["Expires": "0", "ETag": "\"i\"", "Last-Modified": Support.httpDate(t0 - 86_400)])
         #expect(lookup("invalid.png", at: 0).isStale)
     }
 
@@ -151,7 +160,9 @@ import Testing
         store("moved2.png", status: 302, headers: ["Cache-Control": "max-age=60", "Location": "/x"])
         #expect(lookup("moved2.png", at: 0).isFresh)
         // 404 is heuristically cacheable.
-        store("gone.png", status: 404, headers: ["Date": Support.httpDate(t0), "Last-Modified": Support.httpDate(t0 - 10_000)])
+        store(
+            "gone.png", status: 404,
+            headers: ["Date": Support.httpDate(t0), "Last-Modified": Support.httpDate(t0 - 10_000)])
         #expect(lookup("gone.png", at: 500).isFresh)
         // 500, 206 and 304 are never stored.
         for status in [500, 206, 304] {
@@ -193,7 +204,8 @@ import Testing
                 "Content-Length": "0", "Connection": "keep-alive",
             ])
         let refreshed = try #require(
-            cache.refresh(with: notModified, for: Support.request("a.png"), requestDate: t0 + 120, responseDate: t0 + 120))
+            cache.refresh(
+                with: notModified, for: Support.request("a.png"), requestDate: t0 + 120, responseDate: t0 + 120))
         #expect(refreshed.body == png)
         #expect(refreshed.response.statusCode == 200)
         #expect(refreshed.response.headers["X-Version"] == "2")
@@ -226,7 +238,9 @@ import Testing
         store(headers: ["Cache-Control": "max-age=0", "ETag": "\"v1\""])
         #expect(lookup(at: 10).conditionalHeaders?["If-None-Match"] == "\"v1\"")
         let changed = Support.body(seed: 2, count: 1500)
-        store(headers: ["Cache-Control": "max-age=60", "ETag": "\"v2\""], body: changed, requestDate: t0 + 10, responseDate: t0 + 10)
+        store(
+            headers: ["Cache-Control": "max-age=60", "ETag": "\"v2\""], body: changed, requestDate: t0 + 10,
+            responseDate: t0 + 10)
         let result = lookup(at: 20)
         #expect(result.isFresh)
         #expect(result.cachedResponse?.body == changed)
@@ -236,7 +250,9 @@ import Testing
     @Test func incompleteBodiesAndCookiesAreNotStored() throws {
         store(headers: ["Cache-Control": "max-age=60", "Content-Length": "5000"])
         #expect(lookup(at: 0).isMiss)
-        store("c.png", headers: ["Cache-Control": "max-age=60", "Set-Cookie": "id=1", "Connection": "close, X-Hop", "X-Hop": "1"])
+        store(
+            "c.png",
+            headers: ["Cache-Control": "max-age=60", "Set-Cookie": "id=1", "Connection": "close, X-Hop", "X-Hop": "1"])
         let headers = try #require(lookup("c.png", at: 0).cachedResponse).response.headers
         #expect(headers["Set-Cookie"] == nil)
         #expect(headers["Connection"] == nil)
@@ -253,7 +269,9 @@ import Testing
     }
 
     @Test func cacheControlParsingHandlesQuotesCaseAndRepeats() {
-        let control = CacheControl(["Cache-Control": "Max-Age=\"30\", no-cache=\"Set-Cookie, X-A\"", "cache-control": "max-age=99"])
+        let control = CacheControl([
+            "Cache-Control": "Max-Age=\"30\", no-cache=\"Set-Cookie, X-A\"", "cache-control": "max-age=99",
+        ])
         #expect(control.seconds("max-age") == 30)
         #expect(control.contains("no-cache"))
         #expect(!control.contains("x-a\""))
