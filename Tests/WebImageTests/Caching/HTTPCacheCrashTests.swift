@@ -87,7 +87,7 @@ import Testing
             }
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
-            #expect(stored.count == killAfter, "the child stopped early: \(buffer)")
+            #expect(stored.count >= killAfter, "the child stopped early: \(buffer)")
             #expect(child.terminationReason == .uncaughtSignal)
             #expect(childLogs.isEmpty, "\(childLogs)")
             nextIndex = (stored.last ?? nextIndex) + 1
