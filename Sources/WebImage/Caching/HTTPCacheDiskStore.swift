@@ -60,13 +60,8 @@ final class HTTPCacheDiskStore: Sendable {
 
     /// The stored response for `key` with its verified body, recording `accessDate` for LRU order.
     func load(key: String, accessDate: Date) -> CachedHTTPResponse? {
-        guard
-            let record = withIndex(
-                "load",
-                { database throws(SQLiteError) in
-                    try Self.record(forKey: key, in: database)
-                }), let record
-        else { return nil }
+        let found = withIndex("load") { database throws(SQLiteError) in try Self.record(forKey: key, in: database) }
+        guard let found, let record = found else { return nil }
         guard let body = files.read(named: record.fileName) else {
             // Another process may have replaced the entry and deleted this body between our two reads;
             // dropping the row only if it still names this file leaves such a newer entry alone.

@@ -29,15 +29,17 @@ import Testing
         return body
     }
 
-    /// The child: stores bodies of 64–256 KB forever, printing "stored <n>" after each commit,
-    /// until the parent kills it. Capacity is small so eviction deletes files while it runs.
+    /// The child: stores bodies of 64–256 KB (by default practically forever), printing
+    /// "stored <n>" after each commit, until the parent kills it or it has stored its count. Capacity is small so eviction deletes files while it runs.
     @Test func crashWriterChild() {
         guard let directory = ProcessInfo.processInfo.environment[Self.childDirectoryVariable] else { return }
-        let start = Int(ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_CRASH_CHILD_START"] ?? "0") ?? 0
+        let environment = ProcessInfo.processInfo.environment
+        let start = environment["WEBIMAGE_CACHE_CRASH_CHILD_START"].flatMap { Int($0) } ?? 0
+        let count = environment["WEBIMAGE_CACHE_CRASH_CHILD_COUNT"].flatMap { Int($0) } ?? 100_000
         let cache = HTTPCache(
             memoryCapacity: 0, diskCapacity: 3 * 1024 * 1024, directory: URL(fileURLWithPath: directory),
             logger: { message in FileHandle.standardOutput.write(Data("log \(message)\n".utf8)) })
-        for index in start..<(start + 100_000) {
+        for index in start..<(start + count) {
             let body = Self.body(for: index)
             cache.store(
                 Support.response(Self.path(for: index), headers: ["Cache-Control": "max-age=100000"], body: body),
@@ -51,23 +53,10 @@ import Testing
     @Test func killedWritersNeverLeaveTornEntries() throws {
         let directory = try Support.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         var nextIndex = 0
         // Kill at a few different points; each round starts where the last one stopped.
         for killAfter in [3, 11, 7, 19] {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: executable)
-            child.arguments = [
-                "--testing-library", "swift-testing", "--filter", "HTTPCacheCrashTests/crashWriterChild",
-            ]
-            var environment = ProcessInfo.processInfo.environment
-            environment[Self.childDirectoryVariable] = directory.path
-            environment["WEBIMAGE_CACHE_CRASH_CHILD_START"] = String(nextIndex)
-            child.environment = environment
-            let output = Pipe()
-            child.standardOutput = output
-            child.standardError = FileHandle.nullDevice
-            try child.run()
+            let (child, output) = try startWriter(directory, start: nextIndex)
 
             // Wait (on the pipe, not a timer) until the child reports enough commits, then kill it
             // while it is in the middle of the next write.
@@ -94,6 +83,53 @@ import Testing
 
             try verifyEveryIndexedEntryIsIntact(directory)
         }
+    }
+
+    /// Starts this test binary as a writer of entries `start..<start + count` into `directory`.
+    private func startWriter(_ directory: URL, start: Int, count: Int? = nil) throws -> (Process, Pipe) {
+        let child = Process()
+        child.executableURL = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        child.arguments = ["--testing-library", "swift-testing", "--filter", "HTTPCacheCrashTests/crashWriterChild"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.childDirectoryVariable] = directory.path
+        environment["WEBIMAGE_CACHE_CRASH_CHILD_START"] = String(start)
+        if let count { environment["WEBIMAGE_CACHE_CRASH_CHILD_COUNT"] = String(count) }
+        child.environment = environment
+        let output = Pipe()
+        child.standardOutput = output
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        return (child, output)
+    }
+
+    @Test func processesShareOneDirectoryConcurrently() throws {
+        let directory = try Support.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Two writer processes and this one, with overlapping keys (a key's body depends only on its
+        // index, so whoever wins, the entry must be intact).
+        let writers = try [0, 15].map { try startWriter(directory, start: $0, count: 30) }
+        let log = LogCollector()
+        let cache = HTTPCache(
+            memoryCapacity: 0, diskCapacity: 3 * 1024 * 1024, directory: directory, logger: log.logger)
+        for index in 10..<40 {
+            let body = Self.body(for: index)
+            cache.store(
+                Support.response(Self.path(for: index), headers: ["Cache-Control": "max-age=100000"], body: body),
+                body: body, for: Support.request(Self.path(for: index)), requestDate: Support.t0,
+                responseDate: Support.t0)
+            _ = cache.lookup(Support.request(Self.path(for: index - 5)), now: Support.t0)
+        }
+        for (child, output) in writers {
+            // Read to the end before waiting, so a full pipe can never block the child.
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            #expect(child.terminationStatus == 0)
+            #expect(text.components(separatedBy: "\n").filter { $0.hasPrefix("stored ") }.count == 30)
+            #expect(!text.contains("\nlog "), "\(text)")
+        }
+        #expect(log.messages.isEmpty, "\(log.messages)")
+        try verifyEveryIndexedEntryIsIntact(directory)
     }
 
     private func verifyEveryIndexedEntryIsIntact(_ directory: URL) throws {
