@@ -201,6 +201,12 @@ final class HTTPCacheDiskStore: Sendable {
     /// The body directory, for tests that damage bodies behind the cache's back.
     var bodiesDirectory: URL { files.bodiesDirectory }
 
+    /// Runs `body` on the index exactly as the store's own operations do, errors and corruption
+    /// recovery included; lets tests drive the failure paths.
+    func withIndexForTesting<T: Sendable>(_ body: (SQLiteDatabase) throws(SQLiteError) -> T) -> T? {
+        withIndex("test", body)
+    }
+
     // MARK: - Eviction
 
     /// Deletes least recently used rows (never `keeping`) until the bodies fit in `capacity`;

@@ -196,6 +196,38 @@ import Testing
         #expect(log.messages.filter { $0.contains("is damaged") }.count == 1)
     }
 
+    @Test func corruptionReportedByALaterQueryAlsoRebuildsAndOtherErrorsDoNot() throws {
+        let directory = try Support.makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let databasePath = directory.appendingPathComponent("index.sqlite").path
+        let log = LogCollector()
+        let cache = diskOnlyCache(directory, log: log)
+        let disk = try #require(cache.disk)
+        store(cache, "a.png", body: Support.body(seed: 1, count: 100))
+
+        // An ordinary SQLite error is logged; the index stays.
+        let failed = disk.withIndexForTesting { database throws(SQLiteError) -> Bool in
+            try database.execute("SELECT * FROM no_such_table")
+            return true
+        }
+        #expect(failed == nil)
+        #expect(log.messages.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: databasePath + ".corrupt"))
+        #expect(cache.lookup(Support.request("a.png"), now: t0).isFresh)
+
+        // SQLITE_CORRUPT from a query on an open index: moved aside, rebuilt, working.
+        _ = disk.withIndexForTesting { _ throws(SQLiteError) in
+            throw SQLiteError.corrupt("injected", operation: "test")
+        }
+        #expect(FileManager.default.fileExists(atPath: databasePath + ".corrupt"))
+        #expect(log.messages.contains { $0.contains("is damaged") })
+        #expect(cache.lookup(Support.request("a.png"), now: t0).isMiss)
+        let body = Support.body(seed: 2, count: 100)
+        store(cache, "b.png", body: body)
+        #expect(
+            diskOnlyCache(directory, log: log).lookup(Support.request("b.png"), now: t0).cachedResponse?.body == body)
+    }
+
     @Test func aTruncatedIndexFileIsRebuiltToo() throws {
         let directory = try Support.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
