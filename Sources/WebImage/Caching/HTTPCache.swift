@@ -156,16 +156,18 @@ public final class HTTPCache: HTTPCaching {
             stored: stored.response.headers, notModified: notModified.headers, receivedAt: responseDate)
         refreshed.requestDate = requestDate
         refreshed.responseDate = responseDate
-        guard let varying = HTTPCachePolicy.varyingRequestHeaders(for: refreshed.response.headers, request: request)
+        guard let varying = HTTPCachePolicy.varyingRequestHeaders(for: refreshed.response.headers, request: request),
+            !CacheControl(refreshed.response.headers).contains("no-store")
         else {
-            // The 304 changed Vary to "*": serve this once, but it can never be selected again.
+            // The 304 made the response unstorable (Vary: *, no-store): serve it this once only.
             remove(key: key)
             return refreshed
         }
         refreshed.varyingRequestHeaders = varying
         insertInMemory(refreshed, key: key, diskTouchedAt: responseDate)
         if let disk, !disk.updateHead(refreshed, key: key, accessDate: responseDate) {
-            // Evicted or removed (perhaps by another process) since we read it: store it whole again.
+            // Since we read it, the disk entry was evicted, removed or replaced by another body
+            // (perhaps by another process): the server just confirmed ours, so store it whole again.
             disk.save(refreshed, key: key, accessDate: responseDate)
         }
         return refreshed

@@ -221,6 +221,16 @@ import Testing
         #expect(lookup(at: 120 + 301).isStale)
     }
 
+    @Test func aNotModifiedThatForbidsStoringServesOnceThenForgets() {
+        store(headers: ["Cache-Control": "max-age=0", "ETag": "\"v1\""])
+        let notModified = Support.response(
+            "a.png", status: 304, headers: ["ETag": "\"v1\"", "Cache-Control": "no-store"])
+        let refreshed = cache.refresh(
+            with: notModified, for: Support.request("a.png"), requestDate: t0 + 5, responseDate: t0 + 5)
+        #expect(refreshed?.body == png)
+        #expect(lookup(at: 6).isMiss)
+    }
+
     @Test func notModifiedForAnotherValidatorOrNothingStoredIsNil() {
         let request = Support.request("a.png")
         let notModified = Support.response("a.png", status: 304, headers: ["ETag": "\"v2\""])
