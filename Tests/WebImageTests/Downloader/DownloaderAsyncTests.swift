@@ -34,7 +34,7 @@ import Testing
         let url = server.url("/files/horse-rgba.png?delay=400")
         let doomed = Task { try await downloader.image(for: url) }
         let survivor = Task { try await downloader.image(for: url) }
-        #expect(await pollAsync { server.count(for: "/files/horse-rgba.png") == 1 })
+        #expect(await pollAsync(seconds: 60) { server.count(for: "/files/horse-rgba.png") == 1 })
         doomed.cancel()
         do {
             _ = try await doomed.value
