@@ -35,8 +35,11 @@ do {
     fail("\(error)")
 }
 
-func encoded(_ encode: (UnsafePointer<UInt8>, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int>) -> Int32,
-             free: (UnsafeMutablePointer<UInt8>?) -> Void) -> Data {
+func encoded(
+    _ encode: (UnsafePointer<UInt8>, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<Int>) ->
+        Int32,
+    free: (UnsafeMutablePointer<UInt8>?) -> Void
+) -> Data {
     var output: UnsafeMutablePointer<UInt8>?
     var length = 0
     let status = rgba.withUnsafeBufferPointer { pixels in
@@ -59,25 +62,34 @@ func withBytes(_ data: Data, _ body: (UnsafePointer<UInt8>, Int) -> Int32) -> In
 }
 
 let baselines: [(name: String, data: Data, decoder: any ImageDecoding, direct: () -> Int32)] = [
-    ("JPEG", jpeg, JPEGDecoder(), {
-        withBytes(jpeg) { bytes, count in
-            var pixels = [UInt8](repeating: 0, count: side * side * 4)
-            return wi_bench_tj_decode(bytes, count, &pixels, Int32(side), Int32(side))
+    (
+        "JPEG", jpeg, JPEGDecoder(),
+        {
+            withBytes(jpeg) { bytes, count in
+                var pixels = [UInt8](repeating: 0, count: side * side * 4)
+                return wi_bench_tj_decode(bytes, count, &pixels, Int32(side), Int32(side))
+            }
         }
-    }),
-    ("WebP", webp, WebPDecoder(), {
-        withBytes(webp) { bytes, count in
-            var width: Int32 = 0
-            var height: Int32 = 0
-            return wi_bench_webp_decode(bytes, count, &width, &height)
+    ),
+    (
+        "WebP", webp, WebPDecoder(),
+        {
+            withBytes(webp) { bytes, count in
+                var width: Int32 = 0
+                var height: Int32 = 0
+                return wi_bench_webp_decode(bytes, count, &width, &height)
+            }
         }
-    }),
-    ("PNG", png, PNGDecoder(), {
-        withBytes(png) { bytes, count in
-            var pixels = [UInt8](repeating: 0, count: side * side * 4)
-            return wi_bench_png_decode(bytes, count, &pixels, Int32(side), Int32(side))
+    ),
+    (
+        "PNG", png, PNGDecoder(),
+        {
+            withBytes(png) { bytes, count in
+                var pixels = [UInt8](repeating: 0, count: side * side * 4)
+                return wi_bench_png_decode(bytes, count, &pixels, Int32(side), Int32(side))
+            }
         }
-    }),
+    ),
 ]
 
 func median(_ values: [Duration]) -> Double {
@@ -95,7 +107,9 @@ for entry in baselines {
     var direct: [Duration] = []
     for round in 0..<(rounds + 3) {
         let a = clock.measure {
-            guard (try? entry.decoder.decode(entry.data, options: .default)) != nil else { fail("\(entry.name) decode failed") }
+            guard (try? entry.decoder.decode(entry.data, options: .default)) != nil else {
+                fail("\(entry.name) decode failed")
+            }
         }
         let b = clock.measure { if entry.direct() != 0 { fail("\(entry.name) direct decode failed") } }
         if round >= 3 {  // warm-up rounds are dropped

@@ -110,8 +110,10 @@ struct GIFCanvas {
     }
 
     private mutating func clear(_ frame: FrameInfo) {
-        let x0 = max(0, frame.left), x1 = min(width, frame.left + frame.width)
-        let y0 = max(0, frame.top), y1 = min(height, frame.top + frame.height)
+        let x0 = max(0, frame.left)
+        let x1 = min(width, frame.left + frame.width)
+        let y0 = max(0, frame.top)
+        let y1 = min(height, frame.top + frame.height)
         guard x0 < x1, y0 < y1 else { return }
         for y in y0..<y1 {
             let start = (y * width + x0) * 4

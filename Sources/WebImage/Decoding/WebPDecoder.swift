@@ -82,7 +82,8 @@ public struct WebPDecoder: ImageDecoding {
         guard partial.rowsDecoded > 0 else {
             throw DecodingFailure.badImageData("WebP data ends before any row (\(length) bytes)")
         }
-        let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: partial.copyPixels())
+        let frame = ImageFrame(
+            width: size.width, height: size.height, bytesPerRow: stride, pixels: partial.copyPixels())
         return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: true)
     }
 
@@ -131,7 +132,8 @@ public struct WebPDecoder: ImageDecoding {
         }
         guard !frames.isEmpty else { throw DecodingFailure.badImageData("WebP animation has no decodable frame") }
         let frameCount = Int(info.frame_count)
-        let isPartial = !options.decodeFirstFrameOnly && frames.count < frameCount
+        let isPartial =
+            !options.decodeFirstFrameOnly && frames.count < frameCount
             && decodedPixels + final.width * final.height <= options.maximumImagePixels
         return Image(
             format: .webp, width: final.width, height: final.height, originalWidth: sizing.original.width,
@@ -340,7 +342,8 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
                     height: Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT)), format: .webp, options: options)
             else { return nil }
             let frameSize = PixelSize(width: Int(iterator.width), height: Int(iterator.height))
-            let left = Int(iterator.x_offset), top = Int(iterator.y_offset)
+            let left = Int(iterator.x_offset)
+            let top = Int(iterator.y_offset)
             guard frameSize.width > 0, frameSize.height > 0, left + frameSize.width <= sizing.original.width,
                 top + frameSize.height <= sizing.original.height
             else { return nil }
@@ -369,15 +372,18 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
             let scaled = PixelResampler.resample(frame, to: sizing.target)
             return Image(
                 format: .webp, width: scaled.width, height: scaled.height, originalWidth: sizing.original.width,
-                originalHeight: sizing.original.height, frames: [scaled], frameCount: Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT)),
+                originalHeight: sizing.original.height, frames: [scaled],
+                frameCount: Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT)),
                 loopCount: Int(WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT)), hasAlpha: hasAlpha, isPartial: true)
         }
     }
 
-    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, orientation: Int, isPartial: Bool) -> Image {
+    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, orientation: Int, isPartial: Bool) -> Image
+    {
         let size = state.output
         let frame = ImageFrame(
             width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: state.copyPixels())
-        return WebPDecoder.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: isPartial)
+        return WebPDecoder.image(
+            frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: isPartial)
     }
 }

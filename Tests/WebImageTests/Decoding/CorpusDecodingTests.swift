@@ -11,8 +11,9 @@ struct CorpusDecodingTests {
         #expect(DecodingCorpus.entries.count >= 30)
     }
 
-    @Test("Images decode with the manifest's size, frames, alpha, orientation and block means",
-          arguments: DecodingCorpus.entries.filter { $0.expect == "image" })
+    @Test(
+        "Images decode with the manifest's size, frames, alpha, orientation and block means",
+        arguments: DecodingCorpus.entries.filter { $0.expect == "image" })
     func decodesLikePillow(_ entry: DecodingCorpus.Entry) throws {
         let data = try DecodingCorpus.data(for: entry)
         let image = try ImageDecoderRegistry.shared.decode(data)
@@ -41,8 +42,9 @@ struct CorpusDecodingTests {
         }
     }
 
-    @Test("Broken, empty and foreign data fail or come out partial, as the manifest says",
-          arguments: DecodingCorpus.entries.filter { $0.expect != "image" })
+    @Test(
+        "Broken, empty and foreign data fail or come out partial, as the manifest says",
+        arguments: DecodingCorpus.entries.filter { $0.expect != "image" })
     func failsAsExpected(_ entry: DecodingCorpus.Entry) throws {
         let data = try DecodingCorpus.data(for: entry)
         let result = Result { try ImageDecoderRegistry.shared.decode(data) }

@@ -40,7 +40,8 @@ enum DecodingCorpus {
         return nil
     }()
 
-    static let missingMessage = "image corpus not found: expected ../shared/corpus/manifest.json next to the package root"
+    static let missingMessage =
+        "image corpus not found: expected ../shared/corpus/manifest.json next to the package root"
 
     /// Every manifest entry; empty when the corpus is missing (the `corpusIsPresent` test then fails).
     static let entries: [Entry] = {
@@ -67,8 +68,10 @@ enum DecodingCorpus {
         var blocks: [[Double]] = []
         for i in 0..<4 {
             for j in 0..<4 {
-                let y0 = i * frame.height / 4, y1 = max(y0 + 1, (i + 1) * frame.height / 4)
-                let x0 = j * frame.width / 4, x1 = max(x0 + 1, (j + 1) * frame.width / 4)
+                let y0 = i * frame.height / 4
+                let y1 = max(y0 + 1, (i + 1) * frame.height / 4)
+                let x0 = j * frame.width / 4
+                let x1 = max(x0 + 1, (j + 1) * frame.width / 4)
                 var sums = [Double](repeating: 0, count: 4)
                 for y in y0..<min(y1, frame.height) {
                     for x in x0..<min(x1, frame.width) {

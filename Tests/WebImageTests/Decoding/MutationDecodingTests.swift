@@ -26,8 +26,9 @@ struct MutationDecodingTests {
         width: 16, height: 12, loopCount: 2,
         frames: [
             .init(width: 16, height: 12, indices: (0..<192).map { UInt8($0 % 4) }, interlaced: true),
-            .init(left: 4, top: 4, width: 8, height: 6, indices: (0..<48).map { UInt8($0 % 3) }, disposal: 3,
-                  transparentIndex: 2, interlaced: true),
+            .init(
+                left: 4, top: 4, width: 8, height: 6, indices: (0..<48).map { UInt8($0 % 3) }, disposal: 3,
+                transparentIndex: 2, interlaced: true),
         ])
 
     /// One random corruption of `data`: bit flips, a truncation, inserted bytes, or a mix.
@@ -46,23 +47,26 @@ struct MutationDecodingTests {
                 bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &rng)))
             default:  // inserted bytes
                 let position = Int.random(in: 0...bytes.count, using: &rng)
-                let inserted = (0..<Int.random(in: 1...16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let inserted = (0..<Int.random(in: 1...16, using: &rng)).map { _ in
+                    UInt8.random(in: 0...255, using: &rng)
+                }
                 bytes.insert(contentsOf: inserted, at: position)
             }
         }
         return bytes
     }
 
-    @Test("10,000 corrupted variants per format decode or fail with badImageData",
-          .timeLimit(.minutes(3)),
-          arguments: [ImageFormat.jpeg, .png, .gif, .webp])
+    @Test(
+        "10,000 corrupted variants per format decode or fail with badImageData",
+        .timeLimit(.minutes(3)),
+        arguments: [ImageFormat.jpeg, .png, .gif, .webp])
     func corruptedVariants(format: ImageFormat) throws {
         let files = try #require(DecodingCorpus.smallFiles[format])
         var originals = try files.map { [UInt8](try DecodingCorpus.data($0)) }
         if format == .gif {
             // chelsea.gif alone costs ~3 ms a decode in debug; small generated animations keep the loop fast
             // and cover disposal, transparency and interlacing.
-            originals += [[UInt8](GIFCompositingTests.animation.data()), [UInt8](Self.interlacedGIF.data())]
+            originals += [[UInt8](GIFCompositingDecodingTests.animation.data()), [UInt8](Self.interlacedGIF.data())]
         }
         var rng = SeededGenerator(seed: 0x5EED_0000 + UInt64(format.hashValue & 0xFF))
         // Flipped header bits can declare huge sizes; a 4 MP ceiling keeps each variant quick while still
@@ -72,7 +76,8 @@ struct MutationDecodingTests {
         var failed = 0
         for variant in 0..<Self.variantsPerFormat {
             // The large corpus GIF takes one variant in eight.
-            let pick = format == .gif && variant % 8 != 0 ? 1 + variant % (originals.count - 1) : variant % originals.count
+            let pick =
+                format == .gif && variant % 8 != 0 ? 1 + variant % (originals.count - 1) : variant % originals.count
             let original = originals[pick]
             let data = Data(Self.mutate(original, using: &rng))
             do {
@@ -84,7 +89,9 @@ struct MutationDecodingTests {
                 failed += 1
             }
             // Every 16th variant also goes through the incremental decoder, in two pieces.
-            if variant % 16 == 0, let incremental = ImageDecoderRegistry.shared.makeIncrementalDecoder(for: data, options: options) {
+            if variant % 16 == 0,
+                let incremental = ImageDecoderRegistry.shared.makeIncrementalDecoder(for: data, options: options)
+            {
                 _ = incremental.decodePartial(data.prefix(data.count / 2))
                 _ = try? incremental.decodeFinal(data)
             }

@@ -9,25 +9,30 @@ struct ProgressiveDecodingTests {
 
     /// Feeds `data` in 4 KB chunks (the accumulated body each time) and returns the partial images seen
     /// before the last chunk and the final image.
-    private static func feed(_ data: Data, options: ImageDecodingOptions = .default) throws -> (partials: [Image], final: Image) {
+    private static func feed(_ data: Data, options: ImageDecodingOptions = .default) throws -> (
+        partials: [Image], final: Image
+    ) {
         var partials: [Image] = []
         var decoder: (any ImageIncrementalDecoding)?
         var end = 0
         while end < data.count {
             end = min(data.count, end + chunkSize)
             let received = data.prefix(end)
-            if decoder == nil { decoder = ImageDecoderRegistry.shared.makeIncrementalDecoder(for: received, options: options) }
+            if decoder == nil {
+                decoder = ImageDecoderRegistry.shared.makeIncrementalDecoder(for: received, options: options)
+            }
             if end < data.count, let partial = decoder?.decodePartial(received) { partials.append(partial) }
         }
         let incremental = try #require(decoder)
         return (partials, try incremental.decodeFinal(data))
     }
 
-    @Test("Progressive JPEG, interlaced PNG and WebP yield partial images, then the one-shot result",
-          arguments: [
+    @Test(
+        "Progressive JPEG, interlaced PNG and WebP yield partial images, then the one-shot result",
+        arguments: [
             "coffee-progressive.jpg", "astronaut-baseline.jpg", "coffee-interlaced.png", "coffee-rgb.png",
             "astronaut-lossy.webp", "horse-lossless.webp", "chelsea-animated.webp",
-          ])
+        ])
     func partialsThenFinal(file: String) throws {
         let data = try DecodingCorpus.data(file)
         #expect(data.count > Self.chunkSize)
@@ -49,8 +54,9 @@ struct ProgressiveDecodingTests {
         }
     }
 
-    @Test("Incremental decoding honours thumbnails and still ends equal to the one-shot decode",
-          arguments: ["coffee-interlaced.png", "astronaut-lossy.webp", "coffee-progressive.jpg"])
+    @Test(
+        "Incremental decoding honours thumbnails and still ends equal to the one-shot decode",
+        arguments: ["coffee-interlaced.png", "astronaut-lossy.webp", "coffee-progressive.jpg"])
     func incrementalThumbnail(file: String) throws {
         let data = try DecodingCorpus.data(file)
         let options = ImageDecodingOptions(thumbnailPixelSize: PixelSize(width: 100, height: 100))
@@ -60,8 +66,9 @@ struct ProgressiveDecodingTests {
         #expect(final.frames.first?.pixels == oneShot.frames.first?.pixels)
     }
 
-    @Test("Truncated data through the incremental decoder ends partial or badImageData",
-          arguments: ["truncated-half.jpg", "truncated.png", "truncated.webp"])
+    @Test(
+        "Truncated data through the incremental decoder ends partial or badImageData",
+        arguments: ["truncated-half.jpg", "truncated.png", "truncated.webp"])
     func truncatedFinal(file: String) throws {
         let data = try DecodingCorpus.data(file)
         let decoder = try #require(ImageDecoderRegistry.shared.makeIncrementalDecoder(for: data))

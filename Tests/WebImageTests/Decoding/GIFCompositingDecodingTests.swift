@@ -4,7 +4,7 @@ import Testing
 @testable import WebImage
 
 @Suite("GIF compositing")
-struct GIFCompositingTests {
+struct GIFCompositingDecodingTests {
     static func pixel(_ frame: ImageFrame, _ x: Int, _ y: Int) -> [UInt8] {
         Array(frame.pixels[(y * frame.bytesPerRow + x * 4)..<(y * frame.bytesPerRow + x * 4 + 4)])
     }
@@ -26,7 +26,9 @@ struct GIFCompositingTests {
         #expect(image.frames.count == 4 && image.frameCount == 4)
         #expect(image.loopCount == 3)
         #expect(image.frames.map(\.duration) == [0.2, 0.1, 0.05, 0.1])
-        let red: [UInt8] = [255, 0, 0, 255], green: [UInt8] = [0, 255, 0, 255], blue: [UInt8] = [0, 0, 255, 255]
+        let red: [UInt8] = [255, 0, 0, 255]
+        let green: [UInt8] = [0, 255, 0, 255]
+        let blue: [UInt8] = [0, 0, 255, 255]
         #expect(Self.pixel(image.frames[0], 1, 1) == red)
         #expect(Self.pixel(image.frames[1], 1, 1) == green)
         #expect(Self.pixel(image.frames[1], 0, 0) == red)

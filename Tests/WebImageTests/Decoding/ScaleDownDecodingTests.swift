@@ -4,7 +4,7 @@ import Testing
 @testable import WebImage
 
 @Suite("Size limits, scale-down and thumbnails")
-struct ScaleDownTests {
+struct ScaleDownDecodingTests {
     /// Peak resident memory of this process in bytes (VmHWM), or nil off Linux.
     private static func peakResidentBytes() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
@@ -20,8 +20,9 @@ struct ScaleDownTests {
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
-    @Test("The 100000×100000 PNG bomb is refused from its header, without a large allocation",
-          arguments: [false, true])
+    @Test(
+        "The 100000×100000 PNG bomb is refused from its header, without a large allocation",
+        arguments: [false, true])
     func bombIsRefused(scaleDown: Bool) throws {
         let data = try DecodingCorpus.data("bomb-100000x100000.png")
         Self.resetPeak()
@@ -43,8 +44,9 @@ struct ScaleDownTests {
         #expect(throws: ImageDownloaderError.self) { try incremental.decodeFinal(data) }
     }
 
-    @Test("maximumImagePixels is checked against declared dimensions for every format",
-          arguments: ["astronaut-baseline.jpg", "coffee-rgb.png", "chelsea.gif", "astronaut-lossy.webp"])
+    @Test(
+        "maximumImagePixels is checked against declared dimensions for every format",
+        arguments: ["astronaut-baseline.jpg", "coffee-rgb.png", "chelsea.gif", "astronaut-lossy.webp"])
     func maximumPixels(file: String) throws {
         let data = try DecodingCorpus.data(file)
         let error = try #require(throws: ImageDownloaderError.self) {
@@ -67,9 +69,12 @@ struct ScaleDownTests {
         #expect(!image.isPartial)
     }
 
-    @Test("Scale-down keeps aspect for PNG (box averaging while reading) and WebP (use_scaling)",
-          arguments: ["coffee-rgb.png", "coffee-interlaced.png", "astronaut-lossy.webp", "chelsea.gif",
-                      "chelsea-animated.webp"])
+    @Test(
+        "Scale-down keeps aspect for PNG (box averaging while reading) and WebP (use_scaling)",
+        arguments: [
+            "coffee-rgb.png", "coffee-interlaced.png", "astronaut-lossy.webp", "chelsea.gif",
+            "chelsea-animated.webp",
+        ])
     func scaleDownOtherFormats(file: String) throws {
         let data = try DecodingCorpus.data(file)
         let limit = 100 * 100 * 4
@@ -80,12 +85,13 @@ struct ScaleDownTests {
         #expect(abs(Double(image.width) / Double(image.height) - aspect) < 0.05)
     }
 
-    @Test("Thumbnails fit inside the requested size with aspect kept, for each format",
-          arguments: [
+    @Test(
+        "Thumbnails fit inside the requested size with aspect kept, for each format",
+        arguments: [
             "astronaut-baseline.jpg", "coffee-progressive.jpg", "rocket-cmyk.jpg", "coffee-rgb.png",
             "coffee-interlaced.png", "horse-palette-trns.png", "chelsea.gif", "chelsea-animated.gif",
             "astronaut-lossy.webp", "horse-lossless.webp", "chelsea-animated.webp", "astronaut-36mp.jpg",
-          ])
+        ])
     func thumbnail(file: String) throws {
         let data = try DecodingCorpus.data(file)
         let box = PixelSize(width: 120, height: 90)
@@ -94,12 +100,14 @@ struct ScaleDownTests {
         #expect(image.width == box.width || image.height == box.height)
         let aspect = Double(image.originalWidth) / Double(image.originalHeight)
         // One pixel of rounding on the short side.
-        #expect(abs(Double(image.width) / Double(image.height) - aspect) <= aspect / Double(min(image.width, image.height)))
+        #expect(
+            abs(Double(image.width) / Double(image.height) - aspect) <= aspect / Double(min(image.width, image.height)))
         for frame in image.frames {
             #expect(frame.width == image.width && frame.height == image.height)
             #expect(frame.pixels.count == frame.bytesPerRow * frame.height)
         }
-        let full = try ImageDecoderRegistry.shared.decode(data, options: .init(thumbnailPixelSize: box, maximumImagePixels: .max))
+        let full = try ImageDecoderRegistry.shared.decode(
+            data, options: .init(thumbnailPixelSize: box, maximumImagePixels: .max))
         #expect(full.frames.count == image.frames.count)
     }
 
@@ -114,7 +122,8 @@ struct ScaleDownTests {
     @Test("Sizing picks the native scale that covers the target within the budget")
     func sizingChoice() throws {
         let sizing = try DecodeSizing(
-            width: 6000, height: 4000, format: .jpeg, options: .init(thumbnailPixelSize: .init(width: 700, height: 700)))
+            width: 6000, height: 4000, format: .jpeg, options: .init(thumbnailPixelSize: .init(width: 700, height: 700))
+        )
         #expect(sizing.target == PixelSize(width: 700, height: 467))
         let candidates = [1, 2, 4, 8].map { PixelSize(width: (6000 + $0 - 1) / $0, height: (4000 + $0 - 1) / $0) }
         #expect(sizing.nativeSize(among: candidates) == 3)  // 750×500 covers 700×467
