@@ -59,6 +59,12 @@ let package = Package(
             path: "Examples/webimage",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .executableTarget(
+            name: "DecodeBenchmark",
+            dependencies: ["WebImage", "CJPEG", "CWebP", "CPNG"],
+            path: "Benchmarks/DecodeBenchmark",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "WebImageTests",
             dependencies: ["WebImage", "LocalImageServer"],
