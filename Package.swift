@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "WebImage", targets: ["WebImage"]),
         .library(name: "LocalImageServer", targets: ["LocalImageServer"]),
         .executable(name: "webimage", targets: ["webimage"]),
+        .executable(name: "thumbnailer", targets: ["thumbnailer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -57,6 +58,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/webimage",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The smallest embedding of the library: URLs in, PNG thumbnails out.
+        .executableTarget(
+            name: "thumbnailer",
+            dependencies: ["WebImage"],
+            path: "Examples/thumbnailer",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
