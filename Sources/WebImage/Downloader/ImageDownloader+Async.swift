@@ -13,6 +13,9 @@ public struct ImageDownloadResult: Sendable {
     public var response: ImageDownloadResponse?
     /// Timings and counters of the transfer.
     public var metrics: ImageDownloadMetrics?
+
+    /// Whether the bytes (or the image) came from a cache rather than a full download.
+    public var isFromCache: Bool { (metrics?.cacheStatus ?? .network) != .network }
 }
 
 /// What `events(for:)` yields while a download runs.

@@ -173,6 +173,19 @@ public final class ImageDownloader: Sendable {
         let decodeRequest = DecodeRequest(avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions)
         let callerQueue = context?.callbackQueue ?? callbackQueue
 
+        if let imageCache = config.imageCache, !decodeRequest.avoidsDecoding,
+            let image = imageCache.image(forKey: Self.imageCacheKey(url, decodeRequest))
+        {
+            let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
+            var metrics = ImageDownloadMetrics()
+            metrics.cacheStatus = .imageCache
+            let caller = DownloadCaller(
+                id: callerID, token: token, progress: nil, completion: completed, detailedCompletion: detailed,
+                decoding: decodeRequest, queue: callerQueue)
+            caller.complete(image: image, data: nil, error: nil, response: nil, metrics: metrics)
+            return token
+        }
+
         let environment = OperationEnvironment(
             transport: transport, config: config, callbackQueue: callbackQueue, decodeQueue: Self.decodeQueue,
             decoderRegistry: .shared,
@@ -200,6 +213,14 @@ public final class ImageDownloader: Sendable {
             queue.addOperation(operation)
             return token
         }
+    }
+
+    /// The decoded-image cache key: the URL plus every option that changes the decoded pixels.
+    static func imageCacheKey(_ url: URL, _ decoding: DecodeRequest) -> String {
+        let options = decoding.options
+        let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
+        return "\(url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
+            + "\(options.decodeFirstFrameOnly ? 1 : 0)"
     }
 
     /// Cancels every queued and running download; each caller gets `cancelled` once.

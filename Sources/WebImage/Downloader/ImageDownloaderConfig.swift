@@ -53,6 +53,12 @@ public struct ImageDownloaderConfig: Sendable {
     /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.
     public var caBundlePath: String?
 
+    /// The HTTP cache used by requests with `.useURLCache`. nil (the default) means `HTTPCache.shared`,
+    /// opened on first use. Requests without the flag never read it, write it or send validators.
+    public var urlCache: (any HTTPCaching)?
+    /// Decoded images, consulted before the network and filled after each successful decode, keyed by URL
+    /// and decode options. nil (the default) disables it. A hit completes with the image and nil data.
+    public var imageCache: (any ImageCaching)?
     /// The cookie jar used by requests with `.handleCookies`. `CookieJar.shared` by default; nil gives
     /// this downloader a private in-memory jar.
     public var cookieStorage: CookieJar? = .shared

@@ -39,9 +39,10 @@ extension ImageDownloaderOperation {
     }
 
     /// Turns the complete body into one result per distinct decode request and serves every caller.
-    func process(_ data: Data, metrics: ImageDownloadMetrics) {
+    func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool) {
         let box = decoderBox ?? IncrementalDecoderBox(target: environment?.decodeQueue ?? .global())
         box.queue.async { [self] in
+            if storeInCache { storeHTTPResponse(data) }
             var payload = data
             var failure: ImageDownloaderError?
             if let decryptor {
@@ -69,6 +70,9 @@ extension ImageDownloaderOperation {
                 switch result {
                 case .success(let image):
                     succeeded = true
+                    if let image, let imageCache = environment?.config.imageCache {
+                        imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(request.url, caller.decoding))
+                    }
                     caller.complete(image: image, data: payload, error: nil, response: response, metrics: metrics)
                 case .failure(let error):
                     caller.complete(image: nil, data: nil, error: error, response: response, metrics: metrics)
@@ -103,6 +107,13 @@ extension ImageDownloaderOperation {
                 ImageDownloaderError(
                     .badImageData, "the data could not be decoded: \(error)", url: request.url))
         }
+    }
+
+    /// Stores a network response with `.useURLCache` (the cache decides whether RFC 9111 allows it).
+    private func storeHTTPResponse(_ data: Data) {
+        let (cache, requestDate, response) = state.withLock { ($0.httpCache, $0.requestDate, $0.response) }
+        guard let cache, let response else { return }
+        cache.store(response, body: data, for: request, requestDate: requestDate, responseDate: Date())
     }
 
     var registry: ImageDecoderRegistry { environment?.decoderRegistry ?? .shared }

@@ -23,6 +23,25 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.password = config.password
         transferRequest.handlesCookies = options.contains(.handleCookies)
 
+        if options.contains(.useURLCache) {
+            let cache = config.urlCache ?? HTTPCache.shared
+            let now = Date()
+            switch cache.lookup(request, now: now) {
+            case .fresh(let cached):
+                completeFromCache(cached)
+                return
+            case .stale(let cached, let conditionalHeaders):
+                for field in conditionalHeaders { transferRequest.headers[field.name] = field.value }
+                state.withLock { $0.revalidating = cached }
+            case .miss:
+                break
+            }
+            state.withLock {
+                $0.httpCache = cache
+                $0.requestDate = now
+            }
+        }
+
         let transfer: CurlTransfer
         do {
             transfer = try environment.transport.makeTransfer(transferRequest, delegate: self)
@@ -60,6 +79,9 @@ extension ImageDownloaderOperation: TransferDelegate {
             }
         }
         post(.imageDownloadReceiveResponse)
+        if error == nil, response.statusCode == 304 {
+            (response, error) = revalidated(by: response)
+        }
         if error == nil { error = validate(response) }
         // Content-Length counts encoded bytes; with gzip/br/zstd the decoded length is unknown.
         let encoding = response.headers["Content-Encoding"]?.lowercased() ?? "identity"
@@ -93,7 +115,7 @@ extension ImageDownloaderOperation: TransferDelegate {
                     statusCode: response.statusCode, response: response)
             }
         }
-        if response.statusCode == 304 {
+        if response.statusCode == 304, state.withLock({ $0.confirmedByServer == nil }) {
             return ImageDownloaderError(
                 .cacheNotModified, "the server answered 304 Not Modified and nothing is cached", url: request.url,
                 statusCode: 304, response: response)
@@ -128,17 +150,21 @@ extension ImageDownloaderOperation: TransferDelegate {
         switch result {
         case .failure(let error):
             fail(error)
-        case .success(let metrics):
-            let data = body
+        case .success(var metrics):
+            var data = body
             body = Data()
-            let proceed = state.withLock { state -> Bool in
-                guard state.phase == .transferring else { return false }
+            let (proceed, confirmed) = state.withLock { state -> (Bool, CachedHTTPResponse?) in
+                guard state.phase == .transferring else { return (false, nil) }
                 state.phase = .processing
-                return true
+                return (true, state.confirmedByServer)
             }
             guard proceed else { return }
+            if let confirmed {
+                data = confirmed.body
+                metrics.cacheStatus = .revalidated
+            }
             post(.imageDownloadStop)
-            process(data, metrics: metrics)
+            process(data, metrics: metrics, storeInCache: confirmed == nil)
         }
     }
 
@@ -162,5 +188,50 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     var decryptor: (any ImageDownloaderDecrypting)? {
         context?.decryptor ?? environment?.config.decryptor
+    }
+
+    // MARK: HTTP cache
+
+    /// A 304 to our conditional request: refresh the stored entry and serve its body (or, with
+    /// `ignoreCachedResponse`, report cacheNotModified). Returns the response to validate further.
+    private func revalidated(by notModified: ImageDownloadResponse) -> (ImageDownloadResponse, ImageDownloaderError?) {
+        let (cache, requestDate, revalidating) = state.withLock { ($0.httpCache, $0.requestDate, $0.revalidating) }
+        guard let cache, revalidating != nil,
+            let refreshed = cache.refresh(with: notModified, for: request, requestDate: requestDate, responseDate: Date())
+        else { return (notModified, nil) }  // nothing stored: the 304 rule reports cacheNotModified
+        if options.contains(.ignoreCachedResponse) {
+            return (
+                refreshed.response,
+                ImageDownloaderError(
+                    .cacheNotModified, "the server confirmed the cached response (304) and ignoreCachedResponse is set",
+                    url: request.url, statusCode: 304, response: notModified)
+            )
+        }
+        state.withLock { $0.confirmedByServer = refreshed }
+        var served = refreshed.response
+        served.statusCode = 200
+        return (served, nil)
+    }
+
+    /// Serves a fresh cache entry without touching the network.
+    private func completeFromCache(_ cached: CachedHTTPResponse) {
+        if options.contains(.ignoreCachedResponse) {
+            fail(
+                ImageDownloaderError(
+                    .cacheNotModified, "a fresh cached response exists and ignoreCachedResponse is set", url: request.url,
+                    statusCode: cached.response.statusCode, response: cached.response))
+            return
+        }
+        let callers = state.withLock { state -> [DownloadCaller] in
+            state.phase = .processing
+            state.response = cached.response
+            return state.callers
+        }
+        for caller in callers { caller.token.recordResponse(cached.response) }
+        var metrics = ImageDownloadMetrics()
+        metrics.cacheStatus = .fresh
+        metrics.bytesReceived = Int64(cached.body.count)
+        metrics.httpVersion = cached.response.httpVersion
+        process(cached.body, metrics: metrics, storeInCache: false)
     }
 }

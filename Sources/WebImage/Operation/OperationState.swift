@@ -70,6 +70,12 @@ struct OperationState {
     var expectedSize: Int64 = -1
     var lastProgressTime: DispatchTime = .init(uptimeNanoseconds: 0)
     var progressiveDecodeInFlight = false
+    /// With `.useURLCache`: the cache, when the request sent, and the stale entry being revalidated.
+    var httpCache: (any HTTPCaching)?
+    var requestDate = Date()
+    var revalidating: CachedHTTPResponse?
+    /// The stored entry a 304 confirmed; its body replaces the (empty) 304 body.
+    var confirmedByServer: CachedHTTPResponse?
 
     /// Whether a new caller may still join (the transfer has not ended and was not cancelled).
     var acceptsCallers: Bool { !isCancelled && (phase == .waiting || phase == .transferring) }

@@ -47,6 +47,8 @@ public struct ImageDownloadMetrics: Sendable, Hashable {
     public var redirectCount: Int = 0
     /// Body bytes received (after content decoding).
     public var bytesReceived: Int64 = 0
+    /// Where the body came from: the network, a fresh cache entry, or a cache entry revalidated by a 304.
+    public var cacheStatus: ImageDownloadCacheStatus = .network
     /// The HTTP version of the final response: "1.0", "1.1", "2" or "3".
     public var httpVersion: String = ""
     /// New connections this transfer had to open (0 when it reused one).
@@ -54,6 +56,18 @@ public struct ImageDownloadMetrics: Sendable, Hashable {
 
     /// Creates empty metrics.
     public init() {}
+}
+
+/// Where a download's bytes came from.
+public enum ImageDownloadCacheStatus: String, Sendable, Hashable {
+    /// Downloaded.
+    case network
+    /// A fresh entry of the HTTP cache; no request was sent.
+    case fresh
+    /// A stored entry the server confirmed with `304 Not Modified`.
+    case revalidated
+    /// The decoded-image cache; nothing was downloaded or decoded.
+    case imageCache
 }
 
 /// Receives the events of one transfer. Every method runs on the transport thread and must be cheap:
