@@ -61,7 +61,7 @@ struct BatchDownload {
                     return DownloadOutcome(
                         index: index, url: url, image: result.image, data: result.data, error: nil,
                         status: result.response?.statusCode, milliseconds: elapsed(),
-                        fromCache: HTTPCacheSupport.isFromCache(result), partialImages: partialImages)
+                        cacheStatus: HTTPCacheSupport.cacheStatus(result), partialImages: partialImages)
                 }
             }
             let error = ImageDownloaderError(.cancelled, "the download ended without a result", url: url)

@@ -61,9 +61,6 @@ extension WebImageCLI {
                     outcomes.append(outcome)
                 }
             }
-            if !HTTPCacheSupport.isAvailable {
-                print("• http cache: skipped — this build of WebImage has no HTTP cache yet")
-            }
 
             print("")
             print(SummaryTable(outcomes: outcomes, showsNotes: true, pathsOnly: true).render())

@@ -41,7 +41,7 @@ struct DemoScenario {
 
     static func all(server: LocalImageServer) -> [DemoScenario] {
         [merge(server), lifo(server), progressive(server), scaleDown(server), animations(server)]
-            + (HTTPCacheSupport.isAvailable ? [] : []) + [errors(server)]
+            + httpCache(server) + [errors(server)]
     }
 
     private static func merge(_ server: LocalImageServer) -> DemoScenario {
@@ -133,6 +133,34 @@ struct DemoScenario {
             }
         }
         return scenario
+    }
+
+    /// Two passes over the same URLs through one memory-only cache (the user's disk cache is left alone):
+    /// `no-cache` revalidates with a 304, `max-age=60` is served fresh without a request.
+    private static func httpCache(_ server: LocalImageServer) -> [DemoScenario] {
+        let cache = HTTPCache(directory: nil)
+        let paths = ["/cache/no-cache/horse-lossless.webp", "/cache/max-age%3D60/horse-palette-trns.png"]
+        func pass(_ number: Int) -> DemoScenario {
+            var scenario = DemoScenario(
+                title: "http cache, pass \(number)",
+                explanation: number == 1
+                    ? ".useURLCache stores the responses (no-cache and max-age=60)"
+                    : "the same URLs again: no-cache revalidates (304), max-age=60 is fresh (no request)",
+                requests: paths.map { DemoRequest(path: $0, options: .useURLCache, note: "pass \(number)") },
+                server: server)
+            scenario.config.urlCache = cache
+            scenario.observe = { server, outcomes in
+                for index in outcomes.indices {
+                    outcomes[index].note = "pass \(number) \(outcomes[index].cacheStatus?.rawValue ?? "")"
+                }
+                return paths.map { path in
+                    let statuses = server.requests(for: path).map { $0.status.map(String.init) ?? "-" }
+                    return "\(path): server answered \(statuses.joined(separator: ", ")) so far"
+                }
+            }
+            return scenario
+        }
+        return [pass(1), pass(2)]
     }
 
     private static func errors(_ server: LocalImageServer) -> DemoScenario {

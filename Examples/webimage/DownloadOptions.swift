@@ -87,6 +87,9 @@ struct DownloadOptions: ParsableArguments {
                 "--thumbnail '\(thumbnail)' is not a size like 256x256 (two whole numbers from 1 to 16384).")
         }
         if ignoreCached && httpCache == nil { throw ValidationError("--ignore-cached needs --http-cache.") }
+        for (name, value) in [("--cookies", cookies), ("--http-cache", httpCache)] where value?.isEmpty == true {
+            throw ValidationError("\(name) needs a non-empty path, or no value at all for the default.")
+        }
     }
 
     /// "Name: value" split at the first colon; nil unless the name is a non-empty token without spaces.
@@ -132,7 +135,8 @@ struct DownloadOptions: ParsableArguments {
     /// The cookie jar `--cookies` asks for: persisted to FILE, or in memory for the run.
     func makeCookieJar() -> CookieJar? {
         guard let cookies else { return nil }
-        return cookies.isEmpty ? CookieJar() : CookieJar(fileURL: URL(fileURLWithPath: cookies))
+        guard cookies != OptionalValueOptions.defaultMarker else { return CookieJar() }
+        return CookieJar(fileURL: URL(fileURLWithPath: cookies))
     }
 
     /// A downloader configuration for these options.

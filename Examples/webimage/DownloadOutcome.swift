@@ -17,14 +17,17 @@ struct DownloadOutcome: Sendable {
     var status: Int?
     /// Wall-clock milliseconds from the start of the transfer to completion.
     var milliseconds: Int
-    /// Whether the HTTP cache answered; nil when unknown.
-    var fromCache: Bool?
+    /// Where the bytes came from (network, a fresh cache entry, a 304 revalidation); nil after a failure.
+    var cacheStatus: ImageDownloadCacheStatus?
     /// Partial images delivered by progressive loading.
     var partialImages: Int = 0
     /// A short remark from the demo ("merged", "LIFO #2", ...).
     var note: String = ""
 
     var ok: Bool { error == nil }
+
+    /// Whether a cache answered instead of a full download; nil after a failure.
+    var fromCache: Bool? { cacheStatus.map { $0 != .network } }
 
     /// The JSON object of `--json`: every key present, null where there is no value.
     func jsonLine() -> String {
@@ -49,6 +52,7 @@ struct DownloadOutcome: Sendable {
             ("frames", image.map { String($0.frameCount) } ?? "null"),
             ("ms", String(milliseconds)),
             ("fromCache", fromCache.map { $0 ? "true" : "false" } ?? "null"),
+            ("cache", cacheStatus.map { Self.quote($0.rawValue) } ?? "null"),
             ("partialImages", String(partialImages)),
         ]
         return "{" + fields.map { "\(Self.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
@@ -84,7 +88,7 @@ struct DownloadOutcome: Sendable {
             text += " (not decoded)"
         }
         text += " \(data?.count ?? 0) B \(milliseconds) ms"
-        if fromCache == true { text += " cached" }
+        if let cacheStatus, cacheStatus != .network { text += " cache:\(cacheStatus.rawValue)" }
         return text + "  \(url.absoluteString)"
     }
 }

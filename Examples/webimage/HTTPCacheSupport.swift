@@ -2,27 +2,35 @@ import Foundation
 import WebImage
 
 /// Everything the CLI does with the HTTP cache, in one place.
-///
-/// This build's WebImage has no `HTTPCache` yet (config.urlCache and the from-cache indication land
-/// with the caching work), so `--http-cache` and `--ignore-cached` parse and validate but report that
-/// they are unavailable, and `fromCache` is reported as unknown (null).
 enum HTTPCacheSupport {
-    /// Whether the linked library has an HTTP cache.
-    static let isAvailable = false
+    /// Whether the linked library has an HTTP cache (`config.urlCache`, `HTTPCache`).
+    static let isAvailable = true
 
     /// The flags `--http-cache` (and `--ignore-cached`) add.
     static func options(ignoreCached: Bool) -> ImageDownloaderOptions {
         ignoreCached ? [.useURLCache, .ignoreCachedResponse] : [.useURLCache]
     }
 
-    /// Points `config` at the cache in `directory` ("" for the library's default location).
+    /// Points `config` at the cache in `directory`, or at `HTTPCache.shared` (20 MB memory, 150 MB disk
+    /// under `$XDG_CACHE_HOME/webimage`) for `OptionalValueOptions.defaultMarker`.
     static func configure(_ config: inout ImageDownloaderConfig, directory: String) throws {
-        throw CLIError(
-            "--http-cache is unavailable: this build of WebImage has no HTTP cache yet (no config.urlCache).")
+        guard directory != OptionalValueOptions.defaultMarker else {
+            config.urlCache = nil  // nil means HTTPCache.shared
+            return
+        }
+        let url = URL(fileURLWithPath: directory, isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw CLIError("cannot create the --http-cache directory '\(directory)': \(error.localizedDescription)")
+        }
+        config.urlCache = HTTPCache(directory: url)
     }
 
-    /// Whether a successful result came from the cache (a fresh hit or a 304); nil when unknown.
-    static func isFromCache(_ result: ImageDownloadResult) -> Bool? { nil }
+    /// Where a successful result's bytes came from.
+    static func cacheStatus(_ result: ImageDownloadResult) -> ImageDownloadCacheStatus {
+        result.metrics?.cacheStatus ?? .network
+    }
 }
 
 /// A failure the CLI reports as `Error: <message>` with exit code 1.

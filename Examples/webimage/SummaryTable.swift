@@ -20,7 +20,7 @@ struct SummaryTable {
             let format: String = image?.format.rawValue ?? "-"
             let size: String = image.map { "\($0.width)x\($0.height)" } ?? "-"
             let frames: String = image.map { String($0.frameCount) } ?? "-"
-            let cache: String = outcome.fromCache.map { $0 ? "hit" : "miss" } ?? "-"
+            let cache: String = outcome.cacheStatus?.rawValue ?? "-"
             var row: [String] = [
                 String(outcome.index + 1), result, status, format, size, frames,
                 Format.bytes(outcome.data?.count ?? 0), String(outcome.milliseconds), cache,

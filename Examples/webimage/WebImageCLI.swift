@@ -33,9 +33,11 @@ struct WebImageCLI: AsyncParsableCommand {
 enum OptionalValueOptions {
     /// The long names whose value is optional.
     static let names: Set<String> = ["--http-cache", "--cookies"]
+    /// The value given to an option written without one (swift-argument-parser rejects an empty value).
+    static let defaultMarker = "<default>"
 
-    /// Rewrites `--http-cache` into `--http-cache=` (empty: the default location) when the next
-    /// argument is missing, another option, or a URL; `--http-cache DIR` and `--http-cache=DIR` stay.
+    /// Rewrites `--http-cache` into `--http-cache=<default>` when the next argument is missing, another
+    /// option, or a URL; `--http-cache DIR` and `--http-cache=DIR` stay.
     static func normalize(_ arguments: [String]) -> [String] {
         var result: [String] = []
         var index = 0
@@ -53,7 +55,7 @@ enum OptionalValueOptions {
                 result.append("\(argument)=\(next)")
                 index += 1
             } else {
-                result.append("\(argument)=")
+                result.append("\(argument)=\(defaultMarker)")
             }
         }
         return result
