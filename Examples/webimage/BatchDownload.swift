@@ -1,8 +1,13 @@
 import Foundation
+import Synchronization
 import WebImage
 
 /// Downloads a list of URLs through one `ImageDownloader`, all queued at once, and reports each
 /// outcome to a `ProgressDisplay` as it completes.
+///
+/// It uses the callback API (`downloadImage(with:options:context:progress:completed:)`) because the
+/// token carries the final response even when decoding fails, so a broken image still reports its
+/// HTTP status.
 struct BatchDownload {
     /// One URL with its own flags and context.
     struct Request {
@@ -18,17 +23,24 @@ struct BatchDownload {
     func run(
         _ requests: [Request], display: ProgressDisplay, afterQueueing: () -> Void = {}
     ) async -> [DownloadOutcome] {
-        let submitted = ContinuousClock.now
-        // `events(for:)` queues the download while the stream is created, so the loop fixes the order.
-        let streams = requests.enumerated().map { index, request in
-            (index, request.url, downloader.events(for: request.url, options: request.options, context: request.context))
+        let slots = requests.enumerated().map { index, request in
+            let slot = DownloadSlot(index: index, url: request.url)
+            let token = downloader.downloadImage(
+                with: request.url, options: request.options, context: request.context,
+                progress: { received, expected, url in
+                    slot.markStarted()
+                    display.progress(index: index, url: url, received: received, expected: expected)
+                },
+                completed: { image, data, error, finished in
+                    slot.complete(image: image, data: data, error: error, finished: finished)
+                })
+            slot.setToken(token)
+            return slot
         }
         afterQueueing()
         return await withTaskGroup(of: DownloadOutcome.self) { group in
-            for (index, url, stream) in streams {
-                group.addTask {
-                    await Self.consume(stream, index: index, url: url, submitted: submitted, display: display)
-                }
+            for slot in slots {
+                group.addTask { await slot.outcome() }
             }
             var outcomes = [DownloadOutcome?](repeating: nil, count: requests.count)
             for await outcome in group {
@@ -38,40 +50,97 @@ struct BatchDownload {
             return outcomes.compactMap { $0 }
         }
     }
+}
 
-    private static func consume(
-        _ stream: AsyncThrowingStream<ImageDownloadEvent, Error>, index: Int, url: URL,
-        submitted: ContinuousClock.Instant, display: ProgressDisplay
-    ) async -> DownloadOutcome {
+/// One download's callbacks gathered into one `DownloadOutcome`.
+///
+/// The outcome is ready when three things have happened, in any order: `downloadImage` returned the
+/// token, the terminal completion ran, and someone awaits `outcome()`. The completion runs on the
+/// downloader's callback queue and could in principle beat `downloadImage`'s return, so nothing
+/// assumes an order.
+private final class DownloadSlot: Sendable {
+    private struct Completion {
+        var image: Image?
+        var data: Data?
+        var error: (any Error)?
+    }
+
+    private struct State {
+        var tokenSet = false
+        var token: ImageDownloadToken?
+        var completion: Completion?
+        var waiter: CheckedContinuation<DownloadOutcome, Never>?
         var started: ContinuousClock.Instant?
+        var finishedAt: ContinuousClock.Instant?
         var partialImages = 0
-        func elapsed() -> Int {
-            let duration = ContinuousClock.now - (started ?? submitted)
-            return Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    let index: Int
+    let url: URL
+    private let submitted = ContinuousClock.now
+    private let state = Mutex(State())
+
+    init(index: Int, url: URL) {
+        self.index = index
+        self.url = url
+    }
+
+    func markStarted() {
+        state.withLock { state in
+            if state.started == nil { state.started = .now }
         }
-        do {
-            for try await event in stream {
-                switch event {
-                case .progress(let received, let expected):
-                    if started == nil { started = .now }
-                    display.progress(index: index, url: url, received: received, expected: expected)
-                case .partialImage:
-                    partialImages += 1
-                case .completed(let result):
-                    return DownloadOutcome(
-                        index: index, url: url, image: result.image, data: result.data, error: nil,
-                        status: result.response?.statusCode, milliseconds: elapsed(),
-                        cacheStatus: HTTPCacheSupport.cacheStatus(result), partialImages: partialImages)
-                }
+    }
+
+    func setToken(_ token: ImageDownloadToken?) {
+        resumeIfReady { state in
+            state.token = token
+            state.tokenSet = true
+        }
+    }
+
+    func complete(image: Image?, data: Data?, error: (any Error)?, finished: Bool) {
+        resumeIfReady { state in
+            guard finished else {
+                if image != nil { state.partialImages += 1 }
+                return
             }
-            let error = ImageDownloaderError(.cancelled, "the download ended without a result", url: url)
-            return DownloadOutcome(
-                index: index, url: url, error: error, milliseconds: elapsed(), partialImages: partialImages)
-        } catch {
-            let error = ImageDownloaderError.wrap(error, url: url)
-            return DownloadOutcome(
-                index: index, url: url, error: error, status: error.statusCode ?? error.response?.statusCode,
-                milliseconds: elapsed(), partialImages: partialImages)
+            state.completion = Completion(image: image, data: data, error: error)
+            state.finishedAt = .now
         }
+    }
+
+    func outcome() async -> DownloadOutcome {
+        await withCheckedContinuation { continuation in
+            resumeIfReady { $0.waiter = continuation }
+        }
+    }
+
+    /// Applies `change`, and resumes the waiter (outside the lock) once everything has arrived.
+    private func resumeIfReady(_ change: (inout State) -> Void) {
+        let ready = state.withLock { state -> (CheckedContinuation<DownloadOutcome, Never>, DownloadOutcome)? in
+            change(&state)
+            guard state.tokenSet, let completion = state.completion, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return (waiter, makeOutcome(completion, state))
+        }
+        if let (waiter, outcome) = ready { waiter.resume(returning: outcome) }
+    }
+
+    private func makeOutcome(_ completion: Completion, _ state: State) -> DownloadOutcome {
+        let duration = (state.finishedAt ?? .now) - (state.started ?? submitted)
+        let milliseconds = Int(
+            duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        let response = state.token?.response
+        var outcome = DownloadOutcome(
+            index: index, url: url, image: completion.image, data: completion.data, error: nil,
+            status: response?.statusCode, milliseconds: milliseconds, partialImages: state.partialImages)
+        if let error = completion.error {
+            let error = ImageDownloaderError.wrap(error, url: url)
+            outcome.error = error
+            outcome.status = error.statusCode ?? error.response?.statusCode ?? response?.statusCode
+        } else {
+            outcome.cacheStatus = state.token?.metrics?.cacheStatus ?? .network
+        }
+        return outcome
     }
 }

@@ -26,11 +26,6 @@ enum HTTPCacheSupport {
         }
         config.urlCache = HTTPCache(directory: url)
     }
-
-    /// Where a successful result's bytes came from.
-    static func cacheStatus(_ result: ImageDownloadResult) -> ImageDownloadCacheStatus {
-        result.metrics?.cacheStatus ?? .network
-    }
 }
 
 /// A failure the CLI reports as `Error: <message>` with exit code 1.
