@@ -39,7 +39,9 @@ extension WebImageCLI {
             let server = LocalImageServer(root: folder)
             do { try server.start() } catch { throw CLIError("cannot start the loopback server: \(error)") }
             defer { server.shutdown() }
-            print("WebImage \(LibraryVersions.webImage) demo — serving \(folder.path) at \(server.baseURL.absoluteString)\n")
+            print(
+                "WebImage \(LibraryVersions.webImage) demo — serving \(folder.path) at \(server.baseURL.absoluteString)\n"
+            )
 
             let display = ProgressDisplay(resultLines: .none)
             var outcomes: [DownloadOutcome] = []
@@ -74,10 +76,12 @@ extension WebImageCLI {
             let cells = outcomes.map { outcome -> ContactSheetCell in
                 let name = "\(outcome.index + 1) \(outcome.url.lastPathComponent)"
                 if let error = outcome.error {
-                    return ContactSheetCell(image: nil, lines: [name, "\(error.code.rawValue) \(error.code)"], isError: true)
+                    return ContactSheetCell(
+                        image: nil, lines: [name, "\(error.code.rawValue) \(error.code)"], isError: true)
                 }
                 let image = outcome.image
-                let detail = image.map { "\($0.format.rawValue) \($0.width)x\($0.height) \(outcome.note)" } ?? outcome.note
+                let detail =
+                    image.map { "\($0.format.rawValue) \($0.width)x\($0.height) \(outcome.note)" } ?? outcome.note
                 return ContactSheetCell(image: image, lines: [name, detail], isError: false)
             }
             let (layout, canvas) = ContactSheet.render(

@@ -28,7 +28,9 @@ struct DemoScenario {
     func run(display: ProgressDisplay) async -> [DownloadOutcome] {
         let downloader = ImageDownloader(config: config)
         defer { downloader.invalidate(cancelPendingDownloads: true) }
-        let batch = requests.map { BatchDownload.Request(url: server.url($0.path), options: $0.options, context: $0.context) }
+        let batch = requests.map {
+            BatchDownload.Request(url: server.url($0.path), options: $0.options, context: $0.context)
+        }
         if queueSuspended { downloader.isSuspended = true }
         var outcomes = await BatchDownload(downloader: downloader).run(batch, display: display) {
             downloader.isSuspended = false
@@ -90,7 +92,9 @@ struct DemoScenario {
             ], server: server)
         scenario.observe = { _, outcomes in
             for index in outcomes.indices { outcomes[index].note = "\(outcomes[index].partialImages) partials" }
-            return outcomes.map { "\($0.url.lastPathComponent): \($0.partialImages) partial images before the final one" }
+            return outcomes.map {
+                "\($0.url.lastPathComponent): \($0.partialImages) partial images before the final one"
+            }
         }
         return scenario
     }

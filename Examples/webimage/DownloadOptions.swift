@@ -21,12 +21,14 @@ struct DownloadOptions: ParsableArguments {
 
     // MARK: Transfer
 
-    @Option(help: ArgumentHelp("Idle timeout in seconds: fail when no byte arrives for this long.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp("Idle timeout in seconds: fail when no byte arrives for this long.", valueName: "seconds"))
     var timeout: Double = 15
 
     @Option(
         name: .customLong("header"),
-        help: ArgumentHelp("Send a header field with every request, e.g. 'Referer: https://x/' (repeatable).",
+        help: ArgumentHelp(
+            "Send a header field with every request, e.g. 'Referer: https://x/' (repeatable).",
             valueName: "name: value"))
     var headers: [String] = []
 

@@ -37,9 +37,11 @@ struct DownloadOutcome: Sendable {
         ]
         if let error {
             fields.append(
-                ("error",
+                (
+                    "error",
                     "{\"code\":\(error.code.rawValue),\"name\":\(Self.quote(error.code.description)),"
-                        + "\"message\":\(Self.quote(error.message))}"))
+                        + "\"message\":\(Self.quote(error.message))}"
+                ))
         } else {
             fields.append(("error", "null"))
         }
@@ -79,7 +81,8 @@ struct DownloadOutcome: Sendable {
     var plainLine: String {
         let statusText = status.map(String.init) ?? "---"
         if let error {
-            return "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.absoluteString)"
+            return
+                "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.absoluteString)"
         }
         var text = "ok   \(statusText)"
         if let image {

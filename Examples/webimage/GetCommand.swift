@@ -20,8 +20,10 @@ extension WebImageCLI {
         @Argument(help: "Image URLs (http or https).")
         var urls: [String] = []
 
-        @Option(help: ArgumentHelp("Read URLs from FILE, one per line ('-' for stdin; # starts a comment).",
-            valueName: "file"))
+        @Option(
+            help: ArgumentHelp(
+                "Read URLs from FILE, one per line ('-' for stdin; # starts a comment).",
+                valueName: "file"))
         var input: String?
 
         @Option(name: .customShort("o"), help: ArgumentHelp("Save each downloaded file into DIR.", valueName: "dir"))
@@ -50,7 +52,8 @@ extension WebImageCLI {
         }
 
         static func parseURL(_ text: String) -> URL? {
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https",
                 url.host?.isEmpty == false
             else { return nil }
             return url
@@ -99,7 +102,8 @@ extension WebImageCLI {
                 let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
                 if line.isEmpty || line.hasPrefix("#") { continue }
                 guard let url = Self.parseURL(line) else {
-                    throw CLIError("\(input == "-" ? "stdin" : input) line \(number + 1): '\(line)' is not an http or https URL")
+                    throw CLIError(
+                        "\(input == "-" ? "stdin" : input) line \(number + 1): '\(line)' is not an http or https URL")
                 }
                 urls.append(url)
             }

@@ -52,7 +52,9 @@ extension WebImageCLI {
         }
 
         static func text(_ source: String, _ data: Data, _ image: Image) -> String {
-            let loop = image.frameCount > 1 ? " (loop count \(image.loopCount == 0 ? "forever" : String(image.loopCount)))" : ""
+            let loop =
+                image.frameCount > 1
+                ? " (loop count \(image.loopCount == 0 ? "forever" : String(image.loopCount)))" : ""
             let duration = image.frames.reduce(0) { $0 + $1.duration }
             let timing = image.frameCount > 1 ? String(format: ", %.2f s", duration) : ""
             return """

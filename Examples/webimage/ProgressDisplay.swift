@@ -129,7 +129,8 @@ final class ProgressDisplay: Sendable {
                 download.expected > 0
                 ? "\(Format.bytes(download.received))/\(Format.bytes(download.expected))"
                 : Format.bytes(download.received)
-            let name = download.url.lastPathComponent.isEmpty ? download.url.absoluteString : download.url.lastPathComponent
+            let name =
+                download.url.lastPathComponent.isEmpty ? download.url.absoluteString : download.url.lastPathComponent
             lines.append("  \(Format.bar(fraction, width: 20)) \(Format.percent(fraction)) \(size)  \(name)")
         }
         if state.running.count > shown.count { lines.append("  … \(state.running.count - shown.count) more running") }

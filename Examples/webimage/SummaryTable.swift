@@ -49,7 +49,9 @@ struct SummaryTable {
     }
 
     static func pathAndQuery(_ url: URL) -> String {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url.absoluteString
+        }
         return components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
     }
 }

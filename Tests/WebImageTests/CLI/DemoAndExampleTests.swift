@@ -50,7 +50,8 @@ struct DemoAndExampleTests {
             Data(contentsOf: folder.appendingPathComponent("2-astronaut-lossy.png")), options: .default)
         #expect(astronaut.width == 64 && astronaut.height == 64)
 
-        let failing = try await CLIRunner.run("thumbnailer", [folder.path], stdin: Data("\(server.url("/status/500"))\n".utf8))
+        let failing = try await CLIRunner.run(
+            "thumbnailer", [folder.path], stdin: Data("\(server.url("/status/500"))\n".utf8))
         #expect(failing.status == 1)
         #expect(failing.stderr.contains("2001"))
     }

@@ -34,7 +34,10 @@ struct InfoCommandTests {
         let corpus = try Fixtures.requireCorpus()
         let output = try await CLIRunner.run(
             "webimage",
-            ["info", corpus.appendingPathComponent("random-bytes.png").path, corpus.appendingPathComponent("nope.png").path])
+            [
+                "info", corpus.appendingPathComponent("random-bytes.png").path,
+                corpus.appendingPathComponent("nope.png").path,
+            ])
         #expect(output.status == 1)
         #expect(output.stderr.contains("badImageData (1001)"))
         #expect(output.stderr.contains("cannot read the file"))

@@ -30,7 +30,8 @@ struct PNGEncoderTests {
 
     @Test("rows wider than the pixels are honoured; inconsistent frames are refused")
     func strideAndErrors() throws {
-        let padded = ImageFrame(width: 1, height: 2, bytesPerRow: 8, pixels: [1, 2, 3, 4, 9, 9, 9, 9, 5, 6, 7, 8, 9, 9, 9, 9])
+        let padded = ImageFrame(
+            width: 1, height: 2, bytesPerRow: 8, pixels: [1, 2, 3, 4, 9, 9, 9, 9, 5, 6, 7, 8, 9, 9, 9, 9])
         let decoded = try PNGDecoder().decode(try PNGEncoder().encode(padded), options: .default)
         #expect(decoded.frames[0].pixels.prefix(4) == [1, 2, 3, 4])
         #expect(Array(decoded.frames[0].pixels[decoded.frames[0].bytesPerRow...].prefix(4)) == [5, 6, 7, 8])
