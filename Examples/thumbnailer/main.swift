@@ -25,7 +25,12 @@ if lines.isEmpty {
 }
 let urls = lines.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.compactMap(URL.init(string:))
 let output = URL(fileURLWithPath: outputPath, isDirectory: true)
-try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+do {
+    try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+} catch {
+    FileHandle.standardError.write(Data("cannot create \(output.path): \(error)\n".utf8))
+    exit(1)
+}
 
 // One downloader for the whole run: downloads run in parallel on its queue (6 at a time by default).
 let downloader = ImageDownloader()
