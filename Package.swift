@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "WebImage", targets: ["WebImage"]),
         .library(name: "LocalImageServer", targets: ["LocalImageServer"]),
         .executable(name: "webimage", targets: ["webimage"]),
+        .executable(name: "thumbnailer", targets: ["thumbnailer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -63,6 +64,13 @@ let package = Package(
             name: "DecodeBenchmark",
             dependencies: ["WebImage", "CJPEG", "CWebP", "CPNG"],
             path: "Benchmarks/DecodeBenchmark",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The smallest embedding of the library: URLs in, PNG thumbnails out.
+        .executableTarget(
+            name: "thumbnailer",
+            dependencies: ["WebImage"],
+            path: "Examples/thumbnailer",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

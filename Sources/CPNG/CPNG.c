@@ -329,3 +329,89 @@ int wi_bench_png_encode(const uint8_t *pixels, int width, int height, uint8_t **
 }
 
 void wi_bench_png_free(uint8_t *buffer) { free(buffer); }
+
+// ---- Encoder ----
+
+// The PNG grows in a heap buffer that the write callback doubles as needed.
+typedef struct {
+    uint8_t *bytes;
+    size_t length;
+    size_t capacity;
+    char *message;
+    size_t messageLength;
+    jmp_buf jump;
+} wi_png_writer;
+
+static void wi_png_writer_error(png_structp png, png_const_charp message) {
+    wi_png_writer *writer = (wi_png_writer *)png_get_error_ptr(png);
+    snprintf(writer->message, writer->messageLength, "%s", message ? message : "unknown libpng error");
+    longjmp(writer->jump, 1);
+}
+
+static void wi_png_writer_write(png_structp png, png_bytep data, png_size_t count) {
+    wi_png_writer *writer = (wi_png_writer *)png_get_io_ptr(png);
+    if (count > writer->capacity - writer->length) {
+        size_t capacity = writer->capacity ? writer->capacity : 4096;
+        while (count > capacity - writer->length) {
+            if (capacity > SIZE_MAX / 2) png_error(png, "PNG output too large");
+            capacity *= 2;
+        }
+        uint8_t *grown = realloc(writer->bytes, capacity);
+        if (!grown) png_error(png, "out of memory writing PNG");
+        writer->bytes = grown;
+        writer->capacity = capacity;
+    }
+    memcpy(writer->bytes + writer->length, data, count);
+    writer->length += count;
+}
+
+static void wi_png_writer_flush(png_structp png) { (void)png; }
+
+int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                       int compressionLevel, uint8_t **output, size_t *length, char *message,
+                       size_t messageLength) {
+    *output = NULL;
+    *length = 0;
+    if (messageLength > 0) message[0] = 0;
+    if (width == 0 || height == 0 || stride < (size_t)width * 4) {
+        snprintf(message, messageLength, "invalid size %ux%u with %zu bytes per row", width, height, stride);
+        return -1;
+    }
+    // Heap-allocated so nothing the callbacks change lives in a local that longjmp could roll back.
+    wi_png_writer *writer = calloc(1, sizeof *writer);
+    if (!writer) {
+        snprintf(message, messageLength, "out of memory");
+        return -1;
+    }
+    writer->message = message;
+    writer->messageLength = messageLength;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, writer, wi_png_writer_error,
+                                              wi_png_ignore_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        snprintf(message, messageLength, "out of memory creating the PNG writer");
+        png_destroy_write_struct(&png, NULL);
+        free(writer);
+        return -1;
+    }
+    if (setjmp(writer->jump)) {
+        png_destroy_write_struct(&png, &info);
+        free(writer->bytes);
+        free(writer);
+        return -1;
+    }
+    png_set_write_fn(png, writer, wi_png_writer_write, wi_png_writer_flush);
+    png_set_compression_level(png, compressionLevel < 0 ? 0 : (compressionLevel > 9 ? 9 : compressionLevel));
+    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(pixels + (size_t)y * stride));
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    *output = writer->bytes;
+    *length = writer->length;
+    free(writer);
+    return 0;
+}
+
+void wi_png_encode_free(uint8_t *buffer) { free(buffer); }

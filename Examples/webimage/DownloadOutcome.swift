@@ -1,0 +1,105 @@
+import Foundation
+import WebImage
+
+/// What one requested URL came to: the row of the summary table and one `--json` line.
+struct DownloadOutcome: Sendable {
+    /// Position in the request list, from 0.
+    var index: Int
+    /// The URL as requested.
+    var url: URL
+    /// The decoded image (the last partial one for a failure after progressive updates is not kept).
+    var image: Image?
+    /// The bytes received.
+    var data: Data?
+    /// The library's error, when the download failed.
+    var error: ImageDownloaderError?
+    /// The HTTP status of the final response, when one arrived.
+    var status: Int?
+    /// Wall-clock milliseconds from the start of the transfer to completion.
+    var milliseconds: Int
+    /// Where the bytes came from (network, a fresh cache entry, a 304 revalidation); nil after a failure.
+    var cacheStatus: ImageDownloadCacheStatus?
+    /// Partial images delivered by progressive loading.
+    var partialImages: Int = 0
+    /// A short remark from the demo ("merged", "LIFO #2", ...).
+    var note: String = ""
+
+    var ok: Bool { error == nil }
+
+    /// Whether a cache answered instead of a full download; nil after a failure.
+    var fromCache: Bool? { cacheStatus.map { $0 != .network } }
+
+    /// The JSON object of `--json`: every key present, null where there is no value.
+    func jsonLine() -> String {
+        var fields: [(String, String)] = [
+            ("url", Self.quote(url.absoluteString)),
+            ("ok", ok ? "true" : "false"),
+        ]
+        if let error {
+            fields.append(
+                (
+                    "error",
+                    "{\"code\":\(error.code.rawValue),\"name\":\(Self.quote(error.code.description)),"
+                        + "\"message\":\(Self.quote(error.message))}"
+                ))
+        } else {
+            fields.append(("error", "null"))
+        }
+        fields += [
+            ("status", status.map(String.init) ?? "null"),
+            ("format", image.map { Self.quote($0.format.rawValue) } ?? "null"),
+            ("bytes", String(data?.count ?? 0)),
+            ("width", image.map { String($0.width) } ?? "null"),
+            ("height", image.map { String($0.height) } ?? "null"),
+            ("frames", image.map { String($0.frameCount) } ?? "null"),
+            ("ms", String(milliseconds)),
+            ("fromCache", fromCache.map { $0 ? "true" : "false" } ?? "null"),
+            ("cache", cacheStatus.map { Self.quote($0.rawValue) } ?? "null"),
+            ("partialImages", String(partialImages)),
+        ]
+        return "{" + fields.map { "\(Self.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string literal.
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// One plain line: "ok   200 jpeg 512x512 1f 53962 B 12 ms URL" or "FAIL 404 <error> URL".
+    var plainLine: String {
+        let statusText = status.map(String.init) ?? "---"
+        if let error {
+            return
+                "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.absoluteString)"
+        }
+        var text = "ok   \(statusText)"
+        if let image {
+            text += " \(image.format.rawValue) \(image.width)x\(image.height) \(image.frameCount)f"
+        } else {
+            text += " (not decoded)"
+        }
+        text += " \(data?.count ?? 0) B \(milliseconds) ms"
+        if let cacheStatus, cacheStatus != .network { text += " cache:\(cacheStatus.rawValue)" }
+        return text + "  \(url.absoluteString)"
+    }
+}
+
+extension ImageDownloaderError {
+    /// Any error as the library's error (a non-library error becomes `transport` with its text).
+    static func wrap(_ error: any Error, url: URL) -> ImageDownloaderError {
+        if let error = error as? ImageDownloaderError { return error }
+        return ImageDownloaderError(.transport, String(describing: error), url: url)
+    }
+}

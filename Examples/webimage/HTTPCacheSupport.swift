@@ -1,0 +1,37 @@
+import Foundation
+import WebImage
+
+/// Everything the CLI does with the HTTP cache, in one place.
+enum HTTPCacheSupport {
+    /// Whether the linked library has an HTTP cache (`config.urlCache`, `HTTPCache`).
+    static let isAvailable = true
+
+    /// The flags `--http-cache` (and `--ignore-cached`) add.
+    static func options(ignoreCached: Bool) -> ImageDownloaderOptions {
+        ignoreCached ? [.useURLCache, .ignoreCachedResponse] : [.useURLCache]
+    }
+
+    /// Points `config` at the cache in `directory`, or at `HTTPCache.shared` (20 MB memory, 150 MB disk
+    /// under `$XDG_CACHE_HOME/webimage`) for `OptionalValueOptions.defaultMarker`.
+    static func configure(_ config: inout ImageDownloaderConfig, directory: String) throws {
+        guard directory != OptionalValueOptions.defaultMarker else {
+            config.urlCache = nil  // nil means HTTPCache.shared
+            return
+        }
+        let url = URL(fileURLWithPath: directory, isDirectory: true)
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw CLIError("cannot create the --http-cache directory '\(directory)': \(error.localizedDescription)")
+        }
+        config.urlCache = HTTPCache(directory: url)
+    }
+}
+
+/// A failure the CLI reports as `Error: <message>` with exit code 1.
+struct CLIError: Error, CustomStringConvertible {
+    /// The sentence printed.
+    let description: String
+
+    init(_ description: String) { self.description = description }
+}

@@ -1,5 +1,0 @@
-import WebImage
-
-for (name, version) in LibraryVersions.all {
-    print("\(name) \(version)")
-}

@@ -1,0 +1,72 @@
+import CPNG
+import Foundation
+
+/// Encodes decoded pixels as PNG with libpng: 8-bit RGBA, non-interlaced.
+///
+/// The inverse of `PNGDecoder` for straight-alpha RGBA8 frames, so an encoded frame decodes back to the
+/// same pixels. libpng's `longjmp` error handling stays inside the CPNG shim.
+///
+/// ```swift
+/// let result = try await downloader.image(for: url)
+/// if let image = result.image {
+///     try PNGEncoder().encode(image).write(to: URL(fileURLWithPath: "out.png"))
+/// }
+/// ```
+public struct PNGEncoder: Sendable {
+    /// zlib compression level, 0 (none, fastest) … 9 (smallest). `6` by default.
+    public var compressionLevel: Int
+
+    /// Creates an encoder.
+    public init(compressionLevel: Int = 6) {
+        self.compressionLevel = compressionLevel
+    }
+
+    /// Encodes the first frame of `image` (a partial image encodes what it holds).
+    ///
+    /// - Throws: `ImageEncodingError` when the image has no frame or libpng fails.
+    public func encode(_ image: Image) throws -> Data {
+        guard let frame = image.frames.first else { throw ImageEncodingError("the image has no frame to encode") }
+        return try encode(frame)
+    }
+
+    /// Encodes one RGBA8 frame.
+    ///
+    /// - Throws: `ImageEncodingError` when the frame's size and pixel buffer disagree or libpng fails.
+    public func encode(_ frame: ImageFrame) throws -> Data {
+        guard frame.width > 0, frame.height > 0, frame.width <= Int(UInt32.max), frame.height <= Int(UInt32.max),
+            frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow
+        else {
+            throw ImageEncodingError(
+                "invalid frame: \(frame.width)×\(frame.height), \(frame.bytesPerRow) bytes per row, "
+                    + "\(frame.pixels.count) bytes of pixels")
+        }
+        var output: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        var message = [CChar](repeating: 0, count: 256)
+        let status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
+            guard let base = pixels.baseAddress else { return -1 }
+            return wi_png_encode_rgba(
+                base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, Int32(compressionLevel),
+                &output, &length, &message, message.count)
+        }
+        guard status == 0, let output else {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw ImageEncodingError("PNG encoding failed: \(text.isEmpty ? "unknown error" : text)")
+        }
+        // The shim's buffer is copied into Data and freed here; nothing keeps a pointer into it.
+        defer { wi_png_encode_free(output) }
+        return Data(bytes: output, count: length)
+    }
+}
+
+/// Encoding an image failed; `message` says why.
+public struct ImageEncodingError: Error, Sendable, CustomStringConvertible {
+    /// A sentence for people.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { message }
+}

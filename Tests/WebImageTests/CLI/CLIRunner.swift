@@ -1,0 +1,116 @@
+import Foundation
+import Synchronization
+
+/// Runs the package's built executables (`webimage`, `thumbnailer`) as child processes.
+///
+/// `swift build --build-tests` (what `make test` runs) builds every product, so the binaries sit next
+/// to the test bundle. When one is missing (e.g. `swift test --filter` after building only the tests),
+/// it is built once with `swift build --product`.
+enum CLIRunner {
+    struct Output: Sendable {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+    }
+
+    /// The folder holding the build products: the test bundle's folder.
+    static let productsFolder: URL = {
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent(),
+        ].compactMap { $0 }
+        for candidate in candidates
+        where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("webimage").path) {
+            return candidate
+        }
+        return candidates.first ?? Fixtures.packageRoot.appendingPathComponent(".build/debug")
+    }()
+
+    private static let buildLock = Mutex<Set<String>>([])
+
+    /// The path of product `name`, building it first when it is missing.
+    static func executable(_ name: String) throws -> URL {
+        let url = productsFolder.appendingPathComponent(name)
+        try buildLock.withLock { built in
+            guard !FileManager.default.isExecutableFile(atPath: url.path), !built.contains(name) else { return }
+            built.insert(name)
+            let build = Process()
+            build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            build.arguments = ["swift", "build", "--product", name]
+            build.currentDirectoryURL = Fixtures.packageRoot
+            try build.run()
+            build.waitUntilExit()
+        }
+        guard FileManager.default.isExecutableFile(atPath: url.path) else {
+            throw FixtureMissing("\(url.path) is missing and `swift build --product \(name)` did not make it")
+        }
+        return url
+    }
+
+    /// Runs product `name` with `arguments`, feeding `stdin`, and returns its exit status and output.
+    static func run(
+        _ name: String, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
+        environment: [String: String] = [:]
+    ) async throws -> Output {
+        let executable = try executable(name)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var processEnvironment = ProcessInfo.processInfo.environment
+        processEnvironment["TERM"] = "dumb"
+        for (key, value) in environment { processEnvironment[key] = value }
+        process.environment = processEnvironment
+        let outPipe = Pipe()
+        let errPipe = Pipe()
+        let inPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe
+        try process.run()
+        // Blocking reads and the wait run off the cooperative pool.
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                let group = DispatchGroup()
+                let stdout = Mutex(Data())
+                let stderr = Mutex(Data())
+                DispatchQueue.global().async(group: group) {
+                    let data = outPipe.fileHandleForReading.readDataToEndOfFile()
+                    stdout.withLock { $0 = data }
+                }
+                DispatchQueue.global().async(group: group) {
+                    let data = errPipe.fileHandleForReading.readDataToEndOfFile()
+                    stderr.withLock { $0 = data }
+                }
+                if let stdin { inPipe.fileHandleForWriting.write(stdin) }
+                try? inPipe.fileHandleForWriting.close()
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: Output(
+                        status: process.terminationStatus,
+                        stdout: String(decoding: stdout.withLock { $0 }, as: UTF8.self),
+                        stderr: String(decoding: stderr.withLock { $0 }, as: UTF8.self)))
+            }
+        }
+    }
+
+    /// Each stdout line parsed as a JSON object.
+    static func jsonObjects(_ output: Output) throws -> [[String: Any]] {
+        try output.stdoutLines.map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw FixtureMissing("not a JSON object: \(line)")
+            }
+            return object
+        }
+    }
+
+    /// A fresh empty folder under the temporary directory.
+    static func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

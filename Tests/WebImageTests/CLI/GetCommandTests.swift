@@ -1,0 +1,143 @@
+import Foundation
+import LocalImageServer
+import Testing
+import WebImage
+
+/// `webimage get` run as a child process against the in-process loopback server.
+@Suite("webimage get")
+struct GetCommandTests {
+    @Test("--json reports a success, a 404 and a broken image, and the exit status is 1")
+    func jsonFields() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let urls = ["/files/astronaut-baseline.jpg", "/status/404", "/files/html-error-page.jpg"].map {
+            server.url($0).absoluteString
+        }
+        let output = try await CLIRunner.run("webimage", ["get", "--json"] + urls)
+        #expect(output.status == 1)
+        let objects = try CLIRunner.jsonObjects(output)
+        try #require(objects.count == 3, "stdout: \(output.stdout)\nstderr: \(output.stderr)")
+        let byURL = Dictionary(uniqueKeysWithValues: objects.map { ($0["url"] as? String ?? "", $0) })
+
+        let success = try #require(byURL[urls[0]])
+        #expect(success["ok"] as? Bool == true)
+        #expect(success["error"] is NSNull)
+        #expect(success["status"] as? Int == 200)
+        #expect(success["format"] as? String == "jpeg")
+        #expect(success["bytes"] as? Int == 53962)
+        #expect(success["width"] as? Int == 512)
+        #expect(success["height"] as? Int == 512)
+        #expect(success["frames"] as? Int == 1)
+        #expect((success["ms"] as? Int).map { $0 >= 0 } == true)
+        #expect(success["fromCache"] as? Bool == false)
+
+        let notFound = try #require(byURL[urls[1]])
+        #expect(notFound["ok"] as? Bool == false)
+        #expect(notFound["status"] as? Int == 404)
+        let notFoundError = try #require(notFound["error"] as? [String: Any])
+        #expect(notFoundError["code"] as? Int == 2001)
+        #expect(notFoundError["name"] as? String == "invalidDownloadStatusCode")
+        #expect((notFoundError["message"] as? String)?.contains("404") == true)
+        #expect(notFound["width"] is NSNull)
+
+        let broken = try #require(byURL[urls[2]])
+        #expect(broken["ok"] as? Bool == false)
+        #expect(broken["status"] as? Int == 200)
+        let brokenError = try #require(broken["error"] as? [String: Any])
+        #expect(brokenError["code"] as? Int == 1001)
+        #expect(brokenError["name"] as? String == "badImageData")
+
+        // The summary table goes to stderr with --json, so stdout stays one object per line.
+        #expect(output.stderr.contains("3 downloads: 1 ok, 2 failed"))
+    }
+
+    @Test("all successful: exit 0, plain lines, a summary table, -o saves the bytes and --png the decoded frame")
+    func saveAndPNG() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = try await CLIRunner.run(
+            "webimage",
+            [
+                "get", "-o", folder.path, "--png", "--thumbnail", "100x100", "--concurrency", "2", "--lifo",
+                "--header", "X-Test: yes", server.url("/files/horse-rgba.png").absoluteString,
+                server.url("/files/chelsea-animated.webp").absoluteString,
+            ])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.contains("ok   200 png 100x82"))
+        #expect(output.stdout.contains("2 downloads: 2 ok, 0 failed"))
+        let original = try Data(contentsOf: folder.appendingPathComponent("horse-rgba.png"))
+        #expect(original == (try Fixtures.corpusFile("horse-rgba.png")))
+        let decoded = try ImageDecoderRegistry.shared.decode(
+            Data(contentsOf: folder.appendingPathComponent("horse-rgba.png.png")))
+        #expect(decoded.width == 100 && decoded.height == 82)
+        let animatedFirstFrame = try ImageDecoderRegistry.shared.decode(
+            Data(contentsOf: folder.appendingPathComponent("chelsea-animated.webp.png")))
+        #expect(animatedFirstFrame.format == .png && animatedFirstFrame.width == 100)
+        #expect(server.requests(for: "/files/horse-rgba.png").first?.headers.contains { $0.name == "X-Test" } == true)
+    }
+
+    @Test("--input - reads URLs from stdin, skipping blank lines and comments")
+    func inputFromStdin() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let list = """
+            # two images
+            \(server.url("/files/horse-lossless.webp").absoluteString)
+
+            \(server.url("/files/chelsea.gif").absoluteString)
+            """
+        let output = try await CLIRunner.run("webimage", ["get", "--json", "--input", "-"], stdin: Data(list.utf8))
+        #expect(output.status == 0, "\(output.stderr)")
+        let objects = try CLIRunner.jsonObjects(output)
+        #expect(Set(objects.compactMap { $0["format"] as? String }) == ["webp", "gif"])
+        #expect(server.count(for: "/files/horse-lossless.webp") == 1)
+        #expect(server.count(for: "/files/chelsea.gif") == 1)
+    }
+
+    @Test("--input with a line that is not a URL names the line")
+    func badInputLine() async throws {
+        let output = try await CLIRunner.run(
+            "webimage", ["get", "--input", "-"], stdin: Data("http://127.0.0.1:1/a.png\nnot a url\n".utf8))
+        #expect(output.status != 0)
+        #expect(output.stderr.contains("stdin line 2"))
+    }
+
+    @Test("--http-cache DIR: the second run is answered by a 304 and reported fromCache")
+    func httpCacheSecondPass() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/cache/no-cache/horse-rgba.png").absoluteString
+        let first = try CLIRunner.jsonObjects(
+            try await CLIRunner.run("webimage", ["get", "--json", "--http-cache", folder.path, url]))
+        let second = try CLIRunner.jsonObjects(
+            try await CLIRunner.run("webimage", ["get", "--json", url, "--http-cache", folder.path]))
+        #expect(first.first?["fromCache"] as? Bool == false)
+        #expect(second.first?["fromCache"] as? Bool == true)
+        #expect(second.first?["cache"] as? String == "revalidated")
+        #expect(server.requests(for: "/cache/no-cache/horse-rgba.png").map(\.status) == [200, 304])
+
+        let ignored = try await CLIRunner.run(
+            "webimage", ["get", "--json", "--http-cache", folder.path, "--ignore-cached", url])
+        #expect(ignored.status == 1)
+        let error = try CLIRunner.jsonObjects(ignored).first?["error"] as? [String: Any]
+        #expect(error?["code"] as? Int == 1002)
+    }
+
+    @Test("--cookies FILE stores the server's cookies in a Netscape cookie file")
+    func cookiesFile() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let jar = folder.appendingPathComponent("cookies.txt")
+        // The body is not an image, so the download fails; the cookie is stored all the same.
+        _ = try await CLIRunner.run(
+            "webimage", ["get", "--cookies", jar.path, server.url("/cookies/set?flavour=oat").absoluteString])
+        let text = try String(contentsOf: jar, encoding: .utf8)
+        #expect(text.contains("flavour\toat"))
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// Bad arguments are rejected by `validate()` with a clear message and exit status 64 (usage).
+@Suite("webimage argument validation")
+struct ValidationTests {
+    @Test(
+        "rejects bad values",
+        arguments: [
+            (["--thumbnail", "0x10"], "--thumbnail '0x10' is not a size like 256x256"),
+            (["--thumbnail", "wide"], "--thumbnail 'wide' is not a size like 256x256"),
+            (["--thumbnail", "20000x10"], "--thumbnail '20000x10' is not a size like 256x256"),
+            (["--concurrency", "0"], "--concurrency must be between 1 and 256, got 0."),
+            (["--concurrency", "1000"], "--concurrency must be between 1 and 256, got 1000."),
+            (["--high", "--low"], "--high and --low cannot be used together."),
+            (["--timeout", "0"], "--timeout must be a positive number of seconds"),
+            (["--header", "no colon"], "is not of the form 'Name: value'"),
+            (["--password", "secret"], "--password needs --user."),
+            (["--png"], "--png needs -o DIR."),
+            (["--ignore-cached"], "--ignore-cached needs --http-cache."),
+        ])
+    func rejects(arguments: [String], message: String) async throws {
+        let output = try await CLIRunner.run("webimage", ["get"] + arguments + ["http://127.0.0.1:1/a.png"])
+        #expect(output.status == 64)
+        #expect(output.stderr.contains(message), "\(output.stderr)")
+    }
+
+    @Test("get needs a URL, and URLs must be http(s)")
+    func urls() async throws {
+        let none = try await CLIRunner.run("webimage", ["get"])
+        #expect(none.status == 64)
+        #expect(none.stderr.contains("Give at least one URL"))
+        let ftp = try await CLIRunner.run("webimage", ["get", "ftp://example.com/a.png"])
+        #expect(ftp.status == 64)
+        #expect(ftp.stderr.contains("'ftp://example.com/a.png' is not an http or https URL."))
+    }
+
+    @Test("--help lists every download option")
+    func help() async throws {
+        let output = try await CLIRunner.run("webimage", ["get", "--help"])
+        #expect(output.status == 0)
+        for flag in [
+            "--concurrency", "--lifo", "--high", "--low", "--progressive", "--cookies", "--http-cache",
+            "--ignore-cached", "--insecure", "--scale-down", "--thumbnail", "--first-frame-only", "--timeout",
+            "--header", "--user", "--password", "--input", "-o <dir>", "--png", "--json",
+        ] {
+            #expect(output.stdout.contains(flag), "\(flag)")
+        }
+    }
+}
