@@ -2,44 +2,72 @@
 
 #include <curl/curl.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     CURL *easy;
     uint64_t *bytes;
+    int store;
+    unsigned char *body;  // with `store`: the current transfer's body
+    size_t length;
+    size_t capacity;
 } slot;
 
-static size_t count_bytes(char *data, size_t size, size_t count, void *userdata) {
-    (void)data;
-    *(uint64_t *)userdata += size * count;
-    return size * count;
+static size_t receive(char *data, size_t size, size_t count, void *userdata) {
+    slot *s = userdata;
+    size_t n = size * count;
+    *s->bytes += n;
+    if (!s->store) return n;
+    if (s->length + n > s->capacity) {
+        curl_off_t expected = -1;
+        curl_easy_getinfo(s->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+        size_t wanted = expected > 0 && (size_t)expected >= s->length + n ? (size_t)expected : 2 * (s->length + n);
+        unsigned char *grown = realloc(s->body, wanted);
+        if (!grown) return 0;
+        s->body = grown;
+        s->capacity = wanted;
+    }
+    memcpy(s->body + s->length, data, n);
+    s->length += n;
+    return n;
 }
 
-static int start_next(CURLM *multi, CURL *easy, const char *const *urls, size_t count, size_t *next) {
+static void release_body(slot *s) {
+    free(s->body);
+    s->body = NULL;
+    s->length = s->capacity = 0;
+}
+
+static int start_next(CURLM *multi, slot *s, const char *const *urls, size_t count, size_t *next) {
     if (*next >= count) return 0;
-    curl_easy_setopt(easy, CURLOPT_URL, urls[(*next)++]);
-    return curl_multi_add_handle(multi, easy) == CURLM_OK;
+    curl_easy_setopt(s->easy, CURLOPT_URL, urls[(*next)++]);
+    return curl_multi_add_handle(multi, s->easy) == CURLM_OK;
 }
 
-int wi_bench_curl_multi(const char *const *urls, size_t count, int parallel, wi_bench_curl_result *result) {
+int wi_bench_curl_multi(const char *const *urls, size_t count, int parallel, int store, wi_bench_curl_result *result) {
     result->transfers = result->failures = result->bytes = 0;
     if (parallel < 1) parallel = 1;
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return -1;
     CURLM *multi = curl_multi_init();
     if (!multi) return -1;
-    CURL **handles = calloc((size_t)parallel, sizeof(CURL *));
-    if (!handles) {
+    slot *slots = calloc((size_t)parallel, sizeof(slot));
+    if (!slots) {
         curl_multi_cleanup(multi);
         return -1;
     }
     size_t next = 0;
     int running = 0;
     for (int i = 0; i < parallel; i++) {
-        handles[i] = curl_easy_init();
-        if (!handles[i]) break;
-        curl_easy_setopt(handles[i], CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(handles[i], CURLOPT_WRITEFUNCTION, count_bytes);
-        curl_easy_setopt(handles[i], CURLOPT_WRITEDATA, &result->bytes);
-        running += start_next(multi, handles[i], urls, count, &next);
+        slot *s = &slots[i];
+        s->easy = curl_easy_init();
+        if (!s->easy) break;
+        s->bytes = &result->bytes;
+        s->store = store;
+        curl_easy_setopt(s->easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, receive);
+        curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
+        curl_easy_setopt(s->easy, CURLOPT_PRIVATE, s);
+        running += start_next(multi, s, urls, count, &next);
     }
     while (running > 0) {
         int still = 0;
@@ -49,6 +77,8 @@ int wi_bench_curl_multi(const char *const *urls, size_t count, int parallel, wi_
         while ((message = curl_multi_info_read(multi, &left))) {
             if (message->msg != CURLMSG_DONE) continue;
             CURL *easy = message->easy_handle;
+            slot *s = NULL;
+            curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&s);
             long status = 0;
             curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
             if (message->data.result == CURLE_OK && status == 200) {
@@ -56,16 +86,18 @@ int wi_bench_curl_multi(const char *const *urls, size_t count, int parallel, wi_
             } else {
                 result->failures++;
             }
+            release_body(s);
             curl_multi_remove_handle(multi, easy);
             running--;
-            running += start_next(multi, easy, urls, count, &next);
+            running += start_next(multi, s, urls, count, &next);
         }
         if (running > 0) curl_multi_poll(multi, NULL, 0, 1000, NULL);
     }
     for (int i = 0; i < parallel; i++) {
-        if (handles[i]) curl_easy_cleanup(handles[i]);
+        if (slots[i].easy) curl_easy_cleanup(slots[i].easy);
+        release_body(&slots[i]);
     }
-    free(handles);
+    free(slots);
     curl_multi_cleanup(multi);
     return 0;
 }

@@ -33,6 +33,7 @@ struct Driver {
     }
 
     func run() {
+        let loadAtStart = Environment.loadAverage()
         let root = makeTemporaryDirectory()
         let cleanup = Cleanup(root: root)
         cleanup.installSignalHandlers()
@@ -69,7 +70,7 @@ struct Driver {
         cleanup.finish()
 
         let report = Report(
-            rounds: rounds, command: command, results: results, profiles: profiles, environment: Environment.capture())
+            rounds: rounds, command: command, results: results, profiles: profiles, environment: Environment.capture(loadAtStart: loadAtStart))
         do {
             try report.markdown().write(toFile: output, atomically: true, encoding: .utf8)
         } catch {
@@ -89,6 +90,9 @@ struct Driver {
                 clients: [
                     Client(name: "WebImage") { runClient(["webimage", "--urls", list, "--parallel", parallel]) },
                     Client(name: "libcurl multi") { runClient(["libcurl", "--urls", list, "--parallel", parallel]) },
+                    Client(name: "libcurl multi, stores bodies") {
+                        runClient(["libcurl", "--urls", list, "--parallel", parallel, "--store"])
+                    },
                     Client(name: "curl --parallel") {
                         let outcome = runChild([
                             "curl", "--parallel", "--parallel-max", parallel, "--silent", "--no-progress-meter", "--show-error", "--fail",

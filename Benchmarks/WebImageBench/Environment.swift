@@ -11,7 +11,13 @@ struct Environment {
     var machine: [(String, String)]
     var versions: [(String, String)]
 
-    static func capture() -> Environment {
+    /// The 1-minute load average (other work on the machine skews wall-clock numbers, not CPU counts).
+    static func loadAverage() -> String {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3)
+            .joined(separator: " ") ?? "?"
+    }
+
+    static func capture(loadAtStart: String) -> Environment {
         func shell(_ script: String) -> String {
             runChild(["sh", "-c", script]).stdout.split(separator: "\n").first.map { String($0).trimmed } ?? "?"
         }
@@ -22,6 +28,7 @@ struct Environment {
             ("memory", shell("awk '/MemTotal/ {printf \"%.1f GiB\", $2/1048576}' /proc/meminfo")),
             ("OS", shell(". /etc/os-release && echo \"$PRETTY_NAME\"")),
             ("kernel", shell("uname -sr")),
+            ("load average (1, 5, 15 min) at start / end", loadAtStart + " / " + loadAverage()),
         ]
         let versions: [(String, String)] = [
             ("Swift", shell("swift --version 2>&1 | grep -m1 'Swift version'")),

@@ -88,14 +88,14 @@ func runWebImageClient(urls: [String], parallel: Int, decode: Bool) -> Sample {
 }
 
 /// The physical limit: `wi_bench_curl_multi`, a C loop over one multi handle with `parallel` reused
-/// easy handles that only counts bytes.
-func runLibcurlClient(urls: [String], parallel: Int) -> Sample {
+/// easy handles that only counts bytes (with `store`, also copies each body into a buffer).
+func runLibcurlClient(urls: [String], parallel: Int, store: Bool) -> Sample {
     let cStrings = urls.map { strdup($0) }
     defer { for string in cStrings { free(string) } }
     var result = wi_bench_curl_result()
     let watch = Stopwatch()
     let status = cStrings.map { UnsafePointer($0!) }.withUnsafeBufferPointer { pointers in
-        wi_bench_curl_multi(pointers.baseAddress!, pointers.count, Int32(parallel), &result)
+        wi_bench_curl_multi(pointers.baseAddress!, pointers.count, Int32(parallel), store ? 1 : 0, &result)
     }
     let wall = watch.wallSeconds
     let cpu = watch.cpuSeconds

@@ -33,7 +33,7 @@ struct Report {
         var text = "### \(title)\n\n"
         text += "| client | files/s | MB/s | CPU µs/file | peak RSS MB | WebImage ÷ client (files/s) |\n"
         text += "|---|---:|---:|---:|---:|---:|\n"
-        for client in ["WebImage", "libcurl multi", "curl --parallel", "URLSession"] {
+        for client in ["WebImage", "libcurl multi", "libcurl multi, stores bodies", "curl --parallel", "URLSession"] {
             let r = client == "WebImage" ? "—" : fmt(ratio(workload, "WebImage", client, \.itemsPerSecond), 2) + "×"
             text += "| \(client) | \(fmt(med(workload, client, \.itemsPerSecond), 0)) "
             text += "| \(fmt(med(workload, client, \.megabytesPerSecond), 0)) "
@@ -181,7 +181,9 @@ struct Report {
         - **WebImage**: `ImageDownloader` (`maxConcurrentDownloads` 6), every URL through `downloadImage` with \
         `.avoidDecodeImage` (photos: without it, so each image is decoded), all requests made at once.
         - **libcurl multi**: a C loop (`Benchmarks/CBenchCurl`) over one multi handle with 6 reused easy \
-        handles whose write callback only counts bytes — the physical limit of libcurl on this machine.
+        handles whose write callback only counts bytes — the physical limit of libcurl on this machine. \
+        **libcurl multi, stores bodies**: the same loop also copying each body into a buffer sized from \
+        Content-Length (what any client that hands the bytes to its caller must at least do; not a target).
         - **curl --parallel**: `curl --parallel --parallel-max 6 --config <list>` writing to /dev/null; \
         measured from outside (wall time and CPU include starting curl, about 2 ms).
         - **URLSession**: FoundationNetworking, an ephemeral session allowing 6 connections per host, with 6 \
@@ -203,6 +205,14 @@ struct Report {
         text += "run) ÷ \(Profiler.longRun - Profiler.shortRun), so process start-up cancels out.\n\n"
         text += "| client | instructions per file |\n|---|---:|\n"
         for profile in profiles { text += "| \(profile.client) | \(fmt(profile.instructionsPerFile, 0)) |\n" }
+        for profile in profiles where !profile.breakdown.isEmpty {
+            text += "\n### \(profile.client): where the instructions per file go (inclusive, same subtraction)\n\n"
+            text += "| function | instructions per file | share of WebImage's per-file total |\n|---|---:|---:|\n"
+            for entry in profile.breakdown {
+                let share = entry.perFile / max(profile.instructionsPerFile, 1) * 100
+                text += "| \(entry.label) | \(fmt(entry.perFile, 0)) | \(fmt(share, 1)) % |\n"
+            }
+        }
         for profile in profiles {
             text += "\n### \(profile.client): functions by self cost (\(Profiler.longRun)-file run)\n\n"
             text += "```\n\(profile.topSelf)```\n"

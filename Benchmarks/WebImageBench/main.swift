@@ -6,7 +6,7 @@ import Foundation
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
 //   WebImageBench <client> ...
 //       one client run, printing one JSON `Sample` line; the driver starts these as child processes:
-//       webimage | libcurl | urlsession   --urls FILE --parallel N [--decode]
+//       webimage | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store]
 //       coalesce    --urls FILE --requests N --parallel N [--suspended]
 //       queued      --urls FILE --parallel N
 //       decode-only --files FILE --threads N
@@ -68,8 +68,10 @@ case "webimage":
         decode: arguments.flag("decode")
     ).emit()
 case "libcurl":
-    runLibcurlClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
-        .emit()
+    runLibcurlClient(
+        urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
+        store: arguments.flag("store")
+    ).emit()
 case "urlsession":
     runURLSessionClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
         .emit()

@@ -15,9 +15,11 @@ typedef struct {
     uint64_t bytes;      // body bytes received
 } wi_bench_curl_result;
 
-/// Downloads `urls[0..<count]` with at most `parallel` transfers at once. Returns 0, or -1 when curl
-/// could not be set up.
-int wi_bench_curl_multi(const char *_Nonnull const *_Nonnull urls, size_t count, int parallel,
+/// Downloads `urls[0..<count]` with at most `parallel` transfers at once. With `store` 0 the body bytes
+/// are only counted; with `store` 1 each body is copied into a malloc'd buffer sized from Content-Length
+/// (the least a client that hands the bytes to its caller must do), freed when the transfer completes.
+/// Returns 0, or -1 when curl could not be set up.
+int wi_bench_curl_multi(const char *_Nonnull const *_Nonnull urls, size_t count, int parallel, int store,
                         wi_bench_curl_result *result);
 
 #pragma clang assume_nonnull end
