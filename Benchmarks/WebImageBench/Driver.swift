@@ -70,7 +70,8 @@ struct Driver {
         cleanup.finish()
 
         let report = Report(
-            rounds: rounds, command: command, results: results, profiles: profiles, environment: Environment.capture(loadAtStart: loadAtStart))
+            rounds: rounds, command: command, results: results, profiles: profiles,
+            environment: Environment.capture(loadAtStart: loadAtStart))
         do {
             try report.markdown().write(toFile: output, atomically: true, encoding: .utf8)
         } catch {
@@ -95,7 +96,8 @@ struct Driver {
                     },
                     Client(name: "curl --parallel") {
                         let outcome = runChild([
-                            "curl", "--parallel", "--parallel-max", parallel, "--silent", "--no-progress-meter", "--show-error", "--fail",
+                            "curl", "--parallel", "--parallel-max", parallel, "--silent", "--no-progress-meter",
+                            "--show-error", "--fail",
                             "--config", curlConfig,
                         ])
                         guard outcome.status == 0 else { fail("curl --parallel failed with status \(outcome.status)") }

@@ -38,7 +38,10 @@ struct Environment {
             ("libjpeg-turbo", LibraryVersions.jpeg),
             ("libpng", LibraryVersions.png),
             ("libwebp", LibraryVersions.webp),
-            ("WebImage", LibraryVersions.webImage + " at " + shell("git rev-parse --short HEAD 2>/dev/null || echo unknown")),
+            (
+                "WebImage",
+                LibraryVersions.webImage + " at " + shell("git rev-parse --short HEAD 2>/dev/null || echo unknown")
+            ),
         ]
         return Environment(date: formatter.string(from: Date()), machine: machine, versions: versions)
     }

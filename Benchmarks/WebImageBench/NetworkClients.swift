@@ -99,7 +99,9 @@ func runLibcurlClient(urls: [String], parallel: Int, store: Bool) -> Sample {
     }
     let wall = watch.wallSeconds
     let cpu = watch.cpuSeconds
-    guard status == 0, result.failures == 0 else { fail("libcurl client: status \(status), \(result.failures) failures") }
+    guard status == 0, result.failures == 0 else {
+        fail("libcurl client: status \(status), \(result.failures) failures")
+    }
     return Sample(
         wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: Int(result.transfers), bytes: Int(result.bytes))
 }
@@ -158,7 +160,8 @@ func runCoalescingClient(urls: [String], requests: Int, parallel: Int, suspended
     downloader.isSuspended = suspended
     let watch = Stopwatch()
     for index in 0..<requests {
-        downloader.downloadImage(with: list[index % list.count], options: [.avoidDecodeImage]) { _, data, error, finished in
+        downloader.downloadImage(with: list[index % list.count], options: [.avoidDecodeImage]) {
+            _, data, error, finished in
             guard finished else { return }
             counter.record(bytes: data?.count ?? 0, error: error)
         }

@@ -18,7 +18,8 @@ final class Nginx {
     init(serving www: URL, prefix: URL) throws {
         self.prefix = prefix
         port = try Self.freePort()
-        try FileManager.default.createDirectory(at: prefix.appendingPathComponent("temp"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: prefix.appendingPathComponent("temp"), withIntermediateDirectories: true)
         let conf = prefix.appendingPathComponent("nginx.conf")
         try Self.configuration(www: www.path, prefix: prefix.path, port: port).write(
             to: conf, atomically: true, encoding: .utf8)

@@ -37,8 +37,9 @@ struct Profiler {
     ]
 
     func run() -> [Profile] {
-        guard runChild(["sh", "-c", "command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null"])
-            .status == 0
+        guard
+            runChild(["sh", "-c", "command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null"])
+                .status == 0
         else {
             log("valgrind not installed: no profile section")
             return []
@@ -68,6 +69,16 @@ struct Profiler {
             }
             profiles.append(profile)
         }
+        if let large = callgrind(
+            binary, "webimage", list: lists.directory.appendingPathComponent("large.txt").path,
+            tag: "large"), let total = totalInstructions(large)
+        {
+            profiles.append(
+                Profile(
+                    client: "WebImage, 20 × 5 MiB", instructionsPerFile: Double(total) / Double(Corpus.largeCount),
+                    topSelf: annotate(large, inclusive: false, lines: 12),
+                    topInclusive: annotate(large, inclusive: true, lines: 30)))
+        }
         return profiles
     }
 
@@ -94,7 +105,8 @@ struct Profiler {
 
     private func totalInstructions(_ file: String) -> Int? {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n").reversed() where line.hasPrefix("totals:") || line.hasPrefix("summary:") {
+        for line in text.split(separator: "\n").reversed() where line.hasPrefix("totals:") || line.hasPrefix("summary:")
+        {
             return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         }
         return nil
@@ -102,19 +114,23 @@ struct Profiler {
 
     /// Inclusive Ir of each `breakdown` symbol (the first demangled function name containing it).
     private func inclusiveCosts(_ file: String) -> [String: Int] {
-        let script = "callgrind_annotate --inclusive=yes --threshold=100 '\(file)' | (swift demangle --simplified 2>/dev/null || cat)"
+        let script =
+            "callgrind_annotate --inclusive=yes --threshold=100 '\(file)' | (swift demangle --simplified 2>/dev/null || cat)"
         var costs: [String: Int] = [:]
         for line in runChild(["sh", "-c", script]).stdout.split(separator: "\n") {
             guard let open = line.firstIndex(of: "("), let colon = line.range(of: "???:") ?? line.range(of: ":") else {
                 continue
             }
-            guard let value = Int(line[..<open].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ""))
+            guard
+                let value = Int(
+                    line[..<open].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ""))
             else { continue }
             let function = line[colon.upperBound...]
             for entry in Self.breakdown where costs[entry.symbol] == nil {
-                // Skip thunks and protocol witnesses: they wrap the function and cost the same or more.
+                // Skip protocol witnesses and partial applies: they wrap the function (same cost or more).
+                // The @objc entry of a C callback is kept: the closure itself is often inlined into it.
                 if function.contains(entry.symbol) && !function.hasPrefix("protocol witness")
-                    && !function.hasPrefix("partial apply") && !function.hasPrefix("@objc")
+                    && !function.hasPrefix("partial apply")
                 {
                     costs[entry.symbol] = value
                 }

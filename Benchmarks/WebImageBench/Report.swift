@@ -122,7 +122,9 @@ struct Report {
             list.append(Verdict(target: target, measured: fmt(value, digits) + unit, met: met))
         }
         let small = { (client: String) in ratio("small", "WebImage", client, \.itemsPerSecond) }
-        add("small files: ≥ 0.7× libcurl multi (files/s)", small("libcurl multi"), 2, "×", small("libcurl multi") >= 0.7)
+        add(
+            "small files: ≥ 0.7× libcurl multi (files/s)", small("libcurl multi"), 2, "×", small("libcurl multi") >= 0.7
+        )
         add("small files: ≥ 1.0× curl --parallel", small("curl --parallel"), 2, "×", small("curl --parallel") >= 1.0)
         add("small files: ≥ 6× URLSession", small("URLSession"), 2, "×", small("URLSession") >= 6)
         let cpu = med("small", "WebImage", \.cpuMicrosecondsPerItem)
@@ -145,7 +147,9 @@ struct Report {
         if let s = samples("memory", "54 MP JPEG, download + scale-down").first {
             let limit = 2 * ((s.extra["width"] ?? 0) * (s.extra["height"] ?? 0) * 4 + Double(s.bytes)) / 1_048_576
             let peak = med("memory", "54 MP JPEG, download + scale-down") { Double($0.maxRSSKiB) / 1024 }
-            add("54 MP JPEG scale-down: peak RSS ≤ \(fmt(limit, 1)) MB (2 × (bitmap + bytes))", peak, 1, " MB", peak <= limit)
+            add(
+                "54 MP JPEG scale-down: peak RSS ≤ \(fmt(limit, 1)) MB (2 × (bitmap + bytes))", peak, 1, " MB",
+                peak <= limit)
         }
         return list
     }
@@ -164,13 +168,18 @@ struct Report {
         text += "## Machine and versions\n\n| | |\n|---|---|\n"
         for (name, value) in environment.machine + environment.versions { text += "| \(name) | \(value) |\n" }
         text += "\n## Targets\n\n| target | measured | |\n|---|---:|---|\n"
-        for verdict in verdicts() { text += "| \(verdict.target) | \(verdict.measured) | \(verdict.met ? "met" : "**missed**") |\n" }
+        for verdict in verdicts() {
+            text += "| \(verdict.target) | \(verdict.measured) | \(verdict.met ? "met" : "**missed**") |\n"
+        }
         text += "\n## Results\n\n"
         text += transferTable("small", title: "2,000 × 20 KiB files, concurrency 6")
         text += transferTable("large", title: "20 × 5 MiB files, concurrency 6")
         text += photoTable() + decoderTable() + coalescingTable() + memoryTable()
         text += clientNotes()
         text += profileSection()
+        if let notes = try? String(contentsOfFile: "Benchmarks/NOTES.md", encoding: .utf8) {
+            text += "\n" + notes
+        }
         return text
     }
 
@@ -202,7 +211,8 @@ struct Report {
         guard !profiles.isEmpty else { return "## Profile\n\nvalgrind was not installed; no profile was taken.\n" }
         var text = "## Profile (callgrind, small files)\n\n"
         text += "Instructions per file = (Ir of a \(Profiler.longRun)-file run − Ir of a \(Profiler.shortRun)-file "
-        text += "run) ÷ \(Profiler.longRun - Profiler.shortRun), so process start-up cancels out.\n\n"
+        text += "run) ÷ \(Profiler.longRun - Profiler.shortRun), so process start-up cancels out (the 5 MiB row: "
+        text += "one run's total ÷ 20, start-up included).\n\n"
         text += "| client | instructions per file |\n|---|---:|\n"
         for profile in profiles { text += "| \(profile.client) | \(fmt(profile.instructionsPerFile, 0)) |\n" }
         for profile in profiles where !profile.breakdown.isEmpty {
@@ -214,7 +224,7 @@ struct Report {
             }
         }
         for profile in profiles {
-            text += "\n### \(profile.client): functions by self cost (\(Profiler.longRun)-file run)\n\n"
+            text += "\n### \(profile.client): functions by self cost\n\n"
             text += "```\n\(profile.topSelf)```\n"
             if !profile.topInclusive.isEmpty {
                 text += "\n### \(profile.client): functions by inclusive cost\n\n```\n\(profile.topInclusive)```\n"
