@@ -18,7 +18,7 @@ struct Driver {
     static let coalescingRequests = 10_000
     static let coalescingURLs = 100
     static let queuedDownloads = 10_000
-    static let decoderPasses = 3
+    static let decoderPasses = 5
 
     /// One client of one workload: how to run it once.
     struct Client {
