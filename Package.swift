@@ -73,6 +73,18 @@ let package = Package(
             path: "Examples/thumbnailer",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Benchmarks (see Benchmarks/README.md; `make bench`). Not products: never built for users.
+        .target(
+            name: "CBenchCurl",
+            path: "Benchmarks/CBenchCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .executableTarget(
+            name: "WebImageBench",
+            dependencies: ["WebImage", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP"],
+            path: "Benchmarks/WebImageBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "WebImageTests",
             dependencies: ["WebImage", "LocalImageServer"],
