@@ -14,20 +14,29 @@ func loadFiles(_ paths: [String]) -> [Data] {
     }
 }
 
-/// Decode-only throughput: `threads` threads decode `files` (each thread a share) through
-/// `ImageDecoderRegistry.shared`, the decoders the downloader uses.
+/// Decode-only throughput: `threads` dedicated threads decode `files` through
+/// `ImageDecoderRegistry.shared` (the decoders the downloader uses), each taking the next file as it
+/// finishes one. Not `concurrentPerform`: with few iterations it may run them all on the calling
+/// thread before a worker wakes up, leaving a core idle.
 func runDecodeOnlyClient(paths: [String], threads: Int) -> Sample {
     let files = loadFiles(paths)
     let failures = Atomic<Int>(0)
+    let next = Atomic<Int>(0)
+    let done = DispatchSemaphore(value: 0)
     let watch = Stopwatch()
-    DispatchQueue.concurrentPerform(iterations: threads) { thread in
-        for index in stride(from: thread, to: files.count, by: threads) {
-            guard let image = try? ImageDecoderRegistry.shared.decode(files[index]), image.width > 0 else {
-                failures.add(1, ordering: .relaxed)
-                continue
+    for _ in 0..<threads {
+        Thread {
+            while true {
+                let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard index < files.count else { break }
+                if ((try? ImageDecoderRegistry.shared.decode(files[index]))?.width ?? 0) == 0 {
+                    failures.add(1, ordering: .relaxed)
+                }
             }
-        }
+            done.signal()
+        }.start()
     }
+    for _ in 0..<threads { done.wait() }
     let wall = watch.wallSeconds
     let cpu = watch.cpuSeconds
     guard failures.load(ordering: .relaxed) == 0 else { fail("decode-only: some images failed to decode") }
