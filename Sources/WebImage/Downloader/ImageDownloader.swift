@@ -39,6 +39,7 @@ public final class ImageDownloader: Sendable {
     private let table: OperationTable
     private let headers: Mutex<HTTPHeaders>
     private let nextCallerID = Atomic<UInt64>(1)
+    private let environment: OperationEnvironment?
     private let invalidated = Atomic<Bool>(false)
     let callbackQueue: DispatchQueue
 
@@ -59,9 +60,16 @@ public final class ImageDownloader: Sendable {
             transport = nil
             transportError = error
         }
-        table = OperationTable()
+        let table = OperationTable()
+        self.table = table
         headers = Mutex(config.headers)
-        callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
+        let callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
+        self.callbackQueue = callbackQueue
+        environment = transport.map { transport in
+            OperationEnvironment(
+                transport: transport, config: config, callbackQueue: callbackQueue, decodeQueue: Self.decodeQueue,
+                decoderRegistry: .shared, onFinish: { operation in table.remove(operation) })
+        }
     }
 
     deinit {
@@ -143,7 +151,7 @@ public final class ImageDownloader: Sendable {
         guard !invalidated.load(ordering: .acquiring) else {
             return failNow(ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))
         }
-        guard let transport else {
+        guard let environment else {
             return failNow(
                 transportError ?? ImageDownloaderError(.invalidDownloadOperation, "no transport", url: url))
         }
@@ -185,11 +193,6 @@ public final class ImageDownloader: Sendable {
             caller.complete(image: image, data: nil, error: nil, response: nil, metrics: metrics)
             return token
         }
-
-        let environment = OperationEnvironment(
-            transport: transport, config: config, callbackQueue: callbackQueue, decodeQueue: Self.decodeQueue,
-            decoderRegistry: .shared,
-            onFinish: { [table] operation in table.remove(operation) })
 
         // Look up, attach and enqueue in one critical section, so a caller never joins an operation that
         // is finishing, and its handlers are attached before the queue can start the operation.

@@ -25,10 +25,12 @@ final class OperationTable: @unchecked Sendable {
                 waitingLIFO.removeAll { $0.hasStarted }
                 pruneThreshold = max(64, waitingLIFO.count * 2)
             }
+            let gate = StartGate()
+            operation.gate = gate
             if let newestWaiting = waitingLIFO.last {
                 // Only operations that have not started get a dependency (corelibs crash pattern a);
                 // if it starts concurrently, the gate still keeps it alive until the gate opens.
-                operation.gate.hold(newestWaiting)
+                gate.hold(newestWaiting)
             }
             waitingLIFO.append(operation)
         }

@@ -22,6 +22,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.username = config.username
         transferRequest.password = config.password
         transferRequest.handlesCookies = options.contains(.handleCookies)
+        decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
         if options.contains(.useURLCache) {
             let cache = config.urlCache ?? HTTPCache.shared
@@ -130,14 +131,14 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
         body.append(bytes.bindMemory(to: UInt8.self))
-        let interval = min(max(environment?.config.minimumProgressInterval ?? 0, 0), 1)
+        let interval = environment?.progressIntervalNanoseconds ?? 0
         let now = DispatchTime.now()
-        let wantsProgressive = options.contains(.progressiveLoad) && decryptor == nil
+        let wantsProgressive = decodesProgressively
         let (callers, expected, decodeNow) = state.withLock { state -> ([DownloadCaller], Int64, Bool) in
             let expected = state.expectedSize
             // Throttle only when the length is known, and never the last chunk.
             if expected > 0, interval > 0, totalReceived < expected,
-                now.uptimeNanoseconds - state.lastProgressTime.uptimeNanoseconds < UInt64(interval * 1e9)
+                now.uptimeNanoseconds - state.lastProgressTime.uptimeNanoseconds < interval
             {
                 return ([], expected, false)
             }

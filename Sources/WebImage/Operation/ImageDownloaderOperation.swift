@@ -28,7 +28,9 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     public let context: ImageDownloadContext?
 
     let state = Mutex(OperationState())
-    let gate = StartGate()
+    /// LIFO only: opened when this operation starts, so the next-newest waiting one may start. Set by the
+    /// downloader before the operation is queued.
+    var gate: StartGate?
     /// Set by the downloader before the operation is queued, never changed afterwards.
     var environment: OperationEnvironment? {
         didSet { decoderBox = environment.map { IncrementalDecoderBox(target: $0.decodeQueue) } }
@@ -38,6 +40,9 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     /// The body received so far. Touched only on the transport thread until the transfer completes,
     /// then handed over (by value) to the decode queue.
     var body = Data()
+    /// Whether partial images are decoded; decided in `beginTransfer()` before the transfer is handed to
+    /// the transport, then read only on the transport thread.
+    var decodesProgressively = false
 
     /// Creates an operation for `request`. Subclasses must keep this initializer.
     public required init(request: ImageDownloadRequest, options: ImageDownloaderOptions, context: ImageDownloadContext?) {
@@ -137,7 +142,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
             return true
         }
         // The next-newest LIFO operation may start as soon as this one has (see StartGate).
-        gate.open()
+        gate?.open()
         guard proceed else {
             finish()
             return

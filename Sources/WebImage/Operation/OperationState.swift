@@ -93,12 +93,29 @@ struct OperationState {
     }
 }
 
-/// What an operation needs from its downloader.
-struct OperationEnvironment: Sendable {
+/// What an operation needs from its downloader: one shared, immutable instance per downloader (a class,
+/// so the hot paths read a field through one pointer instead of copying the whole configuration).
+final class OperationEnvironment: Sendable {
     let transport: CurlTransport
     let config: ImageDownloaderConfig
     let callbackQueue: DispatchQueue
     let decodeQueue: DispatchQueue
     let decoderRegistry: ImageDecoderRegistry
     let onFinish: @Sendable (ImageDownloaderOperation) -> Void
+    /// `config.minimumProgressInterval` clamped to 0…1, in nanoseconds.
+    let progressIntervalNanoseconds: UInt64
+
+    init(
+        transport: CurlTransport, config: ImageDownloaderConfig, callbackQueue: DispatchQueue,
+        decodeQueue: DispatchQueue, decoderRegistry: ImageDecoderRegistry,
+        onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
+    ) {
+        self.transport = transport
+        self.config = config
+        self.callbackQueue = callbackQueue
+        self.decodeQueue = decodeQueue
+        self.decoderRegistry = decoderRegistry
+        self.onFinish = onFinish
+        progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
+    }
 }
