@@ -48,6 +48,16 @@ test-asan: deps
 demo: deps
 	$(SWIFT) run -c release webimage demo
 
+# Side-by-side benchmarks (Benchmarks/, DESIGN.md §10): release build, nginx on 127.0.0.1 serving a
+# generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~5 minutes).
+BENCH_CORPUS ?= $(CURDIR)/../shared/corpus/images
+BENCH_ROUNDS ?= 7
+bench: deps-bench
+	$(SWIFT) build -c release --product WebImageBench
+	@mkdir -p docs
+	$$($(SWIFT) build -c release --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \
+		--corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
+
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Benchmarks
 

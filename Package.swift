@@ -60,11 +60,29 @@ let package = Package(
             path: "Examples/webimage",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .executableTarget(
+            name: "DecodeBenchmark",
+            dependencies: ["WebImage", "CJPEG", "CWebP", "CPNG"],
+            path: "Benchmarks/DecodeBenchmark",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The smallest embedding of the library: URLs in, PNG thumbnails out.
         .executableTarget(
             name: "thumbnailer",
             dependencies: ["WebImage"],
             path: "Examples/thumbnailer",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Benchmarks (see Benchmarks/README.md; `make bench`). Not products: never built for users.
+        .target(
+            name: "CBenchCurl",
+            path: "Benchmarks/CBenchCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .executableTarget(
+            name: "WebImageBench",
+            dependencies: ["WebImage", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP"],
+            path: "Benchmarks/WebImageBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

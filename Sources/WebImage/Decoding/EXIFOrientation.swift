@@ -76,7 +76,8 @@ private struct ByteReader {
     }
 
     func uint16(at offset: Int, bigEndian: Bool) -> Int {
-        let a = Int(self[offset]), b = Int(self[offset + 1])
+        let a = Int(self[offset])
+        let b = Int(self[offset + 1])
         return bigEndian ? a << 8 | b : b << 8 | a
     }
 

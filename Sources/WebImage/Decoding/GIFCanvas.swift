@@ -62,20 +62,32 @@ struct GIFCanvas {
     mutating func draw(row: Int, indices: [UInt8]) {
         guard let frame = current else { return }
         let y = frame.top + row
-        guard y >= 0, y < height, frame.left < width else { return }
+        guard y >= 0, y < height, frame.left >= 0, frame.left < width else { return }
         let count = min(indices.count, frame.width, width - frame.left)
         let transparent = frame.transparentIndex ?? -1
-        var out = (y * width + frame.left) * 4
-        for x in 0..<count {
-            let index = Int(indices[x])
-            if index != transparent {
-                let color = index * 4
-                pixels[out] = palette[color]
-                pixels[out + 1] = palette[color + 1]
-                pixels[out + 2] = palette[color + 2]
-                pixels[out + 3] = palette[color + 3]
+        let start = (y * width + frame.left) * 4
+        // The one per-pixel loop of GIF decoding runs on raw pointers: `count` is clipped to the canvas row
+        // and to `indices`, and the palette holds 256 entries, so every access is in bounds.
+        palette.withUnsafeBufferPointer { palette in
+            pixels.withUnsafeMutableBufferPointer { pixels in
+                indices.withUnsafeBufferPointer { indices in
+                    guard let colors = palette.baseAddress, let source = indices.baseAddress,
+                        let canvas = pixels.baseAddress
+                    else { return }
+                    var out = canvas + start
+                    for x in 0..<count {
+                        let index = Int(source[x])
+                        if index != transparent {
+                            let color = colors + index * 4
+                            out[0] = color[0]
+                            out[1] = color[1]
+                            out[2] = color[2]
+                            out[3] = color[3]
+                        }
+                        out += 4
+                    }
+                }
             }
-            out += 4
         }
     }
 
@@ -87,17 +99,21 @@ struct GIFCanvas {
 
     /// Whether any canvas pixel is not opaque.
     var hasTransparency: Bool {
-        var index = 3
-        while index < pixels.count {
-            if pixels[index] != 255 { return true }
-            index += 4
+        pixels.withUnsafeBufferPointer { pixels in
+            var index = 3
+            while index < pixels.count {
+                if pixels[index] != 255 { return true }
+                index += 4
+            }
+            return false
         }
-        return false
     }
 
     private mutating func clear(_ frame: FrameInfo) {
-        let x0 = max(0, frame.left), x1 = min(width, frame.left + frame.width)
-        let y0 = max(0, frame.top), y1 = min(height, frame.top + frame.height)
+        let x0 = max(0, frame.left)
+        let x1 = min(width, frame.left + frame.width)
+        let y0 = max(0, frame.top)
+        let y1 = min(height, frame.top + frame.height)
         guard x0 < x1, y0 < y1 else { return }
         for y in y0..<y1 {
             let start = (y * width + x0) * 4

@@ -107,7 +107,8 @@ private struct GIFFrameReader {
                     break records
                 }
                 frameCount += 1
-                let wanted = !(options.decodeFirstFrameOnly && !frames.isEmpty)
+                let wanted =
+                    !(options.decodeFirstFrameOnly && !frames.isEmpty)
                     && decodedPixels + finalSize.width * finalSize.height <= options.maximumImagePixels
                 if wanted {
                     let complete = readFrame(into: &canvas)
@@ -149,7 +150,8 @@ private struct GIFFrameReader {
     /// Reads the current frame's rows onto `canvas`; false when the data ended or broke inside it.
     private mutating func readFrame(into canvas: inout GIFCanvas) -> Bool {
         let desc = gif.pointee.Image
-        let width = Int(desc.Width), height = Int(desc.Height)
+        let width = Int(desc.Width)
+        let height = Int(desc.Height)
         let map = desc.ColorMap ?? gif.pointee.SColorMap
         var colors: [UInt8] = []
         if let map, let entries = map.pointee.Colors {

@@ -20,7 +20,10 @@ enum PixelResampler {
                 for x in 0..<dw {
                     let x0 = columnStart[x]
                     let x1 = max(x0 + 1, columnStart[x + 1])
-                    var r = 0, g = 0, b = 0, a = 0
+                    var r = 0
+                    var g = 0
+                    var b = 0
+                    var a = 0
                     var p = row + x0 * 4
                     for _ in x0..<x1 {
                         r += Int(pixels[p])

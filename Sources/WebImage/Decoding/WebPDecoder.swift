@@ -82,7 +82,8 @@ public struct WebPDecoder: ImageDecoding {
         guard partial.rowsDecoded > 0 else {
             throw DecodingFailure.badImageData("WebP data ends before any row (\(length) bytes)")
         }
-        let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: partial.copyPixels())
+        let frame = ImageFrame(
+            width: size.width, height: size.height, bytesPerRow: stride, pixels: partial.copyPixels())
         return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: true)
     }
 
@@ -131,7 +132,8 @@ public struct WebPDecoder: ImageDecoding {
         }
         guard !frames.isEmpty else { throw DecodingFailure.badImageData("WebP animation has no decodable frame") }
         let frameCount = Int(info.frame_count)
-        let isPartial = !options.decodeFirstFrameOnly && frames.count < frameCount
+        let isPartial =
+            !options.decodeFirstFrameOnly && frames.count < frameCount
             && decodedPixels + final.width * final.height <= options.maximumImagePixels
         return Image(
             format: .webp, width: final.width, height: final.height, originalWidth: sizing.original.width,
@@ -251,13 +253,16 @@ private final class WebPIncrementalState {
 
 /// Progressive WebP decoding with `WebPIDecoder`. Used from one thread at a time (see
 /// `ImageIncrementalDecoding`); each update appends only the bytes not appended before. Animated files
-/// give no partial images; their final decode is a one-shot decode.
+/// give one partial image, their first frame, once it has fully arrived (found with `WebPDemuxPartial`);
+/// their final decode is a one-shot decode.
 final class WebPIncrementalDecoder: ImageIncrementalDecoding {
     private let options: ImageDecodingOptions
     private var state: WebPIncrementalState?
     private var sizing: DecodeSizing?
     private var hasAlpha = false
     private var unsupported = false
+    private var animated = false
+    private var firstFrameShown = false
     private var bytesFed = 0
     private var rowsShown = 0
     private var status = VP8_STATUS_SUSPENDED
@@ -285,6 +290,7 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
             return WebPGetFeatures(base, raw.count, &features)
         }
         guard status != VP8_STATUS_NOT_ENOUGH_DATA else { return }
+        if status == VP8_STATUS_OK, features.has_animation != 0 { animated = true }
         guard status == VP8_STATUS_OK, features.has_animation == 0,
             let sizing = try? DecodeSizing(
                 width: Int(features.width), height: Int(features.height), format: .webp, options: options),
@@ -301,6 +307,7 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
     /// The rows decoded so far, when more arrived since the last call.
     func decodePartial(_ data: Data) -> Image? {
         feed(data)
+        if animated { return firstFramePartial(data) }
         guard let state, let sizing, status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED else { return nil }
         let rows = state.rowsDecoded
         guard rows > rowsShown else { return nil }
@@ -317,10 +324,66 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
         return try WebPDecoder().decode(data, options: options)
     }
 
-    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, orientation: Int, isPartial: Bool) -> Image {
+    /// The first frame of an animation, placed on its transparent canvas, once all its bytes are there.
+    private func firstFramePartial(_ data: Data) -> Image? {
+        guard !firstFrameShown else { return nil }
+        return data.withUnsafeBytes { raw -> Image? in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+            var webpData = WebPData(bytes: base, size: raw.count)
+            var demuxState = WEBP_DEMUX_PARSING_HEADER
+            guard let demux = WebPDemuxPartial(&webpData, &demuxState) else { return nil }
+            defer { WebPDemuxDelete(demux) }
+            var iterator = WebPIterator()
+            guard WebPDemuxGetFrame(demux, 1, &iterator) != 0 else { return nil }
+            defer { WebPDemuxReleaseIterator(&iterator) }
+            guard iterator.complete != 0, let fragment = iterator.fragment.bytes,
+                let sizing = try? DecodeSizing(
+                    width: Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_WIDTH)),
+                    height: Int(WebPDemuxGetI(demux, WEBP_FF_CANVAS_HEIGHT)), format: .webp, options: options)
+            else { return nil }
+            let frameSize = PixelSize(width: Int(iterator.width), height: Int(iterator.height))
+            let left = Int(iterator.x_offset)
+            let top = Int(iterator.y_offset)
+            guard frameSize.width > 0, frameSize.height > 0, left + frameSize.width <= sizing.original.width,
+                top + frameSize.height <= sizing.original.height
+            else { return nil }
+            var config = WebPDecoderConfig()
+            guard WebPInitDecoderConfig(&config) != 0 else { return nil }
+            let canvasStride = sizing.original.width * 4
+            var canvas = [UInt8](repeating: 0, count: canvasStride * sizing.original.height)
+            // The frame decodes straight into its rectangle of the canvas (stride = canvas row).
+            let status = canvas.withUnsafeMutableBytes { buffer -> VP8StatusCode in
+                guard let start = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                    return VP8_STATUS_OUT_OF_MEMORY
+                }
+                config.output.colorspace = MODE_RGBA
+                config.output.is_external_memory = 1
+                config.output.u.RGBA.rgba = start + top * canvasStride + left * 4
+                config.output.u.RGBA.stride = Int32(canvasStride)
+                config.output.u.RGBA.size = buffer.count - top * canvasStride - left * 4
+                return WebPDecode(fragment, iterator.fragment.size, &config)
+            }
+            WebPFreeDecBuffer(&config.output)
+            guard status == VP8_STATUS_OK else { return nil }
+            firstFrameShown = true
+            let frame = ImageFrame(
+                width: sizing.original.width, height: sizing.original.height, bytesPerRow: canvasStride, pixels: canvas,
+                duration: 0)
+            let scaled = PixelResampler.resample(frame, to: sizing.target)
+            return Image(
+                format: .webp, width: scaled.width, height: scaled.height, originalWidth: sizing.original.width,
+                originalHeight: sizing.original.height, frames: [scaled],
+                frameCount: Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT)),
+                loopCount: Int(WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT)), hasAlpha: hasAlpha, isPartial: true)
+        }
+    }
+
+    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, orientation: Int, isPartial: Bool) -> Image
+    {
         let size = state.output
         let frame = ImageFrame(
             width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: state.copyPixels())
-        return WebPDecoder.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: isPartial)
+        return WebPDecoder.image(
+            frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: isPartial)
     }
 }

@@ -253,6 +253,9 @@ public final class ImageDownloader: Sendable {
     /// For tests: the transport, to watch it stop after the downloader is gone.
     var transportForTesting: CurlTransport? { transport }
 
+    /// For tests: callers waiting on the live operation for `url`.
+    func callerCount(for url: URL) -> Int { table.withBarrier { $0.operations[url]?.callerCount ?? 0 } }
+
     /// For tests: URLs with a live operation in the table.
     var tableCount: Int { table.count }
 }

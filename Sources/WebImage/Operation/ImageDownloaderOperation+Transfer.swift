@@ -86,6 +86,11 @@ extension ImageDownloaderOperation: TransferDelegate {
         // Content-Length counts encoded bytes; with gzip/br/zstd the decoded length is unknown.
         let encoding = response.headers["Content-Encoding"]?.lowercased() ?? "identity"
         let expected = error == nil && encoding == "identity" ? response.expectedContentLength : -1
+        if expected > 0 {
+            // One allocation for the whole body instead of repeated growth and copying (transport thread,
+            // which owns `body`). The size limit still applies: curl refuses larger declared lengths.
+            body.reserveCapacity(Int(min(expected, environment?.config.maximumResponseSize ?? expected)))
+        }
         let callers = state.withLock { state -> [DownloadCaller] in
             state.response = response
             state.expectedSize = expected

@@ -71,6 +71,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.append(Field(name: name, value: value))
     }
 
+    /// Appends `text` to the last field's value (obsolete header line folding).
+    mutating func continueLastField(with text: String) {
+        guard !fields.isEmpty, !text.isEmpty else { return }
+        fields[fields.count - 1].value += " " + text
+    }
+
     /// Whether any field has this name.
     public func contains(_ name: String) -> Bool {
         fields.contains { $0.name.caseInsensitiveEquals(name) }
@@ -86,6 +92,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 }
 
 extension String {
+    /// Without leading and trailing spaces and tabs (HTTP's optional whitespace), without Foundation.
+    var trimmingHTTPWhitespace: Substring {
+        var view = Substring(self)
+        while let first = view.utf8.first, first == 0x20 || first == 0x09 { view = view.dropFirst() }
+        while let last = view.utf8.last, last == 0x20 || last == 0x09 { view = view.dropLast() }
+        return view
+    }
+
     /// ASCII case-insensitive comparison, which is what HTTP field names need (no locale involved).
     func caseInsensitiveEquals(_ other: String) -> Bool {
         let a = utf8, b = other.utf8

@@ -24,13 +24,13 @@ public struct ImageDownloadResponse: Sendable, Hashable {
     public var mimeType: String? {
         guard let value = headers["Content-Type"] else { return nil }
         let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? value
-        let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
+        let trimmed = type.trimmingHTTPWhitespace.lowercased()
         return trimmed.isEmpty ? nil : trimmed
     }
 
     /// The declared body length from `Content-Length`, or -1 when unknown (chunked, or absent).
     public var expectedContentLength: Int64 {
-        guard let value = headers["Content-Length"], let length = Int64(value.trimmingCharacters(in: .whitespaces)),
+        guard let value = headers["Content-Length"], let length = Int64(value.trimmingHTTPWhitespace),
             length >= 0
         else { return -1 }
         return length

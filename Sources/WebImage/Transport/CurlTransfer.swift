@@ -71,6 +71,8 @@ final class CurlTransfer: @unchecked Sendable {
         try setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(r.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
         try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
         try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
+        // 128 KB reads instead of curl's 16 KB: eight times fewer write callbacks on large bodies.
+        try setLong(CURLOPT_BUFFERSIZE, 128 * 1024, "BUFFERSIZE")
         // PIPEWAIT lets HTTP/2 over TLS multiplex instead of opening parallel connections. Only for https:
         // on cleartext curl would hold every new transfer until the first response shows whether the
         // connection can multiplex (it cannot: h2c stays off, curl #10634), serializing a slow first batch.
@@ -162,6 +164,11 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private var effectiveURL: URL {
+        // Only a followed redirect changes the URL; skip curl's string and URL parsing otherwise.
+        var redirects = 0
+        if wi_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects) == CURLE_OK, redirects == 0 {
+            return request.url
+        }
         var pointer: UnsafeMutablePointer<CChar>? = nil
         guard wi_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer,
             let url = URL(string: String(cString: pointer))

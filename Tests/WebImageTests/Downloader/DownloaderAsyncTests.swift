@@ -31,11 +31,17 @@ import Testing
 
     @Test func cancellingTheTaskCancelsOnlyThatCaller() async throws {
         let downloader = ImageDownloader()
-        let url = server.url("/files/horse-rgba.png?delay=400")
+        let url = server.url("/files/horse-rgba.png")
+        // Suspended until both callers are attached, so the cancel certainly lands before the transfer.
+        downloader.isSuspended = true
         let doomed = Task { try await downloader.image(for: url) }
         let survivor = Task { try await downloader.image(for: url) }
-        #expect(await pollAsync { server.count(for: "/files/horse-rgba.png") == 1 })
+        let attached = await offCooperativePool { poll(seconds: 60) { downloader.callerCount(for: url) == 2 } }
+        #expect(attached)
         doomed.cancel()
+        let detached = await offCooperativePool { poll(seconds: 60) { downloader.callerCount(for: url) == 1 } }
+        #expect(detached)
+        downloader.isSuspended = false
         do {
             _ = try await doomed.value
             Issue.record("the cancelled task returned an image")

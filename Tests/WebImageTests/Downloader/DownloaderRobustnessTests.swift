@@ -32,20 +32,29 @@ import Testing
     }
 
     /// (b) an operation with a dependency is cancelled and released before the dependency finishes.
+    /// The queue is suspended, so the older request's dependency (the newer request's start gate) is
+    /// certainly pending when the older one is cancelled; resuming runs the cancelled one first.
     @Test func cancelledDependentReleasedBeforeItsDependency() throws {
         let recorder = CallbackRecorder()
-        let downloader = lifo(max: 1)
+        var downloaders: [ImageDownloader] = []  // a dropped downloader cancels its work: keep them
         for round in 0..<200 {
-            let running = downloader.downloadImage(with: server.url("/hang?r=\(round)"), completed: recorder.completion())
-            let older = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?o=\(round)"), completed: recorder.completion())
-            let newer = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(round)"), completed: recorder.completion())
-            older?.cancel()  // depends on newer's gate; cancelled and dropped while newer still waits
-            newer?.cancel()
-            running?.cancel()
+            let downloader = lifo(max: 1)
+            downloaders.append(downloader)
+            downloader.isSuspended = true
+            let older = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?o=\(round)"), completed: recorder.completion(1))
+            let newer = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(round)"), completed: recorder.completion(2))
+            older?.cancel()
+            if round % 2 == 1 { newer?.cancel() }
+            downloader.isSuspended = false
         }
-        #expect(recorder.waitForTerminal(600, seconds: 120))
-        #expect(recorder.terminals.allSatisfy { $0.error?.code == .cancelled })
-        #expect(poll(seconds: 20) { downloader.currentDownloadCount == 0 })
+        #expect(recorder.waitForTerminal(400, seconds: 120))
+        #expect(recorder.terminals(tag: 1).count == 200)
+        #expect(recorder.terminals(tag: 1).allSatisfy { $0.error?.code == .cancelled })
+        let newer = recorder.terminals(tag: 2)
+        #expect(newer.count == 200)
+        #expect(newer.filter { $0.error?.code == .cancelled }.count == 100)
+        #expect(newer.filter { $0.image != nil }.count == 100)
+        downloaders.removeAll()
     }
 
     /// (c) an operation the queue never started is cancelled: it must only finish after the queue starts it.

@@ -44,43 +44,53 @@ struct Curl {
     }
 
     /// Runs `curl -sS -D <headers> -o <body> <arguments>` (no `-o` added when `arguments` has one) and
-    /// waits for it without blocking a thread.
+    /// waits for it on a Dispatch thread, never blocking the cooperative pool.
     static func run(_ arguments: [String]) async throws -> Result {
+        try await launch(arguments).result()
+    }
+
+    /// A curl process already started; `result()` waits for it.
+    struct Launched: Sendable {
+        let process: Process
+        let scratch: URL
+        let stdout: Pipe
+        let stderr: Pipe
+        let exited: Task<Void, Never>
+
+        func result() async -> Result {
+            await exited.value
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            return Result(
+                exitCode: process.terminationStatus,
+                body: (try? Data(contentsOf: scratch.appendingPathComponent("body"))) ?? Data(),
+                rawHeaders: (try? String(contentsOf: scratch.appendingPathComponent("headers"), encoding: .utf8)) ?? "",
+                writeOut: String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                stderr: String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            )
+        }
+    }
+
+    /// Starts curl now, on the calling thread, so several launches overlap even when the cooperative pool
+    /// is busy.
+    static func launch(_ arguments: [String]) throws -> Launched {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("curl-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let headersFile = scratch.appendingPathComponent("headers")
-        let bodyFile = scratch.appendingPathComponent("body")
-
-        var full = ["curl", "-sS", "-D", headersFile.path]
-        if !arguments.contains("-o") { full += ["-o", bodyFile.path] }
+        var full = ["curl", "-sS", "-D", scratch.appendingPathComponent("headers").path]
+        if !arguments.contains("-o") { full += ["-o", scratch.appendingPathComponent("body").path] }
         full += arguments
-
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = full
-        // -w output and error messages are short, well under a pipe's buffer, so reading after exit is safe.
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardOutput = stdout
         process.standardError = stderr
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        return Result(
-            exitCode: process.terminationStatus,
-            body: (try? Data(contentsOf: bodyFile)) ?? Data(),
-            rawHeaders: (try? String(contentsOf: headersFile, encoding: .utf8)) ?? "",
-            writeOut: String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
-            stderr: String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        )
+        let done = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in done.signal() }
+        try process.run()
+        let exited = Task.detached { await offCooperativePool { done.wait() } }
+        return Launched(process: process, scratch: scratch, stdout: stdout, stderr: stderr, exited: exited)
     }
 }
 

@@ -84,13 +84,14 @@ struct LocalImageServerConnectionTests {
             server.shutdown()
             fixtures.remove()
         }
-        // 20 drips of 100 bytes, 100 ms apart: each download lasts about two seconds.
-        let url = server.url("/drip-bytes?total=2000&chunk=100&interval=100").absoluteString
-        async let a = Curl.run([url])
-        async let b = Curl.run([url])
-        async let c = Curl.run([url])
-        let overlapped = await server.waitUntil(timeout: .seconds(10)) { $0.inFlight == 3 }
-        let results = try await [a, b, c]
+        // 20 drips of 100 bytes, 400 ms apart: each download lasts about eight seconds, so the three curl
+        // processes overlap even when the machine is busy starting them.
+        let url = server.url("/drip-bytes?total=2000&chunk=100&interval=400").absoluteString
+        let launched = try (0..<3).map { _ in try Curl.launch([url]) }
+        // Polled on a Dispatch thread: the cooperative pool may be busy with CPU-heavy tests.
+        let overlapped = await offCooperativePool { poll(seconds: 30) { server.inFlight == 3 } }
+        var results: [Curl.Result] = []
+        for curl in launched { results.append(await curl.result()) }
         #expect(overlapped)
         for result in results {
             #expect(result.exitCode == 0)

@@ -53,3 +53,11 @@ func poll(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     }
     return true
 }
+
+/// Runs long synchronous work on a Dispatch thread and awaits it, keeping Swift's cooperative pool (as
+/// many threads as cores) free for the async tests that run in parallel.
+func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: work()) }
+    }
+}

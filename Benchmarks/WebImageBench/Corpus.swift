@@ -1,0 +1,178 @@
+import CJPEG
+import CPNG
+import CWebP
+import Foundation
+import WebImage
+
+/// The file set nginx serves, generated into a temporary directory on every run (deterministic: the
+/// same bytes every time).
+///
+/// ```
+/// www/small/s0000.bin … s1999.bin   2,000 × 20 KiB   pseudo-random bytes
+/// www/large/l00.bin … l19.bin       20 × 5 MiB       pseudo-random bytes
+/// www/photos/pNN.{jpg,webp,png}      2 MP (1632×1224) images made from the corpus photos
+/// www/big/54mp.jpg                   9000×6000 JPEG, astronaut-36mp.jpg upscaled
+/// ```
+struct Corpus {
+    static let smallCount = 2000
+    static let smallSize = 20 * 1024
+    static let largeCount = 20
+    static let largeSize = 5 * 1024 * 1024
+    static let photoSize = PixelSize(width: 1632, height: 1224)
+    static let bigSize = PixelSize(width: 9000, height: 6000)
+    static let photoFormats = ["jpg", "webp", "png"]
+
+    let root: URL
+    let sourceDirectory: URL
+
+    var www: URL { root.appendingPathComponent("www") }
+
+    func smallPaths() -> [String] { (0..<Self.smallCount).map { String(format: "/small/s%04d.bin", $0) } }
+    func largePaths() -> [String] { (0..<Self.largeCount).map { String(format: "/large/l%02d.bin", $0) } }
+    func photoPaths(_ ext: String) -> [String] { (0..<photoNames.count).map { "/photos/p\($0).\(ext)" } }
+    var bigPath: String { "/big/54mp.jpg" }
+
+    /// Where each 2 MP photo comes from: a crop of the 36 MP astronaut (at half size) or a whole
+    /// smaller corpus photo, resized to `photoSize`.
+    let photoNames: [(file: String, crop: (x: Int, y: Int)?)] = [
+        ("astronaut-36mp.jpg", (0, 0)), ("astronaut-36mp.jpg", (1368, 0)), ("astronaut-36mp.jpg", (0, 1776)),
+        ("astronaut-36mp.jpg", (1368, 1776)), ("astronaut-36mp.jpg", (684, 888)),
+        ("coffee-rgb.png", nil), ("rocket-cmyk.jpg", nil), ("chelsea-palette.png", nil),
+    ]
+
+    func generate() throws {
+        let fm = FileManager.default
+        for folder in ["small", "large", "photos", "big"] {
+            try fm.createDirectory(at: www.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        var random = SplitMix(seed: 0x5EB1_A5E5)
+        let noise = (0..<(Self.largeSize + Self.smallCount * 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        for (index, path) in smallPaths().enumerated() {
+            try Data(noise[(index * 64)..<(index * 64 + Self.smallSize)]).write(to: url(path))
+        }
+        for (index, path) in largePaths().enumerated() {
+            try Data(noise[(index * 64)..<(index * 64 + Self.largeSize)]).write(to: url(path))
+        }
+        try generatePhotos()
+        try generateBigJPEG()
+    }
+
+    func url(_ path: String) -> URL { www.appendingPathComponent(String(path.dropFirst())) }
+
+    private func decodeSource(_ name: String, options: ImageDecodingOptions = .default) throws -> ImageFrame {
+        let data = try Data(contentsOf: sourceDirectory.appendingPathComponent(name))
+        let image = try ImageDecoderRegistry.shared.decode(data, options: options)
+        guard let frame = image.frames.first else { throw BenchError("\(name) has no frame") }
+        return frame
+    }
+
+    private func generatePhotos() throws {
+        let half = ImageDecodingOptions(thumbnailPixelSize: PixelSize(width: 3000, height: 3000))
+        let astronaut = try decodeSource("astronaut-36mp.jpg", options: half)
+        let size = Self.photoSize
+        for (index, source) in photoNames.enumerated() {
+            let frame: ImageFrame
+            if let crop = source.crop {
+                frame = Self.crop(astronaut, x: crop.x, y: crop.y, size: size)
+            } else {
+                frame = Self.resize(try decodeSource(source.file), to: size)
+            }
+            try write(frame, to: "/photos/p\(index)")
+        }
+    }
+
+    private func write(_ frame: ImageFrame, to stem: String) throws {
+        let width = Int32(frame.width)
+        let height = Int32(frame.height)
+        try frame.pixels.withUnsafeBufferPointer { pixels in
+            guard let base = pixels.baseAddress else { throw BenchError("empty frame") }
+            var output: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            guard wi_bench_tj_encode(base, width, height, 90, &output, &length) == 0, let jpeg = output else {
+                throw BenchError("JPEG encode failed")
+            }
+            try Data(bytes: jpeg, count: length).write(to: url(stem + ".jpg"))
+            wi_bench_tj_free(jpeg)
+            output = nil
+            guard wi_bench_webp_encode(base, width, height, 80, &output, &length) == 0, let webp = output else {
+                throw BenchError("WebP encode failed")
+            }
+            try Data(bytes: webp, count: length).write(to: url(stem + ".webp"))
+            wi_bench_webp_free(webp)
+            output = nil
+            guard wi_bench_png_encode(base, width, height, &output, &length) == 0, let png = output else {
+                throw BenchError("PNG encode failed")
+            }
+            try Data(bytes: png, count: length).write(to: url(stem + ".png"))
+            wi_bench_png_free(png)
+        }
+    }
+
+    private func generateBigJPEG() throws {
+        let source = try decodeSource("astronaut-36mp.jpg")
+        let big = Self.resize(source, to: Self.bigSize)
+        var output: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let status = big.pixels.withUnsafeBufferPointer {
+            wi_bench_tj_encode($0.baseAddress!, Int32(big.width), Int32(big.height), 90, &output, &length)
+        }
+        guard status == 0, let jpeg = output else { throw BenchError("54 MP JPEG encode failed") }
+        try Data(bytes: jpeg, count: length).write(to: url(bigPath))
+        wi_bench_tj_free(jpeg)
+    }
+
+    static func crop(_ frame: ImageFrame, x: Int, y: Int, size: PixelSize) -> ImageFrame {
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        for row in 0..<size.height {
+            let from = (y + row) * frame.bytesPerRow + x * 4
+            let to = row * size.width * 4
+            pixels[to..<(to + size.width * 4)] = frame.pixels[from..<(from + size.width * 4)]
+        }
+        return ImageFrame(width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels)
+    }
+
+    /// Bilinear resize (any direction), enough to make photo-like test images of a given size.
+    static func resize(_ frame: ImageFrame, to size: PixelSize) -> ImageFrame {
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        let scaleX = Double(frame.width - 1) / Double(max(1, size.width - 1))
+        let scaleY = Double(frame.height - 1) / Double(max(1, size.height - 1))
+        frame.pixels.withUnsafeBufferPointer { source in
+            pixels.withUnsafeMutableBufferPointer { target in
+                for y in 0..<size.height {
+                    let sy = Double(y) * scaleY
+                    let y0 = min(Int(sy), frame.height - 1)
+                    let y1 = min(y0 + 1, frame.height - 1)
+                    let fy = sy - Double(y0)
+                    for x in 0..<size.width {
+                        let sx = Double(x) * scaleX
+                        let x0 = min(Int(sx), frame.width - 1)
+                        let x1 = min(x0 + 1, frame.width - 1)
+                        let fx = sx - Double(x0)
+                        for channel in 0..<4 {
+                            func at(_ px: Int, _ py: Int) -> Double {
+                                Double(source[py * frame.bytesPerRow + px * 4 + channel])
+                            }
+                            let top = at(x0, y0) * (1 - fx) + at(x1, y0) * fx
+                            let bottom = at(x0, y1) * (1 - fx) + at(x1, y1) * fx
+                            target[(y * size.width + x) * 4 + channel] = UInt8((top * (1 - fy) + bottom * fy).rounded())
+                        }
+                    }
+                }
+            }
+        }
+        return ImageFrame(width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels)
+    }
+}
+
+/// A small deterministic generator (SplitMix64) so every run serves the same bytes.
+struct SplitMix {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

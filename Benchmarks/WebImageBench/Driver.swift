@@ -1,0 +1,280 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `WebImageBench run`: generates the file set, starts nginx, runs every client of every workload in
+/// interleaved rounds (each client a child process), profiles WebImage's small-file path, stops nginx,
+/// removes the temporary directory and writes the report.
+struct Driver {
+    var rounds = 7
+    var output = "docs/BENCHMARKS.md"
+    var corpusSource = "../shared/corpus/images"
+    var profile = true
+    var command = "make bench"
+
+    static let parallel = 6
+    static let coalescingRequests = 10_000
+    static let coalescingURLs = 100
+    static let queuedDownloads = 10_000
+    static let decoderPasses = 5
+
+    /// One client of one workload: how to run it once.
+    struct Client {
+        var name: String
+        var run: () -> Sample
+    }
+
+    /// A workload and its clients, run in a rotated order each round.
+    struct Workload {
+        var name: String
+        var clients: [Client]
+    }
+
+    func run() {
+        let loadAtStart = Environment.loadAverage()
+        let root = makeTemporaryDirectory()
+        let cleanup = Cleanup(root: root)
+        cleanup.installSignalHandlers()
+        let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
+        log("generating the file set in \(root.path)")
+        do { try corpus.generate() } catch { cleanup.abort("file set: \(error)") }
+        let nginx: Nginx
+        do {
+            nginx = try Nginx(serving: corpus.www, prefix: root.appendingPathComponent("nginx"))
+        } catch {
+            cleanup.abort("\(error)")
+        }
+        cleanup.nginx = nginx
+        log("nginx \(nginx.baseURL), pid file \(nginx.pidFile.path)")
+
+        let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
+        let workloads = makeWorkloads(corpus: corpus, lists: lists, nginx: nginx)
+        var results: [String: [Sample]] = [:]
+        for round in 0..<rounds {
+            log("round \(round + 1) of \(rounds)")
+            for workload in workloads {
+                let clients = workload.clients
+                for offset in 0..<clients.count {
+                    let client = clients[(offset + round) % clients.count]
+                    results["\(workload.name)/\(client.name)", default: []].append(client.run())
+                }
+            }
+        }
+        var profiles: [Profile] = []
+        if profile {
+            log("profiling with callgrind")
+            profiles = Profiler(lists: lists, corpus: corpus).run()
+        }
+        cleanup.finish()
+
+        let report = Report(
+            rounds: rounds, command: command, results: results, profiles: profiles,
+            environment: Environment.capture(loadAtStart: loadAtStart))
+        do {
+            try report.markdown().write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            fail("cannot write \(output): \(error)")
+        }
+        print(report.summary())
+        log("wrote \(output)")
+    }
+
+    private func makeWorkloads(corpus: Corpus, lists: ListWriter, nginx: Nginx) -> [Workload] {
+        let parallel = String(Self.parallel)
+        func transferClients(_ name: String, paths: [String], size: Int) -> Workload {
+            let list = lists.write(name, paths: paths)
+            let curlConfig = lists.writeCurlConfig(name, paths: paths)
+            return Workload(
+                name: name,
+                clients: [
+                    Client(name: "WebImage") { runClient(["webimage", "--urls", list, "--parallel", parallel]) },
+                    Client(name: "libcurl multi") { runClient(["libcurl", "--urls", list, "--parallel", parallel]) },
+                    Client(name: "libcurl multi, stores bodies") {
+                        runClient(["libcurl", "--urls", list, "--parallel", parallel, "--store"])
+                    },
+                    Client(name: "curl --parallel") {
+                        let outcome = runChild([
+                            "curl", "--parallel", "--parallel-max", parallel, "--silent", "--no-progress-meter",
+                            "--show-error", "--fail",
+                            "--config", curlConfig,
+                        ])
+                        guard outcome.status == 0 else { fail("curl --parallel failed with status \(outcome.status)") }
+                        return Sample(
+                            wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: paths.count,
+                            bytes: paths.count * size)
+                    },
+                    Client(name: "URLSession") { runClient(["urlsession", "--urls", list, "--parallel", parallel]) },
+                ])
+        }
+
+        var workloads = [
+            transferClients("small", paths: corpus.smallPaths(), size: Corpus.smallSize),
+            transferClients("large", paths: corpus.largePaths(), size: Corpus.largeSize),
+        ]
+
+        // 2 MP photos: each of the 8 images in 3 formats, 3 times under distinct URLs (a query string).
+        var photoURLs: [String] = []
+        var photoFiles: [String] = []
+        for copy in 0..<3 {
+            for ext in Corpus.photoFormats {
+                for path in corpus.photoPaths(ext) {
+                    photoURLs.append("\(path)?copy=\(copy)")
+                    photoFiles.append(corpus.url(path).path)
+                }
+            }
+        }
+        let photoList = lists.write("photos", paths: photoURLs)
+        let photoFileList = lists.writeFiles("photo-files", paths: photoFiles)
+        workloads.append(
+            Workload(
+                name: "photos",
+                clients: [
+                    Client(name: "WebImage download+decode") {
+                        runClient(["webimage", "--urls", photoList, "--parallel", parallel, "--decode"])
+                    },
+                    Client(name: "decode only, 2 threads") {
+                        runClient(["decode-only", "--files", photoFileList, "--threads", "2"])
+                    },
+                ]))
+
+        for ext in Corpus.photoFormats {
+            let files = lists.writeFiles("decoder-\(ext)", paths: corpus.photoPaths(ext).map { corpus.url($0).path })
+            let passes = String(Self.decoderPasses)
+            workloads.append(
+                Workload(
+                    name: "decoder-\(ext)",
+                    clients: [
+                        Client(name: "WebImage decoder") {
+                            runClient(["decoder", "--files", files, "--impl", "swift", "--passes", passes])
+                        },
+                        Client(name: "C library") {
+                            runClient(["decoder", "--files", files, "--impl", "c", "--passes", passes])
+                        },
+                    ]))
+        }
+
+        let coalescing = lists.write(
+            "coalescing", paths: Array(corpus.smallPaths().prefix(Self.coalescingURLs)).map { "\($0)?merge=1" })
+        let requests = String(Self.coalescingRequests)
+        workloads.append(
+            Workload(
+                name: "coalescing",
+                clients: [
+                    Client(name: "all requests overlapping") {
+                        let before = nginx.requestCount() ?? 0
+                        var sample = runClient([
+                            "coalesce", "--urls", coalescing, "--requests", requests, "--parallel", parallel,
+                            "--suspended",
+                        ])
+                        sample.extra["serverRequests"] = Double((nginx.requestCount() ?? 0) - before - 1)
+                        return sample
+                    },
+                    Client(name: "requests made while downloading") {
+                        let before = nginx.requestCount() ?? 0
+                        var sample = runClient([
+                            "coalesce", "--urls", coalescing, "--requests", requests, "--parallel", parallel,
+                        ])
+                        sample.extra["serverRequests"] = Double((nginx.requestCount() ?? 0) - before - 1)
+                        return sample
+                    },
+                ]))
+
+        let smallPaths = corpus.smallPaths()
+        let queued = lists.write(
+            "queued",
+            paths: (0..<Self.queuedDownloads).map { "\(smallPaths[$0 % smallPaths.count])?queued=\($0)" })
+        let bigURL = nginx.baseURL + corpus.bigPath
+        let bigFile = corpus.url(corpus.bigPath).path
+        workloads.append(
+            Workload(
+                name: "memory",
+                clients: [
+                    Client(name: "10,000 queued downloads") {
+                        runClient(["queued", "--urls", queued, "--parallel", parallel])
+                    },
+                    Client(name: "54 MP JPEG, download + scale-down") { runClient(["bigjpeg", "--url", bigURL]) },
+                    Client(name: "54 MP JPEG, decode file + scale-down") { runClient(["bigjpeg", "--file", bigFile]) },
+                ]))
+        return workloads
+    }
+
+    private func makeTemporaryDirectory() -> URL {
+        var template = Array("/tmp/webimage-bench-XXXXXX".utf8CString)
+        guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            fail("mkdtemp failed")
+        }
+        // nginx's worker may run as another user (nobody / www-data): let it read the file set.
+        chmod(path, 0o755)
+        return URL(fileURLWithPath: String(cString: path))
+    }
+}
+
+/// Writes URL lists (one per line, for the Swift clients) and curl config files.
+struct ListWriter {
+    let directory: URL
+    let baseURL: String
+
+    func write(_ name: String, paths: [String]) -> String {
+        writeFiles(name, paths: paths.map { baseURL + $0 })
+    }
+
+    func writeFiles(_ name: String, paths: [String]) -> String {
+        save(name + ".txt", paths.joined(separator: "\n") + "\n")
+    }
+
+    func writeCurlConfig(_ name: String, paths: [String]) -> String {
+        save(name + ".curl", paths.map { "url = \"\(baseURL)\($0)\"\noutput = \"/dev/null\"\n" }.joined())
+    }
+
+    private func save(_ file: String, _ text: String) -> String {
+        let url = directory.appendingPathComponent(file)
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        } catch {
+            fail("cannot write \(url.path): \(error)")
+        }
+        return url.path
+    }
+}
+
+/// Stops nginx and removes the temporary directory: at the end, on a fatal error, and on SIGINT/SIGTERM.
+final class Cleanup: @unchecked Sendable {
+    // @unchecked Sendable: `nginx` is set once on the driver thread before any signal can be handled;
+    // `finish` runs at most once (the signal source cancels itself by exiting).
+    let root: URL
+    var nginx: Nginx?
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(root: URL) { self.root = root }
+
+    func installSignalHandlers() {
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [self] in
+                finish()
+                exit(130)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func finish() {
+        nginx?.stop()
+        nginx = nil
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    func abort(_ message: String) -> Never {
+        finish()
+        fail(message)
+    }
+}
+
+func log(_ message: String) {
+    FileHandle.standardError.write(Data("[bench] \(message)\n".utf8))
+}

@@ -1,0 +1,252 @@
+import Foundation
+
+/// Turns the samples of every round into docs/BENCHMARKS.md. Each number is the median over rounds;
+/// each ratio is the median of the per-round ratios (the two clients ran back to back in that round).
+struct Report {
+    let rounds: Int
+    let command: String
+    let results: [String: [Sample]]
+    let profiles: [Profile]
+    let environment: Environment
+
+    /// A target and what this run measured against it.
+    struct Verdict {
+        var target: String
+        var measured: String
+        var met: Bool
+    }
+
+    func samples(_ workload: String, _ client: String) -> [Sample] { results["\(workload)/\(client)"] ?? [] }
+
+    func med(_ workload: String, _ client: String, _ value: (Sample) -> Double) -> Double {
+        median(samples(workload, client).map(value))
+    }
+
+    /// Median over rounds of `value(a) / value(b)`, pairing the samples of the same round.
+    func ratio(_ workload: String, _ a: String, _ b: String, _ value: (Sample) -> Double) -> Double {
+        median(zip(samples(workload, a), samples(workload, b)).map { value($0) / max(value($1), 1e-12) })
+    }
+
+    // MARK: Tables
+
+    private func transferTable(_ workload: String, title: String) -> String {
+        var text = "### \(title)\n\n"
+        text += "| client | files/s | MB/s | CPU µs/file | peak RSS MB | WebImage ÷ client (files/s) |\n"
+        text += "|---|---:|---:|---:|---:|---:|\n"
+        for client in ["WebImage", "libcurl multi", "libcurl multi, stores bodies", "curl --parallel", "URLSession"] {
+            let r = client == "WebImage" ? "—" : fmt(ratio(workload, "WebImage", client, \.itemsPerSecond), 2) + "×"
+            text += "| \(client) | \(fmt(med(workload, client, \.itemsPerSecond), 0)) "
+            text += "| \(fmt(med(workload, client, \.megabytesPerSecond), 0)) "
+            text += "| \(fmt(med(workload, client, \.cpuMicrosecondsPerItem), 1)) "
+            text += "| \(fmt(med(workload, client) { Double($0.maxRSSKiB) / 1024 }, 1)) | \(r) |\n"
+        }
+        return text + "\n"
+    }
+
+    private func photoTable() -> String {
+        let a = "WebImage download+decode"
+        let b = "decode only, 2 threads"
+        var text = "### Download + decode of 2 MP photos (JPEG, WebP, PNG; 72 images per run)\n\n"
+        text += "| client | images/s | MB/s (compressed) | CPU µs/image | peak RSS MB | ÷ decode only |\n"
+        text += "|---|---:|---:|---:|---:|---:|\n"
+        for client in [a, b] {
+            let r = client == a ? fmt(ratio("photos", a, b, \.itemsPerSecond), 2) + "×" : "—"
+            text += "| \(client) | \(fmt(med("photos", client, \.itemsPerSecond), 1)) "
+            text += "| \(fmt(med("photos", client, \.megabytesPerSecond), 1)) "
+            text += "| \(fmt(med("photos", client, \.cpuMicrosecondsPerItem), 0)) "
+            text += "| \(fmt(med("photos", client) { Double($0.maxRSSKiB) / 1024 }, 1)) | \(r) |\n"
+        }
+        return text + "\n"
+    }
+
+    private func decoderTable() -> String {
+        var text = "### Decoders alone, one thread, same bytes (8 images × \(Driver.decoderPasses) passes per run)\n\n"
+        text += "Time per image is CPU time (one thread, so it equals wall time on an idle machine; unlike wall time "
+        text += "it does not count waiting for a core while other work runs).\n\n"
+        text += "| format | WebImage ms/image | C library ms/image | C library call | WebImage ÷ C (time) |\n"
+        text += "|---|---:|---:|---|---:|\n"
+        let calls = ["jpg": "tjDecompress2 → RGBA", "webp": "WebPDecodeRGBA", "png": "png_image_finish_read → RGBA"]
+        for ext in Corpus.photoFormats {
+            let workload = "decoder-\(ext)"
+            let perImage: (Sample) -> Double = { $0.cpu / Double(max($0.items, 1)) * 1000 }
+            text += "| \(ext) | \(fmt(med(workload, "WebImage decoder", perImage), 2)) "
+            text += "| \(fmt(med(workload, "C library", perImage), 2)) | \(calls[ext] ?? "") "
+            text += "| \(fmt(ratio(workload, "WebImage decoder", "C library", perImage), 3))× |\n"
+        }
+        return text + "\n"
+    }
+
+    private func coalescingTable() -> String {
+        var text = "### 10,000 requests over 100 URLs (WebImage, `avoidDecodeImage`)\n\n"
+        text += "| variant | transfers (downloader) | requests nginx served | downloadImage call µs/request "
+        text += "| CPU µs/request (total) | wall ms |\n|---|---:|---:|---:|---:|---:|\n"
+        for client in ["all requests overlapping", "requests made while downloading"] {
+            let s = samples("coalescing", client)
+            let transfers = s.map { Int($0.extra["transfers"] ?? -1) }
+            let served = s.map { Int($0.extra["serverRequests"] ?? -1) }
+            text += "| \(client) | \(range(transfers)) | \(range(served)) "
+            text += "| \(fmt(med("coalescing", client) { $0.extra["submitCPUus"] ?? 0 }, 2)) "
+            text += "| \(fmt(med("coalescing", client, \.cpuMicrosecondsPerItem), 2)) "
+            text += "| \(fmt(med("coalescing", client) { $0.wall * 1000 }, 0)) |\n"
+        }
+        text += "\n\"All requests overlapping\" makes the 10,000 calls with the downloader suspended, then resumes it: "
+        text += "every request overlaps its URL's transfer, so the ideal is one transfer per URL. The other variant "
+        text += "makes the calls while downloads run; a request that arrives after its URL's transfer finished "
+        text += "correctly starts a new one. Transfers are shown as min–max over the rounds.\n\n"
+        return text
+    }
+
+    private func memoryTable() -> String {
+        var text = "### Memory\n\n| case | peak RSS MB | RSS before the work MB | detail |\n|---|---:|---:|---|\n"
+        let queued = "10,000 queued downloads"
+        let queuedRSS = med("memory", queued) { $0.extra["queuedRSSKiB"] ?? 0 } / 1024
+        text += "| \(queued) | \(fmt(med("memory", queued) { Double($0.maxRSSKiB) / 1024 }, 1)) "
+        text += "| \(fmt(med("memory", queued) { ($0.extra["baselineRSSKiB"] ?? 0) / 1024 }, 1)) "
+        let baseline = med("memory", queued) { ($0.extra["baselineRSSKiB"] ?? 0) / 1024 }
+        let perDownload = (queuedRSS - baseline) * 1024 / Double(Driver.queuedDownloads)
+        text += "| RSS right after the 10,000 calls: \(fmt(queuedRSS, 1)) MB, "
+        text += "≈ \(fmt(perDownload, 1)) KiB per queued download |\n"
+        for client in ["54 MP JPEG, download + scale-down", "54 MP JPEG, decode file + scale-down"] {
+            guard let s = samples("memory", client).first else { continue }
+            let bitmap = (s.extra["width"] ?? 0) * (s.extra["height"] ?? 0) * 4 / 1_048_576
+            let compressed = Double(s.bytes) / 1_048_576
+            text += "| \(client) | \(fmt(med("memory", client) { Double($0.maxRSSKiB) / 1024 }, 1)) "
+            text += "| \(fmt(med("memory", client) { ($0.extra["baselineRSSKiB"] ?? 0) / 1024 }, 1)) "
+            text += "| 9000×6000 → \(Int(s.extra["width"] ?? 0))×\(Int(s.extra["height"] ?? 0)); bitmap "
+            text += "\(fmt(bitmap, 1)) MB + compressed \(fmt(compressed, 1)) MB; "
+            text += "limit 2×(sum) = \(fmt(2 * (bitmap + compressed), 1)) MB |\n"
+        }
+        return text + "\n(MB here is MiB: 1,048,576 bytes; MB/s in the throughput tables is 10⁶ bytes/s.)\n\n"
+    }
+
+    // MARK: Targets
+
+    func verdicts() -> [Verdict] {
+        var list: [Verdict] = []
+        func add(_ target: String, _ value: Double, _ digits: Int, _ unit: String, _ met: Bool) {
+            list.append(Verdict(target: target, measured: fmt(value, digits) + unit, met: met))
+        }
+        let small = { (client: String) in ratio("small", "WebImage", client, \.itemsPerSecond) }
+        add(
+            "small files: ≥ 0.7× libcurl multi (files/s)", small("libcurl multi"), 2, "×", small("libcurl multi") >= 0.7
+        )
+        add("small files: ≥ 1.0× curl --parallel", small("curl --parallel"), 2, "×", small("curl --parallel") >= 1.0)
+        add("small files: ≥ 6× URLSession", small("URLSession"), 2, "×", small("URLSession") >= 6)
+        let cpu = med("small", "WebImage", \.cpuMicrosecondsPerItem)
+        add("small files: ≤ 25 µs CPU per file", cpu, 1, " µs", cpu <= 25)
+        let large = ratio("large", "WebImage", "libcurl multi", \.megabytesPerSecond)
+        add("5 MB files: ≥ 0.8× libcurl multi (MB/s)", large, 2, "×", large >= 0.8)
+        let photos = ratio("photos", "WebImage download+decode", "decode only, 2 threads", \.itemsPerSecond)
+        add("download+decode 2 MP: ≥ 0.85× decode-only on 2 cores", photos, 2, "×", photos >= 0.85)
+        for ext in Corpus.photoFormats {
+            let r = ratio("decoder-\(ext)", "WebImage decoder", "C library") { $0.cpu / Double(max($0.items, 1)) }
+            add("decoder \(ext): ≤ 1.15× the C library's time", r, 3, "×", r <= 1.15)
+        }
+        let transfers = samples("coalescing", "all requests overlapping").map { Int($0.extra["transfers"] ?? -1) }
+        list.append(
+            Verdict(
+                target: "10,000 requests / 100 URLs: exactly 100 transfers", measured: range(transfers),
+                met: !transfers.isEmpty && transfers.allSatisfy { $0 == 100 }))
+        let queued = med("memory", "10,000 queued downloads") { Double($0.maxRSSKiB) / 1024 }
+        add("10,000 queued downloads: ≤ 64 MB peak RSS", queued, 1, " MB", queued <= 64)
+        if let s = samples("memory", "54 MP JPEG, download + scale-down").first {
+            let limit = 2 * ((s.extra["width"] ?? 0) * (s.extra["height"] ?? 0) * 4 + Double(s.bytes)) / 1_048_576
+            let peak = med("memory", "54 MP JPEG, download + scale-down") { Double($0.maxRSSKiB) / 1024 }
+            add(
+                "54 MP JPEG scale-down: peak RSS ≤ \(fmt(limit, 1)) MB (2 × (bitmap + bytes))", peak, 1, " MB",
+                peak <= limit)
+        }
+        return list
+    }
+
+    // MARK: Output
+
+    func markdown() -> String {
+        var text = "# WebImage benchmarks\n\n"
+        text += "Generated by `\(command)` on \(environment.date) — do not edit by hand; rerun the command.\n"
+        text += "Every client ran in its own process against one local nginx, interleaved, in \(rounds) rounds "
+        text += "(the order of the clients rotates each round). Numbers are medians over the rounds; ratios are "
+        text += "medians of the per-round ratios. Concurrency is 6 for every download client.\n\n"
+        text += "## Command\n\n```\n\(command)\n```\n\n"
+        text += "which runs `swift build -c release --product WebImageBench` and "
+        text += "`.build/release/WebImageBench run --rounds \(rounds) --output docs/BENCHMARKS.md`.\n\n"
+        text += "## Machine and versions\n\n| | |\n|---|---|\n"
+        for (name, value) in environment.machine + environment.versions { text += "| \(name) | \(value) |\n" }
+        text += "\n## Targets\n\n| target | measured | |\n|---|---:|---|\n"
+        for verdict in verdicts() {
+            text += "| \(verdict.target) | \(verdict.measured) | \(verdict.met ? "met" : "**missed**") |\n"
+        }
+        text += "\n## Results\n\n"
+        text += transferTable("small", title: "2,000 × 20 KiB files, concurrency 6")
+        text += transferTable("large", title: "20 × 5 MiB files, concurrency 6")
+        text += photoTable() + decoderTable() + coalescingTable() + memoryTable()
+        text += clientNotes()
+        text += profileSection()
+        if let notes = try? String(contentsOfFile: "Benchmarks/NOTES.md", encoding: .utf8) {
+            text += "\n" + notes
+        }
+        return text
+    }
+
+    private func clientNotes() -> String {
+        """
+        ### The clients
+
+        - **WebImage**: `ImageDownloader` (`maxConcurrentDownloads` 6), every URL through `downloadImage` with \
+        `.avoidDecodeImage` (photos: without it, so each image is decoded), all requests made at once.
+        - **libcurl multi**: a C loop (`Benchmarks/CBenchCurl`) over one multi handle with 6 reused easy \
+        handles whose write callback only counts bytes — the physical limit of libcurl on this machine. \
+        **libcurl multi, stores bodies**: the same loop also copying each body into a buffer sized from \
+        Content-Length (what any client that hands the bytes to its caller must at least do; not a target).
+        - **curl --parallel**: `curl --parallel --parallel-max 6 --config <list>` writing to /dev/null; \
+        measured from outside (wall time and CPU include starting curl, about 2 ms).
+        - **URLSession**: FoundationNetworking, an ephemeral session allowing 6 connections per host, with 6 \
+        data tasks in flight (each completion starts the next).
+        - **decode only**: the same bytes, already in memory, decoded by `ImageDecoderRegistry.shared` on 2 \
+        threads. **C library**: the library called directly from the harness on the same bytes.
+
+        CPU time is user + system of the client process (all threads) over the workload only; peak RSS is the \
+        process's `ru_maxrss`. nginx runs one worker on the same two cores and its CPU is not counted.
+
+
+        """
+    }
+
+    private func profileSection() -> String {
+        guard !profiles.isEmpty else { return "## Profile\n\nvalgrind was not installed; no profile was taken.\n" }
+        var text = "## Profile (callgrind, small files)\n\n"
+        text += "Instructions per file = (Ir of a \(Profiler.longRun)-file run − Ir of a \(Profiler.shortRun)-file "
+        text += "run) ÷ \(Profiler.longRun - Profiler.shortRun), so process start-up cancels out (the 5 MiB row: "
+        text += "one run's total ÷ 20, start-up included).\n\n"
+        text += "| client | instructions per file |\n|---|---:|\n"
+        for profile in profiles { text += "| \(profile.client) | \(fmt(profile.instructionsPerFile, 0)) |\n" }
+        for profile in profiles where !profile.breakdown.isEmpty {
+            text += "\n### \(profile.client): where the instructions per file go (inclusive, same subtraction)\n\n"
+            text += "| function | instructions per file | share of WebImage's per-file total |\n|---|---:|---:|\n"
+            for entry in profile.breakdown {
+                let share = entry.perFile / max(profile.instructionsPerFile, 1) * 100
+                text += "| \(entry.label) | \(fmt(entry.perFile, 0)) | \(fmt(share, 1)) % |\n"
+            }
+        }
+        for profile in profiles {
+            text += "\n### \(profile.client): functions by self cost\n\n"
+            text += "```\n\(profile.topSelf)```\n"
+            if !profile.topInclusive.isEmpty {
+                text += "\n### \(profile.client): functions by inclusive cost\n\n```\n\(profile.topInclusive)```\n"
+            }
+        }
+        return text
+    }
+
+    /// The target table as plain text for the terminal.
+    func summary() -> String {
+        verdicts().map { "\($0.met ? "met   " : "MISSED") \($0.target): \($0.measured)" }.joined(separator: "\n")
+    }
+
+    private func range(_ values: [Int]) -> String {
+        guard let low = values.min(), let high = values.max() else { return "—" }
+        return low == high ? "\(low)" : "\(low)–\(high)"
+    }
+}
+
+func fmt(_ value: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", value) }

@@ -1,0 +1,98 @@
+import Foundation
+
+// WebImageBench — the side-by-side benchmark harness (issue 7, DESIGN.md §10).
+//
+//   WebImageBench run [--rounds N] [--output docs/BENCHMARKS.md] [--corpus DIR] [--no-profile]
+//       the driver: file set, nginx, interleaved rounds, callgrind profile, report
+//   WebImageBench <client> ...
+//       one client run, printing one JSON `Sample` line; the driver starts these as child processes:
+//       webimage | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store]
+//       coalesce    --urls FILE --requests N --parallel N [--suspended]
+//       queued      --urls FILE --parallel N
+//       decode-only --files FILE --threads N
+//       decoder     --files FILE --impl swift|c --passes N
+//       bigjpeg     --url URL | --file PATH
+
+/// `--key value` pairs and bare `--flag`s after the subcommand.
+struct Arguments {
+    private var values: [String: String] = [:]
+
+    init(_ arguments: [String]) {
+        var index = 0
+        while index < arguments.count {
+            let key = arguments[index]
+            guard key.hasPrefix("--") else { fail("unexpected argument \(key)") }
+            if index + 1 < arguments.count, !arguments[index + 1].hasPrefix("--") {
+                values[String(key.dropFirst(2))] = arguments[index + 1]
+                index += 2
+            } else {
+                values[String(key.dropFirst(2))] = ""
+                index += 1
+            }
+        }
+    }
+
+    func string(_ key: String) -> String? { values[key] }
+    func flag(_ key: String) -> Bool { values[key] != nil }
+
+    func required(_ key: String) -> String {
+        guard let value = values[key], !value.isEmpty else { fail("missing --\(key)") }
+        return value
+    }
+
+    func int(_ key: String, default fallback: Int) -> Int {
+        guard let text = values[key] else { return fallback }
+        guard let value = Int(text), value > 0 else { fail("--\(key) needs a positive number") }
+        return value
+    }
+}
+
+let commandLine = Array(CommandLine.arguments.dropFirst())
+guard let subcommand = commandLine.first else {
+    fail("usage: WebImageBench run [--rounds N] [--output FILE] | WebImageBench <client> ... (see main.swift)")
+}
+let arguments = Arguments(Array(commandLine.dropFirst()))
+
+switch subcommand {
+case "run":
+    var driver = Driver()
+    driver.rounds = arguments.int("rounds", default: driver.rounds)
+    driver.output = arguments.string("output") ?? driver.output
+    driver.corpusSource = arguments.string("corpus") ?? driver.corpusSource
+    driver.profile = !arguments.flag("no-profile")
+    driver.command = arguments.string("command") ?? driver.command
+    driver.run()
+case "webimage":
+    runWebImageClient(
+        urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
+        decode: arguments.flag("decode")
+    ).emit()
+case "libcurl":
+    runLibcurlClient(
+        urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
+        store: arguments.flag("store")
+    ).emit()
+case "urlsession":
+    runURLSessionClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
+        .emit()
+case "coalesce":
+    runCoalescingClient(
+        urls: readLines(arguments.required("urls")), requests: arguments.int("requests", default: 10_000),
+        parallel: arguments.int("parallel", default: 6), suspended: arguments.flag("suspended")
+    ).emit()
+case "queued":
+    runQueuedMemoryClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
+        .emit()
+case "decode-only":
+    runDecodeOnlyClient(paths: readLines(arguments.required("files")), threads: arguments.int("threads", default: 2))
+        .emit()
+case "decoder":
+    runDecoderClient(
+        paths: readLines(arguments.required("files")), implementation: arguments.required("impl"),
+        passes: arguments.int("passes", default: 3)
+    ).emit()
+case "bigjpeg":
+    runBigJPEGClient(url: arguments.string("url"), path: arguments.string("file")).emit()
+default:
+    fail("unknown subcommand \(subcommand)")
+}
