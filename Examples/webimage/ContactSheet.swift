@@ -57,8 +57,10 @@ struct Canvas {
         fill(x: 0, y: 0, width: width, height: height, background)
     }
 
+    /// The canvas as a frame for `PNGEncoder`.
     var frame: ImageFrame { ImageFrame(width: width, height: height, bytesPerRow: width * 4, pixels: pixels) }
 
+    /// Fills a rectangle (clipped to the canvas) with an opaque color.
     mutating func fill(x: Int, y: Int, width w: Int, height h: Int, _ color: Color) {
         for row in max(0, y)..<min(height, y + h) {
             for column in max(0, x)..<min(width, x + w) { set(column, row, color) }
@@ -130,6 +132,7 @@ struct Canvas {
 
 /// Renders the labelled grid of decoded images the demo writes to `contact-sheet.png`.
 enum ContactSheet {
+    /// Draws the title and one cell per entry, row-major, on a grid sized for `cells.count`.
     static func render(title: String, cells: [ContactSheetCell]) -> (layout: ContactSheetLayout, canvas: Canvas) {
         let layout = ContactSheetLayout(count: cells.count)
         var canvas = Canvas(width: layout.width, height: layout.height, background: (34, 36, 40))

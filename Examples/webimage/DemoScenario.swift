@@ -25,6 +25,7 @@ struct DemoScenario {
     /// Lines describing what the server saw; may refine the notes of the outcomes.
     var observe: (LocalImageServer, inout [DownloadOutcome]) -> [String] = { _, _ in [] }
 
+    /// Runs the requests through a fresh downloader with `config`; notes default to the requests'.
     func run(display: ProgressDisplay) async -> [DownloadOutcome] {
         let downloader = ImageDownloader(config: config)
         defer { downloader.invalidate(cancelPendingDownloads: true) }
@@ -41,6 +42,7 @@ struct DemoScenario {
         return outcomes
     }
 
+    /// The tour, in order.
     static func all(server: LocalImageServer) -> [DemoScenario] {
         [merge(server), lifo(server), progressive(server), scaleDown(server), animations(server)]
             + httpCache(server) + [errors(server)]

@@ -51,6 +51,7 @@ extension WebImageCLI {
             if png && outputDirectory == nil { throw ValidationError("--png needs -o DIR.") }
         }
 
+        /// `text` as an http(s) URL with a host, or nil.
         static func parseURL(_ text: String) -> URL? {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
                 scheme == "http" || scheme == "https",

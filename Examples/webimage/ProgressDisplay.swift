@@ -175,6 +175,7 @@ enum Console {
 
 /// Human-readable numbers.
 enum Format {
+    /// "812 B", "52.7 KB", "1.2 MB".
     static func bytes(_ count: Int) -> String {
         let value = Double(count)
         if value < 1024 { return "\(count) B" }
@@ -182,21 +183,25 @@ enum Format {
         return String(format: "%.1f MB", value / 1024 / 1024)
     }
 
+    /// "[#####-----]"; all "?" when the fraction is unknown.
     static func bar(_ fraction: Double?, width: Int) -> String {
         guard let fraction else { return "[" + String(repeating: "?", count: width) + "]" }
         let filled = Int((min(max(fraction, 0), 1) * Double(width)).rounded(.down))
         return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
     }
 
+    /// " 42%", or "  ? " when unknown.
     static func percent(_ fraction: Double?) -> String {
         guard let fraction else { return "  ? " }
         return String(format: "%3d%%", Int(min(max(fraction, 0), 1) * 100))
     }
 
+    /// A duration in seconds.
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// "7s" or "2m05s".
     static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--" }
         if seconds < 60 { return String(format: "%.0fs", seconds.rounded(.up)) }

@@ -8,6 +8,7 @@ struct SummaryTable {
     /// Prints URLs as paths only (the demo's URLs all share one host).
     var pathsOnly = false
 
+    /// The aligned table and the totals line.
     func render() -> String {
         var header = ["#", "result", "status", "format", "size", "frames", "bytes", "ms", "cache"]
         if showsNotes { header.append("note") }
@@ -48,6 +49,7 @@ struct SummaryTable {
         return "\(outcomes.count) downloads: \(outcomes.count - failed) ok, \(failed) failed, \(Format.bytes(bytes))"
     }
 
+    /// The path and query of `url`, still percent-encoded.
     static func pathAndQuery(_ url: URL) -> String {
         guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url.absoluteString

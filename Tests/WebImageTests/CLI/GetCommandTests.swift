@@ -140,4 +140,33 @@ struct GetCommandTests {
         let text = try String(contentsOf: jar, encoding: .utf8)
         #expect(text.contains("flavour\toat"))
     }
+
+    @Test("--progressive reports partial images; --first-frame-only and --scale-down reach the decoder")
+    func decodingFlags() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let drip = server.url("/drip/coffee-progressive.jpg?chunk=4096&interval=5").absoluteString
+        let progressive = try CLIRunner.jsonObjects(
+            try await CLIRunner.run("webimage", ["get", "--json", "--progressive", drip]))
+        #expect((progressive.first?["partialImages"] as? Int ?? 0) > 0)
+        let plain = try CLIRunner.jsonObjects(try await CLIRunner.run("webimage", ["get", "--json", drip]))
+        #expect(plain.first?["partialImages"] as? Int == 0)
+
+        let animated = server.url("/files/chelsea-animated.gif").absoluteString
+        let firstOnly = try await CLIRunner.run("webimage", ["get", "--first-frame-only", "--scale-down", animated])
+        #expect(firstOnly.status == 0)
+        #expect(firstOnly.stdout.contains("gif 300x200 8f"))
+    }
+
+    @Test("a self-signed server fails with sslFailure unless --insecure is given")
+    func insecure() async throws {
+        let server = try Fixtures.server(tls: .selfSigned)
+        defer { server.shutdown() }
+        let url = server.url("/files/pixel-1x1.png").absoluteString
+        let strict = try await CLIRunner.run("webimage", ["get", "--json", url])
+        #expect(strict.status == 1)
+        #expect((try CLIRunner.jsonObjects(strict).first?["error"] as? [String: Any])?["code"] as? Int == 3004)
+        let insecure = try await CLIRunner.run("webimage", ["get", "--json", "--insecure", url])
+        #expect(insecure.status == 0, "\(insecure.stdout)")
+    }
 }
