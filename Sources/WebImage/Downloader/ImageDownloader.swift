@@ -40,6 +40,7 @@ public final class ImageDownloader: Sendable {
     private let headers: Mutex<HTTPHeaders>
     private let nextCallerID = Atomic<UInt64>(1)
     private let environment: OperationEnvironment?
+    private let allowedSchemes: Set<String>
     private let invalidated = Atomic<Bool>(false)
     let callbackQueue: DispatchQueue
 
@@ -62,6 +63,7 @@ public final class ImageDownloader: Sendable {
         }
         let table = OperationTable()
         self.table = table
+        allowedSchemes = Set(config.allowedProtocols.map { $0.lowercased() })
         headers = Mutex(config.headers)
         let callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
         self.callbackQueue = callbackQueue
@@ -143,8 +145,7 @@ public final class ImageDownloader: Sendable {
         }
         guard let url else { return failNow(ImageDownloaderError(.invalidURL, "the URL is nil")) }
         let scheme = url.scheme?.lowercased() ?? ""
-        let allowed = Set(config.allowedProtocols.map { $0.lowercased() })
-        guard allowed.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
+        guard allowedSchemes.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
             return failNow(
                 ImageDownloaderError(.invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
         }
