@@ -34,14 +34,17 @@ let package = Package(
             linkerSettings: [.linkedLibrary("png16")]
         ),
 
+        // A pthread-based lock that ThreadSanitizer understands (see Lock.swift for why not Mutex).
+        .target(name: "Locking", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
             name: "WebImage",
-            dependencies: ["CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite"],
+            dependencies: ["Locking", "CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .target(
             name: "LocalImageServer",
             dependencies: [
+                "Locking",
                 "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -87,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageTests",
-            dependencies: ["WebImage", "LocalImageServer"],
+            dependencies: ["WebImage", "LocalImageServer", "Locking"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
+import Locking
 
 /// A SwiftNIO HTTP/1.1 server on a random loopback port, for tests and for `webimage demo`.
 ///
@@ -79,7 +79,7 @@ public final class LocalImageServer: Sendable {
     /// Whether the server speaks HTTPS.
     public let tls: TLSMode
     let core: ServerCore
-    private let lifecycle = Mutex(Lifecycle.idle)
+    private let lifecycle = Lock(Lifecycle.idle)
 
     /// Creates a stopped server; call ``start()`` next.
     ///

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// A file served by the file routes: either read from `root` or installed with `setFile`.
 struct ServedFile: Sendable {
@@ -16,7 +16,7 @@ struct CustomRoute: Sendable {
 }
 
 /// Everything the connection handlers share: routes, installed files, the request log and the
-/// connection accounting. All mutable state sits in one `Mutex`; route handlers run after unlocking.
+/// connection accounting. All mutable state sits in one `Lock`; route handlers run after unlocking.
 final class ServerCore: Sendable {
     struct State {
         var log: [LocalImageServer.LogEntry] = []
@@ -33,7 +33,7 @@ final class ServerCore: Sendable {
     }
 
     let root: URL?
-    let state = Mutex(State())
+    let state = Lock(State())
 
     init(root: URL?) {
         self.root = root

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// The default `ImageCaching`: decoded images in memory, purged by least-recent access.
 ///
@@ -10,7 +10,7 @@ import Synchronization
 /// An image whose cost alone exceeds `memoryCapacity` is not stored (it would purge everything,
 /// itself included); any image previously stored under its key is removed.
 ///
-/// Every operation takes one `Mutex` and is O(1) apart from the images a purge removes.
+/// Every operation takes one `Lock` and is O(1) apart from the images a purge removes.
 ///
 /// ```swift
 /// let cache = AutoPurgingImageCache(memoryCapacity: 100 * 1024 * 1024,
@@ -26,7 +26,7 @@ public final class AutoPurgingImageCache: ImageCaching {
     /// The total cost a purge reduces the cache to, in bytes. 60 MB by default.
     public let preferredMemoryUsageAfterPurge: Int
 
-    private let storage = Mutex(CostLRU<String, Image>())
+    private let storage = Lock(CostLRU<String, Image>())
 
     /// Creates an empty cache.
     ///

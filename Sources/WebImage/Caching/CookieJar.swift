@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Synchronization
+import Locking
 
 /// One HTTP cookie as the jar stores it.
 public struct Cookie: Sendable, Hashable {
@@ -71,7 +71,7 @@ public final class CookieJar: Sendable {
     public let fileURL: URL?
     /// nil only when libcurl could not initialise; every transfer then fails with that error anyway.
     let share: CurlShare?
-    private let control: Mutex<CookieControlHandle>
+    private let control: Lock<CookieControlHandle>
 
     /// Creates a jar, loading `fileURL` when it exists.
     public init(fileURL: URL? = nil) {
@@ -79,7 +79,7 @@ public final class CookieJar: Sendable {
         let share = try? CurlShare(sharesCookies: true)
         self.share = share
         let handle = CookieControlHandle(share: share)
-        control = Mutex(handle)
+        control = Lock(handle)
         if let fileURL, FileManager.default.fileExists(atPath: fileURL.path) {
             handle.load(fileURL.path)
         }

@@ -5,7 +5,7 @@
 /// entries it removes. Slots are reused through a free list, so a warm cache allocates nothing per
 /// access and there are no per-node objects for ARC to retain and release under the owner's lock.
 ///
-/// Not thread-safe: the owner keeps it inside a `Mutex`.
+/// Not thread-safe: the owner keeps it inside a `Lock`.
 struct CostLRU<Key: Hashable, Value> {
     private struct Slot {
         var key: Key

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The default `HTTPCaching`: a private RFC 9111 cache with an LRU memory tier in front of a
 /// crash-safe disk tier that several processes may share.
 ///
 /// - **Memory tier**: the most recently used responses, bounded by `memoryCapacity` (body bytes
-///   plus header bytes), behind one `Mutex`.
+///   plus header bytes), behind one `Lock`.
 /// - **Disk tier**: a SQLite index in WAL mode plus one body file per response under `directory`,
 ///   bounded by `diskCapacity` (body bytes) with least-recently-accessed eviction. A process killed
 ///   at any point never leaves an entry that is served torn; a body damaged behind the cache's back
@@ -66,7 +66,7 @@ public final class HTTPCache: HTTPCaching {
         var diskTouchedAt: Date
     }
 
-    private let memory = Mutex(CostLRU<String, MemoryEntry>())
+    private let memory = Lock(CostLRU<String, MemoryEntry>())
     let disk: HTTPCacheDiskStore?
 
     /// Creates a cache. Opening the disk tier never fails the initializer: problems are reported to

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The disk tier of `HTTPCache`: a SQLite index (WAL mode) of stored responses plus one body file
 /// per response.
@@ -22,7 +22,7 @@ final class HTTPCacheDiskStore: Sendable {
     private let databasePath: String
     private let files: HTTPCacheBodyFiles
     private let log: @Sendable (String) -> Void
-    private let index: Mutex<IndexState>
+    private let index: Lock<IndexState>
 
     private struct IndexState {
         var database: SQLiteDatabase?
@@ -47,7 +47,7 @@ final class HTTPCacheDiskStore: Sendable {
         self.databasePath = directory.appendingPathComponent("index.sqlite").path
         self.files = HTTPCacheBodyFiles(directory: directory, synchronousWrites: synchronousWrites)
         self.log = log
-        self.index = Mutex(IndexState())
+        self.index = Lock(IndexState())
         let referenced = withIndex("open") { database throws(SQLiteError) in
             try Set(Self.allFileNames(database))
         }

@@ -28,7 +28,7 @@ struct SQLiteError: Error, CustomStringConvertible {
 /// through `check(_:_:)`, which turns a failure into a `SQLiteError`.
 ///
 /// Not thread-safe: the connection is opened with `SQLITE_OPEN_NOMUTEX` and its owner keeps it
-/// inside a `Mutex` (one lock for the disk index), so SQLite's own mutexes would only add cost.
+/// inside a `Lock` (one lock for the disk index), so SQLite's own mutexes would only add cost.
 final class SQLiteDatabase {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]

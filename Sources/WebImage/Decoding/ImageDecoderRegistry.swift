@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The decoders WebImage knows, asked in reverse order of registration: the decoder registered last is
 /// asked first, so registering a decoder adds a format or overrides a built-in one.
 ///
-/// Thread-safe: the list sits behind a `Mutex`, and decoding runs outside it.
+/// Thread-safe: the list sits behind a `Lock`, and decoding runs outside it.
 ///
 /// ```swift
 /// let image = try ImageDecoderRegistry.shared.decode(data)
@@ -19,11 +19,11 @@ public final class ImageDecoderRegistry: Sendable {
         [JPEGDecoder(), PNGDecoder(), GIFDecoder(), WebPDecoder()]
     }
 
-    private let decoders: Mutex<[any ImageDecoding]>
+    private let decoders: Lock<[any ImageDecoding]>
 
     /// Creates a registry holding `decoders` in registration order (the last is asked first).
     public init(decoders: [any ImageDecoding] = ImageDecoderRegistry.builtInDecoders) {
-        self.decoders = Mutex(decoders)
+        self.decoders = Lock(decoders)
     }
 
     /// Adds `decoder`; it is asked before every decoder registered earlier.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Identifies one caller of `downloadImage`; cancelling it affects that caller only.
 ///
@@ -11,14 +11,14 @@ public final class ImageDownloadToken: Sendable {
     /// The request as sent (after the request modifier).
     public let request: ImageDownloadRequest?
     let callerID: UInt64
-    private let operationReference: Mutex<ImageDownloaderOperation?>
-    private let details = Mutex<(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?)>((nil, nil))
+    private let operationReference: Lock<ImageDownloaderOperation?>
+    private let details = Lock<(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?)>((nil, nil))
 
     init(url: URL, request: ImageDownloadRequest?, callerID: UInt64, operation: ImageDownloaderOperation?) {
         self.url = url
         self.request = request
         self.callerID = callerID
-        self.operationReference = Mutex(operation)
+        self.operationReference = Lock(operation)
     }
 
     /// The final response head; set before this caller's completion runs.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The outcome of a successful download.
 public struct ImageDownloadResult: Sendable {
@@ -102,7 +102,7 @@ extension ImageDownloader {
 
 /// Holds a token that may arrive after the Task was already cancelled.
 private final class PendingToken: Sendable {
-    private let state = Mutex<(token: ImageDownloadToken?, cancelled: Bool)>((nil, false))
+    private let state = Lock<(token: ImageDownloadToken?, cancelled: Bool)>((nil, false))
 
     func set(_ token: ImageDownloadToken?) {
         let cancelNow = state.withLock { state -> Bool in

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Locking
 import Synchronization
 
 /// Called while a download runs: bytes received so far and the expected total (-1 when unknown).
@@ -37,7 +38,7 @@ public final class ImageDownloader: Sendable {
     private let transport: CurlTransport?
     private let transportError: ImageDownloaderError?
     private let table: OperationTable
-    private let headers: Mutex<HTTPHeaders>
+    private let headers: Lock<HTTPHeaders>
     private let nextCallerID = Atomic<UInt64>(1)
     private let environment: OperationEnvironment?
     private let allowedSchemes: Set<String>
@@ -64,7 +65,7 @@ public final class ImageDownloader: Sendable {
         let table = OperationTable()
         self.table = table
         allowedSchemes = Set(config.allowedProtocols.map { $0.lowercased() })
-        headers = Mutex(config.headers)
+        headers = Lock(config.headers)
         let callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
         self.callbackQueue = callbackQueue
         environment = transport.map { transport in

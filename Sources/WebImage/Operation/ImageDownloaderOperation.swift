@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// One download: an asynchronous `Operation` that drives one libcurl transfer for every caller of a URL,
 /// decodes once per distinct set of decode options, and gives each caller exactly one terminal callback.
@@ -17,8 +17,8 @@ import Synchronization
 /// `didChangeValue(forKey: "isExecuting" / "isFinished")` and then re-reads the overrides below, so the
 /// state is always changed *before* those calls.
 open class ImageDownloaderOperation: Operation, @unchecked Sendable {
-    // @unchecked Sendable: mutable state is in `state` (a Mutex); `body` and `incrementalDecoder` are
-    // confined (see their comments); `environment` is written once, before the operation is queued.
+    // @unchecked Sendable: mutable state is in `state` (a Lock); `body` and `decodesProgressively` are
+    // confined (see their comments); `environment` and `gate` are written once, before the operation is queued.
 
     /// The request this operation sends (after the request modifier).
     public let request: ImageDownloadRequest
@@ -27,7 +27,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     /// The context of the first caller.
     public let context: ImageDownloadContext?
 
-    let state = Mutex(OperationState())
+    let state = Lock(OperationState())
     /// LIFO only: opened when this operation starts, so the next-newest waiting one may start. Set by the
     /// downloader before the operation is queued.
     var gate: StartGate?

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// A dependency that is satisfied when its owner *starts*, used to run LIFO without serializing the queue.
 ///
@@ -12,7 +12,7 @@ import Synchronization
 /// The gate is never added to a queue: it is started by hand, which corelibs supports for any
 /// operation, and which finishes it synchronously and marks its dependents ready.
 final class StartGate: Operation, @unchecked Sendable {
-    // @unchecked Sendable: `dependents` is behind a Mutex; Operation's own state has its own locks.
+    // @unchecked Sendable: `state` is behind a Lock; Operation's own state has its own locks.
 
     private enum State {
         case closed([Operation])
@@ -24,7 +24,7 @@ final class StartGate: Operation, @unchecked Sendable {
     /// corelibs keeps *unretained* pointers to the operations that depend on this one and walks them when
     /// this one finishes; an operation released before that would be a dangling pointer (SIGSEGV). The
     /// gate therefore keeps every dependent alive until its own finish notification has returned.
-    private let state = Mutex(State.closed([]))
+    private let state = Lock(State.closed([]))
 
     /// Makes `operation` wait for this gate. Returns false once the gate has opened (nothing to wait for).
     @discardableResult

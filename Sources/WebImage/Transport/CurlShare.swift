@@ -1,12 +1,13 @@
 import CCurl
 import Foundation
+import Locking
 
 /// A curl share handle: cookies, DNS cache and TLS sessions shared by every transfer of one transport.
 ///
 /// curl asks for a lock per kind of shared data, from whichever thread runs a transfer (here always the
 /// transport thread, but the cookie jar's API also reaches in from callers' threads), so each kind
 /// gets its own mutex. curl calls lock and unlock as two separate C callbacks, which rules out a
-/// scoped `Mutex`; `pthread_mutex_t` in stable heap memory is what it needs.
+/// scoped `Lock`; `pthread_mutex_t` in stable heap memory is what it needs.
 final class CurlShare: @unchecked Sendable {
     // @unchecked Sendable: `handle` is only configured in init and freed in deinit; every access to the
     // shared data in between goes through curl, which takes `locks` around it.

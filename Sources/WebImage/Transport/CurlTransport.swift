@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Locking
 import Synchronization
 
 /// Runs every transfer of one downloader on one curl multi handle, driven by one dedicated thread.
@@ -91,7 +92,7 @@ private final class TransportLoop: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
-    private let commands = Mutex(Commands())
+    private let commands = Lock(Commands())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     let activeCount = Atomic<Int>(0)
     let stopped = Atomic<Bool>(false)

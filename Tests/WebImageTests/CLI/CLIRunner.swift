@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Runs the package's built executables (`webimage`, `thumbnailer`) as child processes.
 ///
@@ -28,7 +28,7 @@ enum CLIRunner {
         return candidates.first ?? Fixtures.packageRoot.appendingPathComponent(".build/debug")
     }()
 
-    private static let buildLock = Mutex<Set<String>>([])
+    private static let buildLock = Lock<Set<String>>([])
 
     /// The path of product `name`, building it first when it is missing.
     static func executable(_ name: String) throws -> URL {
@@ -74,8 +74,8 @@ enum CLIRunner {
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 let group = DispatchGroup()
-                let stdout = Mutex(Data())
-                let stderr = Mutex(Data())
+                let stdout = Lock(Data())
+                let stderr = Lock(Data())
                 DispatchQueue.global().async(group: group) {
                     let data = outPipe.fileHandleForReading.readDataToEndOfFile()
                     stdout.withLock { $0 = data }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 @testable import WebImage
 
@@ -49,7 +49,7 @@ enum CachingTestSupport {
 
 /// Collects the messages a cache logs, for tests that expect (or forbid) warnings.
 final class LogCollector: Sendable {
-    private let storage = Mutex<[String]>([])
+    private let storage = Lock<[String]>([])
 
     var logger: HTTPCache.Logger {
         { [self] message in storage.withLock { $0.append(message) } }

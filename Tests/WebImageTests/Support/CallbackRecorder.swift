@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 @testable import WebImage
 
 /// Records every completion call of one or more downloads and waits (bounded) for the terminal ones.
@@ -13,7 +13,7 @@ final class CallbackRecorder: Sendable {
         var queueLabel: String
     }
 
-    private let calls = Mutex<[Call]>([])
+    private let calls = Lock<[Call]>([])
     private let terminal = DispatchSemaphore(value: 0)
 
     /// A completion block that records under `tag`.
@@ -58,8 +58,8 @@ extension ImageDownloader {
 
 /// A value shared with a `@Sendable` closure in a test.
 final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: Lock<Value>
+    init(_ value: Value) { storage = Lock(value) }
     var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }

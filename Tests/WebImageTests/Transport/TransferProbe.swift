@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 @testable import WebImage
 
 /// Records what a transfer reports, and waits (bounded) for its completion.
@@ -11,7 +11,7 @@ final class TransferProbe: TransferDelegate {
         var completions = 0
     }
 
-    let record = Mutex(Record())
+    let record = Lock(Record())
     private let done = DispatchSemaphore(value: 0)
     let verdict: @Sendable (ImageDownloadResponse) -> ImageDownloaderError?
 
