@@ -90,6 +90,9 @@ struct Driver {
                 name: name,
                 clients: [
                     Client(name: "WebImage") { runClient(["webimage", "--urls", list, "--parallel", parallel]) },
+                    Client(name: "WebImage transport alone") {
+                        runClient(["transport", "--urls", list, "--parallel", parallel])
+                    },
                     Client(name: "libcurl multi") { runClient(["libcurl", "--urls", list, "--parallel", parallel]) },
                     Client(name: "libcurl multi, stores bodies") {
                         runClient(["libcurl", "--urls", list, "--parallel", parallel, "--store"])

@@ -2,7 +2,7 @@ import CBenchCurl
 import Foundation
 import FoundationNetworking
 import Synchronization
-import WebImage
+@_spi(Benchmarks) import WebImage
 
 // The download clients. Each runs in its own child process (see Driver.swift), does its setup before
 // the stopwatch starts (URL parsing, downloader or session creation), and reports one `Sample`.
@@ -83,6 +83,41 @@ func runWebImageClient(urls: [String], parallel: Int, decode: Bool) -> Sample {
     let wall = watch.wallSeconds
     let cpu = watch.cpuSeconds
     let totals = counter.checkedTotals()
+    return Sample(
+        wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
+}
+
+/// WebImage's transport without the downloader: the curl multi thread, the easy-handle wrapper and the
+/// header parser, storing each body as the downloader does, `parallel` transfers in flight (each
+/// completion starts the next, like `curl --parallel-max`). Issue 2's throughput check.
+func runTransportClient(urls: [String], parallel: Int) -> Sample {
+    let list = parseURLs(urls)
+    let transport: CurlTransport
+    do {
+        transport = try CurlTransport(maxConnectionsPerHost: parallel)
+    } catch {
+        fail("transport client: \(error)")
+    }
+    let counter = CompletionCounter(expected: list.count)
+    let next = Atomic<Int>(0)
+    let watch = Stopwatch()
+    @Sendable func launch() {
+        let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        guard index < list.count else { return }
+        transport.benchmarkFetch(list[index]) { result in
+            switch result {
+            case .success(let bytes): counter.record(bytes: bytes, error: nil)
+            case .failure(let error): counter.record(bytes: 0, error: error)
+            }
+            launch()
+        }
+    }
+    for _ in 0..<parallel { launch() }
+    counter.wait()
+    let wall = watch.wallSeconds
+    let cpu = watch.cpuSeconds
+    let totals = counter.checkedTotals()
+    transport.shutdown()
     return Sample(
         wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
 }

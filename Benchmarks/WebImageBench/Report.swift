@@ -33,7 +33,10 @@ struct Report {
         var text = "### \(title)\n\n"
         text += "| client | files/s | MB/s | CPU µs/file | peak RSS MB | WebImage ÷ client (files/s) |\n"
         text += "|---|---:|---:|---:|---:|---:|\n"
-        for client in ["WebImage", "libcurl multi", "libcurl multi, stores bodies", "curl --parallel", "URLSession"] {
+        for client in [
+            "WebImage", "WebImage transport alone", "libcurl multi", "libcurl multi, stores bodies", "curl --parallel",
+            "URLSession",
+        ] {
             let r = client == "WebImage" ? "—" : fmt(ratio(workload, "WebImage", client, \.itemsPerSecond), 2) + "×"
             text += "| \(client) | \(fmt(med(workload, client, \.itemsPerSecond), 0)) "
             text += "| \(fmt(med(workload, client, \.megabytesPerSecond), 0)) "
@@ -132,6 +135,10 @@ struct Report {
         )
         add("small files: ≥ 1.0× curl --parallel", small("curl --parallel"), 2, "×", small("curl --parallel") >= 1.0)
         add("small files: ≥ 6× URLSession", small("URLSession"), 2, "×", small("URLSession") >= 6)
+        let transportAlone = ratio("small", "WebImage transport alone", "curl --parallel", \.itemsPerSecond)
+        add(
+            "small files, transport alone (issue 2): ≥ 0.7× curl --parallel", transportAlone, 2, "×",
+            transportAlone >= 0.7)
         let cpu = med("small", "WebImage", \.cpuMicrosecondsPerItem)
         add("small files: ≤ 25 µs CPU per file", cpu, 1, " µs", cpu <= 25)
         let large = ratio("large", "WebImage", "libcurl multi", \.megabytesPerSecond)

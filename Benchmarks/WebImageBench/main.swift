@@ -67,6 +67,8 @@ case "webimage":
         urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
         decode: arguments.flag("decode")
     ).emit()
+case "transport":
+    runTransportClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6)).emit()
 case "libcurl":
     runLibcurlClient(
         urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),

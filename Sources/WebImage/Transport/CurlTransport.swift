@@ -15,7 +15,7 @@ import Synchronization
 ///                                                                 write/header callbacks → delegate
 ///                                                                 DONE → remove handle → delegate
 /// ```
-final class CurlTransport: Sendable {
+@_spi(Benchmarks) public final class CurlTransport: Sendable {
     private let loop: TransportLoop
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
     let share: CurlShare
@@ -41,6 +41,11 @@ final class CurlTransport: Sendable {
         thread.start()
     }
 
+    /// A transport with its own share handle (for the benchmark harness).
+    @_spi(Benchmarks) public convenience init(maxConnectionsPerHost: Int) throws(ImageDownloaderError) {
+        try self.init(name: "WebImage.transport", maxConnectionsPerHost: maxConnectionsPerHost, share: nil)
+    }
+
     deinit {
         loop.submit(.shutdown)
     }
@@ -64,7 +69,7 @@ final class CurlTransport: Sendable {
 
     /// Cancels every transfer and stops the thread; the multi handle and every easy handle are freed.
     /// Idempotent. Later `start` calls complete with `cancelled`.
-    func shutdown() {
+    @_spi(Benchmarks) public func shutdown() {
         loop.submit(.shutdown)
     }
 
@@ -73,6 +78,49 @@ final class CurlTransport: Sendable {
 
     /// True once the thread has left its loop and freed the multi handle.
     var isStopped: Bool { loop.stopped.load(ordering: .acquiring) }
+}
+
+// MARK: Benchmark entry point
+
+extension CurlTransport {
+    /// Fetches `url` with default transfer settings and stores the body as the downloader does (reserved
+    /// from Content-Length, appended on the transport thread), then reports its size. For the benchmark
+    /// harness's "transport alone" client; not part of the public API.
+    @_spi(Benchmarks) public func benchmarkFetch(
+        _ url: URL, completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void
+    ) {
+        let sink = BodySink(completion: completion)
+        do {
+            start(try makeTransfer(TransferRequest(url: url), delegate: sink))
+        } catch {
+            completion(.failure(error))
+        }
+    }
+}
+
+/// Collects one body for `benchmarkFetch`. Touched only on the transport thread after submission.
+private final class BodySink: TransferDelegate, @unchecked Sendable {
+    // @unchecked Sendable: `body` is written only on the transport thread (see CurlTransfer's life cycle).
+    private var body = Data()
+    private let completion: @Sendable (Result<Int, ImageDownloaderError>) -> Void
+
+    init(completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void) {
+        self.completion = completion
+    }
+
+    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
+        if response.expectedContentLength > 0 { body.reserveCapacity(Int(response.expectedContentLength)) }
+        return (200..<300).contains(response.statusCode)
+            ? nil : ImageDownloaderError(.invalidDownloadStatusCode, "status \(response.statusCode)")
+    }
+
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
+        body.append(bytes.bindMemory(to: UInt8.self))
+    }
+
+    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
+        completion(result.map { _ in body.count })
+    }
 }
 
 /// The state of the transport thread. Only `submit` and the atomics are used from other threads.

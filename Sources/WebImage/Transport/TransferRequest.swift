@@ -29,6 +29,11 @@ struct TransferRequest: Sendable {
     var handlesCookies: Bool = false
     /// Larger numbers are served first when connections are scarce; informational for curl.
     var priority: Int = 0
+
+    /// A request for `url` with every other field at its default.
+    init(url: URL) {
+        self.url = url
+    }
 }
 
 /// Timings and counters of one finished transfer, read from `CURLINFO_*`.
