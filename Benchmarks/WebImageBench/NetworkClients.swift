@@ -92,9 +92,9 @@ func runWebImageClient(urls: [String], parallel: Int, decode: Bool) -> Sample {
 /// completion starts the next, like `curl --parallel-max`). Issue 2's throughput check.
 func runTransportClient(urls: [String], parallel: Int) -> Sample {
     let list = parseURLs(urls)
-    let transport: CurlTransport
+    let transport: TransportBenchmarkClient
     do {
-        transport = try CurlTransport(maxConnectionsPerHost: parallel)
+        transport = try TransportBenchmarkClient(maxConnectionsPerHost: parallel)
     } catch {
         fail("transport client: \(error)")
     }
@@ -104,7 +104,7 @@ func runTransportClient(urls: [String], parallel: Int) -> Sample {
     @Sendable func launch() {
         let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
         guard index < list.count else { return }
-        transport.benchmarkFetch(list[index]) { result in
+        transport.fetch(list[index]) { result in
             switch result {
             case .success(let bytes): counter.record(bytes: bytes, error: nil)
             case .failure(let error): counter.record(bytes: 0, error: error)

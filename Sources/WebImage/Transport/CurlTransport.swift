@@ -15,7 +15,7 @@ import Synchronization
 ///                                                                 write/header callbacks → delegate
 ///                                                                 DONE → remove handle → delegate
 /// ```
-@_spi(Benchmarks) public final class CurlTransport: Sendable {
+final class CurlTransport: Sendable {
     private let loop: TransportLoop
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
     let share: CurlShare
@@ -41,11 +41,6 @@ import Synchronization
         thread.start()
     }
 
-    /// A transport with its own share handle (for the benchmark harness).
-    @_spi(Benchmarks) public convenience init(maxConnectionsPerHost: Int) throws(ImageDownloaderError) {
-        try self.init(name: "WebImage.transport", maxConnectionsPerHost: maxConnectionsPerHost, share: nil)
-    }
-
     deinit {
         loop.submit(.shutdown)
     }
@@ -69,7 +64,7 @@ import Synchronization
 
     /// Cancels every transfer and stops the thread; the multi handle and every easy handle are freed.
     /// Idempotent. Later `start` calls complete with `cancelled`.
-    @_spi(Benchmarks) public func shutdown() {
+    func shutdown() {
         loop.submit(.shutdown)
     }
 
@@ -82,20 +77,29 @@ import Synchronization
 
 // MARK: Benchmark entry point
 
-extension CurlTransport {
-    /// Fetches `url` with default transfer settings and stores the body as the downloader does (reserved
-    /// from Content-Length, appended on the transport thread), then reports its size. For the benchmark
-    /// harness's "transport alone" client; not part of the public API.
-    @_spi(Benchmarks) public func benchmarkFetch(
-        _ url: URL, completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void
-    ) {
+/// WebImage's transport without the downloader, for the benchmark harness's "transport alone" client
+/// (issue 2's throughput check). `@_spi(Benchmarks)`: not part of the public API.
+@_spi(Benchmarks) public final class TransportBenchmarkClient: Sendable {
+    private let transport: CurlTransport
+
+    /// Starts a transport thread with at most `maxConnectionsPerHost` connections per host.
+    public init(maxConnectionsPerHost: Int) throws(ImageDownloaderError) {
+        transport = try CurlTransport(maxConnectionsPerHost: maxConnectionsPerHost)
+    }
+
+    /// Fetches `url` with default transfer settings, stores the body as the downloader does (reserved
+    /// from Content-Length, appended on the transport thread) and reports its size.
+    public func fetch(_ url: URL, completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void) {
         let sink = BodySink(completion: completion)
         do {
-            start(try makeTransfer(TransferRequest(url: url), delegate: sink))
+            transport.start(try transport.makeTransfer(TransferRequest(url: url), delegate: sink))
         } catch {
             completion(.failure(error))
         }
     }
+
+    /// Stops the transport thread.
+    public func shutdown() { transport.shutdown() }
 }
 
 /// Collects one body for `benchmarkFetch`. Touched only on the transport thread after submission.

@@ -99,14 +99,17 @@ import Testing
     @Test func maxConcurrentDownloadsBoundsTheServerAndIsLive() throws {
         let downloader = downloader(max: 3)
         let recorder = CallbackRecorder()
-        for n in 0..<10 {
+        for n in 0..<20 {
             downloader.downloadImage(with: server.url("/drip/horse-lossless.webp?chunk=1024&interval=40&n=\(n)"),
                 completed: recorder.completion(n))
         }
         #expect(poll { server.inFlight == 3 })
+        // Each drip lasts about 200 ms; let several complete and be replaced while the limit is 3.
+        #expect(poll(seconds: 30) { recorder.terminals.count >= 3 })
+        #expect(server.maxInFlight == 3, "the server saw more than 3 downloads at once")
         downloader.maxConcurrentDownloads = 5
         #expect(poll { server.inFlight == 5 }, "raising the limit while running did not start more downloads")
-        #expect(recorder.waitForTerminal(10))
+        #expect(recorder.waitForTerminal(20))
         #expect(server.maxInFlight == 5)
         #expect(downloader.maxConcurrentDownloads == 5)
     }
