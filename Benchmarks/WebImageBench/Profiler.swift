@@ -32,7 +32,7 @@ struct Profiler {
         ("OperationQueue._schedule(_:)", "corelibs OperationQueue._schedule"),
         ("ImageDownloaderOperation.start()", "ImageDownloaderOperation.start()"),
         ("CurlTransfer.init(request:share:delegate:)", "· CurlTransfer.init (easy handle + options)"),
-        ("ImageDownloaderOperation.process(_:metrics:)", "completion processing (process(_:metrics:))"),
+        ("ImageDownloaderOperation.process(_:metrics:storeInCache:)", "completion processing (process(_:metrics:storeInCache:))"),
         ("closure #1 in ImageDownloaderOperation.post(_:)", "notifications (post)"),
     ]
 
