@@ -74,7 +74,12 @@ extension ImageDownloaderOperation {
                         imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(request.url, caller.decoding))
                     }
                     caller.complete(image: image, data: payload, error: nil, response: response, metrics: metrics)
-                case .failure(let error):
+                case .failure(var error):
+                    // Decode failures still came with a response: keep it on the error, as status failures do.
+                    if error.response == nil, let response {
+                        error.response = response
+                        error.statusCode = response.statusCode
+                    }
                     caller.complete(image: nil, data: nil, error: error, response: response, metrics: metrics)
                 }
             }

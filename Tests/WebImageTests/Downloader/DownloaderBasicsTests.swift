@@ -85,6 +85,8 @@ import Testing
         #expect(code(6)?.code == .badImageData)
         #expect(code(7)?.code == .badImageData)
         #expect(code(8)?.code == .badImageData)
+        #expect(code(7)?.statusCode == 200, "a decode failure keeps the response's status")
+        #expect(code(7)?.response?.mimeType == "text/html")
         #expect(recorder.terminals.allSatisfy { $0.error?.url != nil })
 
         let refusingRequest = downloader { $0.requestModifier = ImageDownloaderRequestModifier { _ in nil } }
