@@ -277,7 +277,7 @@ final class HTTPCacheDiskStore: Sendable {
         do {
             try files.createDirectories()
         } catch {
-            reportOpenFailure("cannot create \(directory.path): \(error)", &state)
+            reportOpenFailure("cannot create \(directory.path)", error, &state)
             return
         }
         do throws(SQLiteError) {
@@ -286,7 +286,7 @@ final class HTTPCacheDiskStore: Sendable {
             log("WebImage.HTTPCache: the index at \(databasePath) is damaged (\(error)); rebuilding it")
             recover(&state)
         } catch {
-            reportOpenFailure("cannot open the index at \(databasePath): \(error)", &state)
+            reportOpenFailure("cannot open the index at \(databasePath)", error, &state)
         }
     }
 
@@ -333,7 +333,7 @@ final class HTTPCacheDiskStore: Sendable {
             do {
                 try moveDatabaseAside(databasePath, suffix: ".corrupt")
             } catch {
-                reportOpenFailure("cannot move the damaged index aside: \(error)", &state)
+                reportOpenFailure("cannot move the damaged index aside", error, &state)
                 return
             }
         }
@@ -341,14 +341,23 @@ final class HTTPCacheDiskStore: Sendable {
             try openDatabase(&state)
             log("WebImage.HTTPCache: moved the damaged index to \(databasePath).corrupt and created a new one")
         } catch {
-            reportOpenFailure("cannot create a new index at \(databasePath): \(error)", &state)
+            reportOpenFailure("cannot create a new index at \(databasePath)", error, &state)
         }
     }
 
-    private func reportOpenFailure(_ message: String, _ state: inout IndexState) {
+    private func reportOpenFailure(_ what: String, _ error: any Error, _ state: inout IndexState) {
         // Every call retries the open; say so once per distinct problem rather than on every lookup.
-        guard state.lastOpenFailure != message else { return }
-        state.lastOpenFailure = message
-        log("WebImage.HTTPCache: \(message); the disk tier is unavailable")
+        // The key leaves out the error's description: an NSError prints its userInfo dictionary in
+        // an order that can differ between two otherwise identical failures.
+        let nsError = error as NSError
+        let key = "\(what) [\(nsError.domain) \(nsError.code) \(Self.underlyingCode(of: nsError))]"
+        guard state.lastOpenFailure != key else { return }
+        state.lastOpenFailure = key
+        log("WebImage.HTTPCache: \(what): \(error); the disk tier is unavailable")
+    }
+
+    private static func underlyingCode(of error: NSError) -> String {
+        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError else { return "-" }
+        return "\(underlying.domain) \(underlying.code)"
     }
 }

@@ -35,7 +35,7 @@ public final class ImageDownloader: Sendable {
     public let config: ImageDownloaderConfig
 
     private let queue: OperationQueue
-    private let transport: CurlTransport?
+    let transport: CurlTransport?
     private let transportError: ImageDownloaderError?
     private let table: OperationTable
     private let headers: Lock<HTTPHeaders>

@@ -19,7 +19,7 @@ final class OperationTable: @unchecked Sendable {
         /// Makes the newest waiting operation wait for `operation` to *start* (see StartGate), so waiting
         /// operations start newest first while every slot stays busy.
         mutating func chainLIFO(_ operation: ImageDownloaderOperation) {
-            while let last = waitingLIFO.last, last.hasStarted { waitingLIFO.removeLast() }
+            dropStartedFromTop()
             if waitingLIFO.count > pruneThreshold {
                 // Started operations in the middle of the stack are dropped in bulk, amortised O(1) per add.
                 waitingLIFO.removeAll { $0.hasStarted }
@@ -33,6 +33,13 @@ final class OperationTable: @unchecked Sendable {
                 gate.hold(newestWaiting)
             }
             waitingLIFO.append(operation)
+        }
+
+        /// Pops started operations off the top of the LIFO stack. Run on every add and every finish: an
+        /// operation holds the environment, whose finish handler holds this table, so a finished operation
+        /// left on the stack would keep itself, the table and the transport thread alive forever.
+        mutating func dropStartedFromTop() {
+            while let last = waitingLIFO.last, last.hasStarted { waitingLIFO.removeLast() }
         }
     }
 
@@ -49,6 +56,8 @@ final class OperationTable: @unchecked Sendable {
         queue.async(flags: .barrier) { [self] in
             let url = operation.request.url
             if entries.operations[url] === operation { entries.operations[url] = nil }
+            // When the last operation finishes, every operation has started, so this empties the stack.
+            entries.dropStartedFromTop()
         }
     }
 

@@ -83,6 +83,49 @@ import Testing
         #expect(server.maxInFlight == 3, "LIFO must keep all slots busy, saw at most \(server.maxInFlight)")
     }
 
+    /// Finished operations must not be kept alive by the downloader's bookkeeping: in LIFO mode the
+    /// stack of waiting operations once held every operation (and through it the transport thread)
+    /// forever, found by LeakSanitizer in `webimage demo`.
+    @Test(arguments: [ImageDownloaderExecutionOrder.fifo, .lifo])
+    func operationsAndTheTransportAreReleasedOnceDone(order: ImageDownloaderExecutionOrder) throws {
+        final class WeakOperations: @unchecked Sendable {
+            // @unchecked Sendable: `list` is only touched under `lock`.
+            private let lock = NSLock()
+            private var list: [() -> ImageDownloaderOperation?] = []
+            func add(_ operation: ImageDownloaderOperation) {
+                lock.withLock { list.append { [weak operation] in operation } }
+            }
+            var total: Int { lock.withLock { list.count } }
+            var alive: Int { lock.withLock { list.filter { $0() != nil }.count } }
+        }
+        let operations = WeakOperations()
+        let tag = "release-\(order)"
+        let port = server.port
+        let observer = NotificationCenter.default.addObserver(forName: .imageDownloadStart, object: nil, queue: nil) {
+            note in
+            guard let operation = note.object as? ImageDownloaderOperation, operation.request.url.port == port,
+                operation.request.url.query?.contains(tag) == true
+            else { return }
+            operations.add(operation)
+        }
+        defer { NotificationCenter.default.removeObserver(observer) }
+        weak var transport: CurlTransport?
+        do {
+            let downloader = downloader(max: 1, order: order)
+            transport = downloader.transport
+            let recorder = CallbackRecorder()
+            downloader.isSuspended = true
+            for n in 1...5 {
+                downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&\(tag)"), completed: recorder.completion(n))
+            }
+            downloader.isSuspended = false
+            #expect(recorder.waitForTerminal(5))
+        }
+        #expect(operations.total == 5)
+        #expect(poll { operations.alive == 0 }, "\(operations.alive) of 5 operations still alive")
+        #expect(poll { transport == nil }, "the transport outlived its downloader")
+    }
+
     @Test func priorityReordersWaitingOperations() throws {
         let downloader = downloader(max: 1)
         let recorder = CallbackRecorder()
