@@ -84,7 +84,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "WebImageBench",
-            dependencies: ["WebImage", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP"],
+            dependencies: ["WebImage", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP", "Locking"],
             path: "Benchmarks/WebImageBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -19,6 +19,8 @@ struct Driver {
     static let coalescingURLs = 100
     static let queuedDownloads = 10_000
     static let decoderPasses = 5
+    /// Items of the no-network floor clients: enough for about 0.1 s of CPU, well above rusage's noise.
+    static let floorItems = 20_000
 
     /// One client of one workload: how to run it once.
     struct Client {
@@ -112,9 +114,20 @@ struct Driver {
                 ])
         }
 
+        let items = String(Self.floorItems)
         var workloads = [
             transferClients("small", paths: corpus.smallPaths(), size: Corpus.smallSize),
             transferClients("large", paths: corpus.largePaths(), size: Corpus.largeSize),
+            Workload(
+                name: "floor",
+                clients: [
+                    Client(name: "operation per file") {
+                        runClient(["floor-operation", "--items", items, "--parallel", parallel])
+                    },
+                    Client(name: "four notifications per file") {
+                        runClient(["floor-notifications", "--items", items])
+                    },
+                ]),
         ]
 
         // 2 MP photos: each of the 8 images in 3 formats, 3 times under distinct URLs (a query string).

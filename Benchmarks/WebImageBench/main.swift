@@ -12,6 +12,7 @@ import Foundation
 //       decode-only --files FILE --threads N
 //       decoder     --files FILE --impl swift|c --passes N
 //       bigjpeg     --url URL | --file PATH
+//       floor-operation --items N --parallel N;  floor-notifications --items N
 
 /// `--key value` pairs and bare `--flag`s after the subcommand.
 struct Arguments {
@@ -95,6 +96,11 @@ case "decoder":
     ).emit()
 case "bigjpeg":
     runBigJPEGClient(url: arguments.string("url"), path: arguments.string("file")).emit()
+case "floor-operation":
+    runOperationFloorClient(items: arguments.int("items", default: 2000), parallel: arguments.int("parallel", default: 6))
+        .emit()
+case "floor-notifications":
+    runNotificationFloorClient(items: arguments.int("items", default: 2000)).emit()
 default:
     fail("unknown subcommand \(subcommand)")
 }

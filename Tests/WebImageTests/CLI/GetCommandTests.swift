@@ -167,6 +167,6 @@ struct GetCommandTests {
         #expect(strict.status == 1)
         #expect((try CLIRunner.jsonObjects(strict).first?["error"] as? [String: Any])?["code"] as? Int == 3004)
         let insecure = try await CLIRunner.run("webimage", ["get", "--json", "--insecure", url])
-        #expect(insecure.status == 0, "\(insecure.stdout)")
+        #expect(insecure.status == 0, "stdout: \(insecure.stdout)\nstderr: \(insecure.stderr)")
     }
 }
