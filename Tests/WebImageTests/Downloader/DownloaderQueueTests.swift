@@ -116,7 +116,8 @@ import Testing
             let recorder = CallbackRecorder()
             downloader.isSuspended = true
             for n in 1...5 {
-                downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&\(tag)"), completed: recorder.completion(n))
+                let url = server.url("/files/pixel-1x1.png?n=\(n)&\(tag)")
+                downloader.downloadImage(with: url, completed: recorder.completion(n))
             }
             downloader.isSuspended = false
             #expect(recorder.waitForTerminal(5))
