@@ -44,6 +44,8 @@ public final class ImageDownloader: Sendable {
     private let allowedSchemes: Set<String>
     private let invalidated = Atomic<Bool>(false)
     let callbackQueue: DispatchQueue
+    /// Every block the library sends to `callbackQueue` goes through this channel (see CallbackChannel).
+    private let callbacks: CallbackChannel
 
     /// Decoding runs here: a concurrent queue, which libdispatch runs about as wide as there are cores
     /// for CPU-bound work. Each operation decodes on its own serial queue targeting this one.
@@ -68,9 +70,11 @@ public final class ImageDownloader: Sendable {
         headers = Lock(config.headers)
         let callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
         self.callbackQueue = callbackQueue
+        let callbacks = CallbackChannel(queue: callbackQueue)
+        self.callbacks = callbacks
         environment = transport.map { transport in
             OperationEnvironment(
-                transport: transport, config: config, callbackQueue: callbackQueue, decodeQueue: Self.decodeQueue,
+                transport: transport, config: config, callbacks: callbacks, decodeQueue: Self.decodeQueue,
                 decoderRegistry: .shared, onFinish: { operation in table.remove(operation) })
         }
     }
@@ -148,7 +152,8 @@ public final class ImageDownloader: Sendable {
         let scheme = url.scheme?.lowercased() ?? ""
         guard allowedSchemes.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
             return failNow(
-                ImageDownloaderError(.invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
+                ImageDownloaderError(
+                    .invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
         }
         guard !invalidated.load(ordering: .acquiring) else {
             return failNow(ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))
@@ -181,7 +186,7 @@ public final class ImageDownloader: Sendable {
             decodeOptions.thumbnailPixelSize = nil
         }
         let decodeRequest = DecodeRequest(avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions)
-        let callerQueue = context?.callbackQueue ?? callbackQueue
+        let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
 
         if let imageCache = config.imageCache, !decodeRequest.avoidsDecoding,
             let image = imageCache.image(forKey: Self.imageCacheKey(url, decodeRequest))
@@ -191,7 +196,7 @@ public final class ImageDownloader: Sendable {
             metrics.cacheStatus = .imageCache
             let caller = DownloadCaller(
                 id: callerID, token: token, progress: nil, completion: completed, detailedCompletion: detailed,
-                decoding: decodeRequest, queue: callerQueue)
+                decoding: decodeRequest, target: callerTarget)
             caller.complete(image: image, data: nil, error: nil, response: nil, metrics: metrics)
             return token
         }
@@ -200,10 +205,11 @@ public final class ImageDownloader: Sendable {
         // is finishing, and its handlers are attached before the queue can start the operation.
         return table.withBarrier { entries in
             if let existing = entries.operations[url] {
-                let token = ImageDownloadToken(url: url, request: existing.request, callerID: callerID, operation: existing)
+                let token = ImageDownloadToken(
+                    url: url, request: existing.request, callerID: callerID, operation: existing)
                 let caller = DownloadCaller(
                     id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
-                    decoding: decodeRequest, queue: callerQueue)
+                    decoding: decodeRequest, target: callerTarget)
                 if existing.attach(caller) { return token }
             }
             let operation = config.operationClass.init(request: request, options: options, context: context)
@@ -211,7 +217,7 @@ public final class ImageDownloader: Sendable {
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: operation)
             let caller = DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
-                decoding: decodeRequest, queue: callerQueue)
+                decoding: decodeRequest, target: callerTarget)
             _ = operation.attach(caller)  // a fresh operation always accepts its first caller
             entries.operations[url] = operation
             if config.executionOrder == .lifo { entries.chainLIFO(operation) }

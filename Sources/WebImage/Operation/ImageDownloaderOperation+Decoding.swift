@@ -16,11 +16,23 @@ final class IncrementalDecoderBox: @unchecked Sendable {
 }
 
 extension ImageDownloaderOperation {
+    /// The operation's serial decode queue and incremental decoder, made on first use: an operation that
+    /// decodes nothing (`avoidDecodeImage`) never creates a queue.
+    var decoderBox: IncrementalDecoderBox {
+        let target = environment?.decodeQueue ?? .global()
+        return state.withLock { state in
+            if let box = state.decoderBox { return box }
+            let box = IncrementalDecoderBox(target: target)
+            state.decoderBox = box
+            return box
+        }
+    }
+
     /// Makes a partial image from the bytes so far and hands it to every caller as `(image, nil, nil, false)`.
     /// At most one runs at a time per operation (`progressiveDecodeInFlight`), and none is delivered once
     /// the transfer has ended, so a partial image never follows the final one.
     func decodeProgressively(_ snapshot: Data) {
-        guard let box = decoderBox else { return }
+        let box = decoderBox
         let firstOptions = state.withLock { $0.callers.first?.decoding.options } ?? ImageDecodingOptions()
         box.queue.async { [self] in
             if box.decoder == nil {
@@ -39,62 +51,99 @@ extension ImageDownloaderOperation {
     }
 
     /// Turns the complete body into one result per distinct decode request and serves every caller.
-    func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool) {
-        let box = decoderBox ?? IncrementalDecoderBox(target: environment?.decodeQueue ?? .global())
-        box.queue.async { [self] in
-            if storeInCache { storeHTTPResponse(data) }
-            var payload = data
-            var failure: ImageDownloaderError?
-            if let decryptor {
-                if let decrypted = decryptor.decryptedData(data, response: response) {
-                    payload = decrypted
-                } else {
-                    failure = ImageDownloaderError(.badImageData, "the decryptor returned nil", url: request.url)
-                }
+    ///
+    /// Decoding, decrypting and writing to the HTTP cache run on the decode queue. When there is none of
+    /// that to do (every caller asked for `avoidDecodeImage`), the callers are served right here, on the
+    /// transport thread: handing the bytes over costs less than waking a decode thread to do it.
+    /// `postsStop` is false for a fresh cache hit, which never started a transfer.
+    func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, postsStop: Bool = true) {
+        let needsDecodeQueue = state.withLock { state in
+            (storeInCache && state.httpCache != nil) || state.decoderBox != nil
+                || state.callers.contains { !$0.decoding.avoidsDecoding }
+        }
+        if needsDecodeQueue || decryptor != nil {
+            let box = decoderBox
+            box.queue.async { [self] in
+                serve(data, metrics: metrics, storeInCache: storeInCache, postsStop: postsStop, box: box)
             }
-            if failure == nil, payload.isEmpty {
-                failure = ImageDownloaderError(.badImageData, "the response body is empty", url: request.url)
-            }
-            var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
-            if failure == nil {
-                let requests = Set(state.withLock { $0.callers.map(\.decoding) })
-                for decodeRequest in requests {
-                    results[decodeRequest] = decode(payload, decodeRequest, box: box)
-                }
-            }
-            let (callers, response) = state.withLock { ($0.takeCallers(), $0.response) }
-            var succeeded = false
-            for caller in callers {
-                let result =
-                    failure.map { .failure($0) } ?? results[caller.decoding] ?? decode(payload, caller.decoding, box: box)
-                switch result {
-                case .success(let image):
-                    succeeded = true
-                    if let image, let imageCache = environment?.config.imageCache {
-                        imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(request.url, caller.decoding))
-                    }
-                    caller.complete(image: image, data: payload, error: nil, response: response, metrics: metrics)
-                case .failure(var error):
-                    // Decode failures still came with a response: keep it on the error, as status failures do.
-                    if error.response == nil, let response {
-                        error.response = response
-                        error.statusCode = response.statusCode
-                    }
-                    caller.complete(image: nil, data: nil, error: error, response: response, metrics: metrics)
-                }
-            }
-            if succeeded || (callers.isEmpty && failure == nil) { post(.imageDownloadFinish) }
-            finish()
+        } else {
+            serve(data, metrics: metrics, storeInCache: false, postsStop: postsStop, box: nil)
         }
     }
 
-    private func decode(_ data: Data, _ decodeRequest: DecodeRequest, box: IncrementalDecoderBox) -> Result<
+    private func serve(
+        _ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, postsStop: Bool, box: IncrementalDecoderBox?
+    ) {
+        if storeInCache { storeHTTPResponse(data) }
+        var payload = data
+        var failure: ImageDownloaderError?
+        if let decryptor {
+            if let decrypted = decryptor.decryptedData(data, response: response) {
+                payload = decrypted
+            } else {
+                failure = ImageDownloaderError(.badImageData, "the decryptor returned nil", url: request.url)
+            }
+        }
+        if failure == nil, payload.isEmpty {
+            failure = ImageDownloaderError(.badImageData, "the response body is empty", url: request.url)
+        }
+        var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
+        if failure == nil {
+            // Decode before taking the callers: one cancelled meanwhile gets its `cancelled` and nothing else.
+            for decodeRequest in Set(state.withLock { $0.callers.map(\.decoding) }) {
+                results[decodeRequest] = decode(payload, decodeRequest, box: box)
+            }
+        }
+        let (callers, response) = state.withLock { ($0.takeCallers(), $0.response) }
+        var succeeded = false
+        // Completions for callers on the notification queue run in one block with the Stop and Finish
+        // notifications (one wake-up of that queue instead of one per callback); others on their own queue.
+        let notificationTarget = self.notificationTarget
+        var onNotificationQueue: [@Sendable () -> Void] = []
+        for caller in callers {
+            let result =
+                failure.map { .failure($0) } ?? results[caller.decoding] ?? decode(payload, caller.decoding, box: box)
+            let callback: (@Sendable () -> Void)?
+            switch result {
+            case .success(let image):
+                succeeded = true
+                if let image, let imageCache = environment?.config.imageCache {
+                    imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(request.url, caller.decoding))
+                }
+                callback = caller.terminalCallback(
+                    image: image, data: payload, error: nil, response: response, metrics: metrics)
+            case .failure(var error):
+                // Decode failures still came with a response: keep it on the error, as status failures do.
+                if error.response == nil, let response {
+                    error.response = response
+                    error.statusCode = response.statusCode
+                }
+                callback = caller.terminalCallback(
+                    image: nil, data: nil, error: error, response: response, metrics: metrics)
+            }
+            guard let callback else { continue }
+            if caller.target.queue === notificationTarget.queue {
+                onNotificationQueue.append(callback)
+            } else {
+                caller.target.async(callback)
+            }
+        }
+        let postsFinish = succeeded || (callers.isEmpty && failure == nil)
+        notificationTarget.async { [self, onNotificationQueue] in
+            if postsStop { NotificationCenter.default.post(name: .imageDownloadStop, object: self) }
+            for callback in onNotificationQueue { callback() }
+            if postsFinish { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
+        }
+        finish()
+    }
+
+    private func decode(_ data: Data, _ decodeRequest: DecodeRequest, box: IncrementalDecoderBox?) -> Result<
         Image?, ImageDownloaderError
     > {
         if decodeRequest.avoidsDecoding { return .success(nil) }
         do {
             let image: Image
-            if let decoder = box.decoder, box.options == decodeRequest.options {
+            if let box, let decoder = box.decoder, box.options == decodeRequest.options {
                 image = try decoder.decodeFinal(data)  // one decoder per operation, reused for the final image
             } else {
                 image = try registry.decode(data, options: decodeRequest.options)

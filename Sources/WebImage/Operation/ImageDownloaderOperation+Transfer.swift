@@ -169,8 +169,7 @@ extension ImageDownloaderOperation: TransferDelegate {
                 data = confirmed.body
                 metrics.cacheStatus = .revalidated
             }
-            post(.imageDownloadStop)
-            process(data, metrics: metrics, storeInCache: confirmed == nil)
+            process(data, metrics: metrics, storeInCache: confirmed == nil)  // posts Stop with the results
         }
     }
 
@@ -203,7 +202,8 @@ extension ImageDownloaderOperation: TransferDelegate {
     private func revalidated(by notModified: ImageDownloadResponse) -> (ImageDownloadResponse, ImageDownloaderError?) {
         let (cache, requestDate, revalidating) = state.withLock { ($0.httpCache, $0.requestDate, $0.revalidating) }
         guard let cache, revalidating != nil,
-            let refreshed = cache.refresh(with: notModified, for: request, requestDate: requestDate, responseDate: Date())
+            let refreshed = cache.refresh(
+                with: notModified, for: request, requestDate: requestDate, responseDate: Date())
         else { return (notModified, nil) }  // nothing stored: the 304 rule reports cacheNotModified
         if options.contains(.ignoreCachedResponse) {
             return (
@@ -224,7 +224,8 @@ extension ImageDownloaderOperation: TransferDelegate {
         if options.contains(.ignoreCachedResponse) {
             fail(
                 ImageDownloaderError(
-                    .cacheNotModified, "a fresh cached response exists and ignoreCachedResponse is set", url: request.url,
+                    .cacheNotModified, "a fresh cached response exists and ignoreCachedResponse is set",
+                    url: request.url,
                     statusCode: cached.response.statusCode, response: cached.response))
             return
         }
@@ -238,6 +239,6 @@ extension ImageDownloaderOperation: TransferDelegate {
         metrics.cacheStatus = .fresh
         metrics.bytesReceived = Int64(cached.body.count)
         metrics.httpVersion = cached.response.httpVersion
-        process(cached.body, metrics: metrics, storeInCache: false)
+        process(cached.body, metrics: metrics, storeInCache: false, postsStop: false)
     }
 }

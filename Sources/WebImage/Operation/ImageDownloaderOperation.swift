@@ -32,10 +32,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     /// downloader before the operation is queued.
     var gate: StartGate?
     /// Set by the downloader before the operation is queued, never changed afterwards.
-    var environment: OperationEnvironment? {
-        didSet { decoderBox = environment.map { IncrementalDecoderBox(target: $0.decodeQueue) } }
-    }
-    private(set) var decoderBox: IncrementalDecoderBox?
+    var environment: OperationEnvironment?
 
     /// The body received so far. Touched only on the transport thread until the transfer completes,
     /// then handed over (by value) to the decode queue.
@@ -45,7 +42,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     var decodesProgressively = false
 
     /// Creates an operation for `request`. Subclasses must keep this initializer.
-    public required init(request: ImageDownloadRequest, options: ImageDownloaderOptions, context: ImageDownloadContext?) {
+    public required init(request: ImageDownloadRequest, options: ImageDownloaderOptions, context: ImageDownloadContext?)
+    {
         self.request = request
         self.options = options
         self.context = context
@@ -173,8 +171,16 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     // MARK: Notifications
 
+    /// Where notifications are posted: the first caller's queue, else the downloader's.
+    var notificationTarget: CallbackTarget {
+        guard let environment else {
+            return CallbackTarget(
+                queue: context?.callbackQueue ?? .global(), default: CallbackChannel(queue: .global()))
+        }
+        return CallbackTarget(queue: context?.callbackQueue, default: environment.callbacks)
+    }
+
     func post(_ name: Notification.Name) {
-        let queue = context?.callbackQueue ?? environment?.callbackQueue ?? .global()
-        queue.async { NotificationCenter.default.post(name: name, object: self) }
+        notificationTarget.async { NotificationCenter.default.post(name: name, object: self) }
     }
 }

@@ -10,7 +10,7 @@ struct DownloadCaller: Sendable {
     /// The async APIs' completion, which also needs the response and metrics of this very caller.
     let detailedCompletion: DetailedCompletion?
     let decoding: DecodeRequest
-    let queue: DispatchQueue
+    let target: CallbackTarget
 
     /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
     /// response is set when the completion runs), then calls the completion on the caller's queue.
@@ -18,29 +18,44 @@ struct DownloadCaller: Sendable {
         image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
         metrics: ImageDownloadMetrics?
     ) {
+        guard
+            let callback = terminalCallback(
+                image: image, data: data, error: error, response: response, metrics: metrics)
+        else { return }
+        target.async(callback)
+    }
+
+    /// Records the outcome on the token now and returns the completion call, to be run on `target` by the
+    /// caller of this method (nil when this caller passed no completion).
+    func terminalCallback(
+        image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
+        metrics: ImageDownloadMetrics?
+    ) -> (@Sendable () -> Void)? {
         let response = response ?? error?.response
         token.complete(response: response, metrics: metrics)
         if let detailedCompletion {
-            queue.async { detailedCompletion(image, data, error, true, response, metrics) }
+            return { detailedCompletion(image, data, error, true, response, metrics) }
         } else if let completion {
-            queue.async { completion(image, data, error, true) }
+            return { completion(image, data, error, true) }
         }
+        return nil
     }
 
     /// Hands a partial image to this caller as `(image, nil, nil, false)`.
     func deliverPartial(_ image: Image) {
         if let detailedCompletion {
-            queue.async { detailedCompletion(image, nil, nil, false, nil, nil) }
+            target.async { detailedCompletion(image, nil, nil, false, nil, nil) }
         } else if let completion {
-            queue.async { completion(image, nil, nil, false) }
+            target.async { completion(image, nil, nil, false) }
         }
     }
 }
 
 /// (image, data, error, finished, response, metrics)
-typealias DetailedCompletion = @Sendable (
-    Image?, Data?, ImageDownloaderError?, Bool, ImageDownloadResponse?, ImageDownloadMetrics?
-) -> Void
+typealias DetailedCompletion =
+    @Sendable (
+        Image?, Data?, ImageDownloaderError?, Bool, ImageDownloadResponse?, ImageDownloadMetrics?
+    ) -> Void
 
 /// How one group of callers wants the bytes turned into an image.
 struct DecodeRequest: Sendable, Hashable {
@@ -70,6 +85,8 @@ struct OperationState {
     var expectedSize: Int64 = -1
     var lastProgressTime: DispatchTime = .init(uptimeNanoseconds: 0)
     var progressiveDecodeInFlight = false
+    /// The serial decode queue and incremental decoder, made on first use (progressive or final decoding).
+    var decoderBox: IncrementalDecoderBox?
     /// With `.useURLCache`: the cache, when the request sent, and the stale entry being revalidated.
     var httpCache: (any HTTPCaching)?
     var requestDate = Date()
@@ -98,7 +115,8 @@ struct OperationState {
 final class OperationEnvironment: Sendable {
     let transport: CurlTransport
     let config: ImageDownloaderConfig
-    let callbackQueue: DispatchQueue
+    /// The downloader's callback queue, through the channel every library block for it takes.
+    let callbacks: CallbackChannel
     let decodeQueue: DispatchQueue
     let decoderRegistry: ImageDecoderRegistry
     let onFinish: @Sendable (ImageDownloaderOperation) -> Void
@@ -106,13 +124,13 @@ final class OperationEnvironment: Sendable {
     let progressIntervalNanoseconds: UInt64
 
     init(
-        transport: CurlTransport, config: ImageDownloaderConfig, callbackQueue: DispatchQueue,
+        transport: CurlTransport, config: ImageDownloaderConfig, callbacks: CallbackChannel,
         decodeQueue: DispatchQueue, decoderRegistry: ImageDecoderRegistry,
         onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
     ) {
         self.transport = transport
         self.config = config
-        self.callbackQueue = callbackQueue
+        self.callbacks = callbacks
         self.decodeQueue = decodeQueue
         self.decoderRegistry = decoderRegistry
         self.onFinish = onFinish

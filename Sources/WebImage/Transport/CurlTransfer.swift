@@ -6,14 +6,16 @@ import Synchronization
 ///
 /// Life cycle: created and configured on the caller's thread, then handed to `CurlTransport`; from
 /// then on only the transport thread touches it until `transferDidComplete` has been delivered.
-/// The handle, the header list and the error buffer are freed in `deinit`, after the transport has
-/// removed the handle from its multi handle (the transport keeps a strong reference until then).
+/// The header list and the error buffer are freed in `deinit`, after the transport has removed the
+/// handle from its multi handle (the transport keeps a strong reference until then); the easy handle
+/// then goes back to the transport's pool, which resets it for the next transfer or frees it.
 final class CurlTransfer: @unchecked Sendable {
     // @unchecked Sendable: the mutable state below is written on the caller's thread only before the
     // transfer is submitted (the submit goes through the transport's mutex, which publishes it), and
     // afterwards only on the transport thread.
     let request: TransferRequest
     let easy: UnsafeMutableRawPointer
+    private let pool: EasyHandlePool
     private let share: CurlShare
     private var delegate: (any TransferDelegate)?
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -26,17 +28,16 @@ final class CurlTransfer: @unchecked Sendable {
     private var received: Int64 = 0
     private var isFinished = false
 
-    /// Easy handles alive in the process; tests use it to prove handles are freed.
-    static let liveHandles = Atomic<Int>(0)
-
-    init(request: TransferRequest, share: CurlShare, delegate: any TransferDelegate) throws(ImageDownloaderError) {
+    init(request: TransferRequest, pool: EasyHandlePool, share: CurlShare, delegate: any TransferDelegate)
+        throws(ImageDownloaderError)
+    {
         try CurlRuntime.ensureInitialized()
-        guard let easy = curl_easy_init() else {
+        guard let easy = pool.checkOut() else {
             throw ImageDownloaderError(.invalidDownloadOperation, "curl_easy_init failed", url: request.url)
         }
-        Self.liveHandles.add(1, ordering: .relaxed)
         self.request = request
         self.easy = easy
+        self.pool = pool
         self.share = share
         self.delegate = delegate
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -45,8 +46,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     deinit {
-        Self.liveHandles.subtract(1, ordering: .relaxed)
-        curl_easy_cleanup(easy)
+        // A handle that ran the cookie engine is not reused (see EasyHandlePool).
+        pool.checkIn(easy, reusable: !request.handlesCookies)
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
@@ -158,7 +159,8 @@ final class CurlTransfer: @unchecked Sendable {
             // file: and other header-less schemes: synthesize a 200 so callers see one shape.
             var code = 0
             _ = wi_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
-            response = ImageDownloadResponse(url: effectiveURL, statusCode: code == 0 ? 200 : code, headers: HTTPHeaders())
+            response = ImageDownloadResponse(
+                url: effectiveURL, statusCode: code == 0 ? 200 : code, headers: HTTPHeaders())
         }
         guard let response else { return nil }
         return delegate?.transferDidReceiveResponse(response)

@@ -19,6 +19,7 @@ final class CurlTransport: Sendable {
     private let loop: TransportLoop
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
     let share: CurlShare
+    private let handles: EasyHandlePool
 
     /// Starts the transport thread. `maxConnectionsPerHost` caps parallel connections to one host
     /// (0: no cap; the downloader's queue already bounds concurrency).
@@ -33,7 +34,8 @@ final class CurlTransport: Sendable {
         } else {
             self.share = try CurlShare(sharesCookies: true)
         }
-        loop = try TransportLoop(maxConnectionsPerHost: maxConnectionsPerHost)
+        handles = EasyHandlePool(share: self.share)
+        loop = try TransportLoop(maxConnectionsPerHost: maxConnectionsPerHost, handles: handles)
         let loop = self.loop
         let thread = Thread { loop.run() }
         thread.name = name
@@ -49,7 +51,7 @@ final class CurlTransport: Sendable {
     func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
         -> CurlTransfer
     {
-        try CurlTransfer(request: request, share: share, delegate: delegate)
+        try CurlTransfer(request: request, pool: handles, share: share, delegate: delegate)
     }
 
     /// Hands a transfer to the transport thread. After shutdown it completes at once with `cancelled`.
@@ -73,6 +75,10 @@ final class CurlTransport: Sendable {
 
     /// True once the thread has left its loop and freed the multi handle.
     var isStopped: Bool { loop.stopped.load(ordering: .acquiring) }
+
+    /// Easy handles of this transport that still exist (running, waiting, or idle in the pool). Reaches 0
+    /// after `shutdown()` once every transfer object is gone.
+    var liveHandleCount: Int { handles.liveHandleCount }
 }
 
 // MARK: Benchmark entry point
@@ -141,19 +147,25 @@ private final class TransportLoop: @unchecked Sendable {
     private struct Commands {
         var pending: [Command] = []
         var closed = false
+        /// The loop is in (or about to enter) `curl_multi_poll` and must be woken for a new command.
+        /// While it is busy it picks commands up before it would poll again, so `submit` skips the
+        /// wake-up (a syscall, and a write the loop must read back).
+        var polling = false
     }
 
     private let multi: UnsafeMutableRawPointer
+    private let handles: EasyHandlePool
     private let commands = Lock(Commands())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     let activeCount = Atomic<Int>(0)
     let stopped = Atomic<Bool>(false)
 
-    init(maxConnectionsPerHost: Int) throws(ImageDownloaderError) {
+    init(maxConnectionsPerHost: Int, handles: EasyHandlePool) throws(ImageDownloaderError) {
         guard let multi = curl_multi_init() else {
             throw ImageDownloaderError(.transport, "curl_multi_init failed")
         }
         self.multi = multi
+        self.handles = handles
         // Connections kept for reuse: enough for several downloaders' worth of concurrency.
         _ = wi_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
         if maxConnectionsPerHost > 0 {
@@ -168,7 +180,10 @@ private final class TransportLoop: @unchecked Sendable {
             guard !state.closed else { return false }
             if case .add = command { activeCount.add(1, ordering: .relaxed) }
             state.pending.append(command)
-            curl_multi_wakeup(multi)
+            if state.polling {
+                state.polling = false
+                curl_multi_wakeup(multi)
+            }
             return true
         }
     }
@@ -201,7 +216,13 @@ private final class TransportLoop: @unchecked Sendable {
 
             curl_multi_perform(multi, &running)
             readMessages()
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Poll only when no command arrived meanwhile; `polling` is set under the same lock that
+            // `submit` appends under, so a command is either seen here or wakes the poll.
+            let idle = commands.withLock { state -> Bool in
+                state.polling = state.pending.isEmpty
+                return state.polling
+            }
+            if idle { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         close()
     }
@@ -246,6 +267,7 @@ private final class TransportLoop: @unchecked Sendable {
         }
         activeCount.store(0, ordering: .relaxed)
         curl_multi_cleanup(multi)
+        handles.close()
         stopped.store(true, ordering: .releasing)
     }
 }

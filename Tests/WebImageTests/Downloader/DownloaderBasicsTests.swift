@@ -201,7 +201,11 @@ import Testing
         downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png"), options: .allowInvalidSSLCertificates,
             completed: recorder.completion(2))
         #expect(recorder.waitForTerminal(1))
+        // The easy handle of the insecure request goes back to the pool: the next request must verify again.
+        downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png?again"), completed: recorder.completion(3))
+        #expect(recorder.waitForTerminal(1))
         #expect(recorder.terminals(tag: 1).first?.error?.code == .sslFailure)
         #expect(recorder.terminals(tag: 2).first?.image?.width == 1)
+        #expect(recorder.terminals(tag: 3).first?.error?.code == .sslFailure)
     }
 }

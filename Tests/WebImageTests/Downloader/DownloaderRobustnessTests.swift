@@ -111,12 +111,19 @@ import Testing
     @Test func invalidatedDownloaderFreesItsCurlHandles() throws {
         let downloader = ImageDownloader()
         let recorder = CallbackRecorder()
+        // A finished download leaves its easy handle idle in the transport's pool.
+        let first = CallbackRecorder()
+        downloader.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: first.completion())
+        #expect(first.waitForTerminal(1))
+        #expect(poll { downloader.transportForTesting?.liveHandleCount == 1 })
         downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion())
         #expect(poll { server.count(for: "/hang") == 1 })
         downloader.invalidate(cancelPendingDownloads: true)
         #expect(recorder.waitForTerminal(1))
         #expect(recorder.terminals.first?.error?.code == .cancelled)
         #expect(poll { downloader.isTransportStopped })
+        // Every easy handle is freed, the pooled idle ones included.
+        #expect(poll { downloader.transportForTesting?.liveHandleCount == 0 })
         let late = Locked<ImageDownloaderError?>(nil)
         let token = downloader.downloadImage(with: server.url("/files/pixel-1x1.png")) { _, _, error, _ in
             late.value = error as? ImageDownloaderError
@@ -141,6 +148,7 @@ import Testing
         #expect(recorder.terminals.first?.error?.code == .cancelled)
         #expect(poll { transferHandle?.isStopped == true })
         #expect(poll { transferHandle?.activeTransferCount == 0 })
+        #expect(poll { transferHandle?.liveHandleCount == 0 })
         transferHandle = nil
     }
 }

@@ -1,0 +1,80 @@
+import Dispatch
+import Locking
+
+/// Runs blocks on a serial queue in the order they were sent, with one queue hop for every burst
+/// instead of one per block.
+///
+/// Each `DispatchQueue.async` onto an idle queue wakes a thread, and a download sends several blocks to
+/// the callback queue (the Start, ReceiveResponse, Stop and Finish notifications, each caller's
+/// completion) from several threads. The channel appends a block to a list and schedules a drain only
+/// when none is scheduled; the drain runs blocks until the list is empty. Blocks sent while a drain is
+/// pending or running join it, so a busy downloader wakes its callback queue once per burst.
+///
+/// Order: every block the library sends to this queue goes through the channel (see `CallbackTarget`),
+/// so they run in the order sent. A block someone else puts on the queue directly runs between two
+/// drains, never inside one.
+final class CallbackChannel: Sendable {
+    private struct Pending {
+        var blocks: [@Sendable () -> Void] = []
+        var drainScheduled = false
+    }
+
+    let queue: DispatchQueue
+    private let pending = Lock(Pending())
+
+    init(queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    /// Runs `block` on the queue after every block sent before it.
+    func async(_ block: @escaping @Sendable () -> Void) {
+        let schedule = pending.withLock { pending -> Bool in
+            pending.blocks.append(block)
+            guard !pending.drainScheduled else { return false }
+            pending.drainScheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    private func drain() {
+        while true {
+            let batch = pending.withLock { pending -> [@Sendable () -> Void] in
+                if pending.blocks.isEmpty {
+                    pending.drainScheduled = false
+                    return []
+                }
+                defer { pending.blocks.removeAll(keepingCapacity: true) }
+                return pending.blocks
+            }
+            if batch.isEmpty { return }
+            for block in batch { block() }
+        }
+    }
+}
+
+/// Where one caller's (or one operation's notifications') blocks run: the downloader's callback queue
+/// through its channel, or a queue given in `ImageDownloadContext.callbackQueue`, used directly.
+struct CallbackTarget: Sendable {
+    let queue: DispatchQueue
+    private let channel: CallbackChannel?
+
+    /// `queue` when it is another queue than the channel's; otherwise the channel.
+    init(queue: DispatchQueue?, default channel: CallbackChannel) {
+        if let queue, queue !== channel.queue {
+            self.queue = queue
+            self.channel = nil
+        } else {
+            self.queue = channel.queue
+            self.channel = channel
+        }
+    }
+
+    func async(_ block: @escaping @Sendable () -> Void) {
+        if let channel {
+            channel.async(block)
+        } else {
+            queue.async(execute: block)
+        }
+    }
+}
