@@ -90,7 +90,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         if expected > 0 {
             // One allocation for the whole body instead of repeated growth and copying (transport thread,
             // which owns `body`). The size limit still applies: curl refuses larger declared lengths.
-            body.reserveCapacity(Int(min(expected, environment?.config.maximumResponseSize ?? expected)))
+            body.reserve(Int(min(expected, environment?.config.maximumResponseSize ?? expected)))
         }
         let callers = state.withLock { state -> [DownloadCaller] in
             state.response = response
@@ -130,7 +130,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     }
 
     func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
-        body.append(bytes.bindMemory(to: UInt8.self))
+        body.append(bytes)
         let interval = environment?.progressIntervalNanoseconds ?? 0
         let now = DispatchTime.now()
         let wantsProgressive = decodesProgressively
@@ -149,7 +149,7 @@ extension ImageDownloaderOperation: TransferDelegate {
             return (state.callers, expected, decodeNow)
         }
         for caller in callers { caller.progress?(Int(totalReceived), Int(expected), request.url) }
-        if decodeNow { decodeProgressively(body) }
+        if decodeNow { decodeProgressively(body.snapshot) }
     }
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
@@ -157,8 +157,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         case .failure(let error):
             fail(error)
         case .success(var metrics):
-            var data = body
-            body = Data()
+            var data = body.take()
             let (proceed, confirmed) = state.withLock { state -> (Bool, CachedHTTPResponse?) in
                 guard state.phase == .transferring else { return (false, nil) }
                 state.phase = .processing

@@ -36,7 +36,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     /// The body received so far. Touched only on the transport thread until the transfer completes,
     /// then handed over (by value) to the decode queue.
-    var body = Data()
+    let body = ResponseBody()
     /// Whether partial images are decoded; decided in `beginTransfer()` before the transfer is handed to
     /// the transport, then read only on the transport thread.
     var decodesProgressively = false

@@ -93,8 +93,8 @@ final class CurlTransport: Sendable {
         transport = try CurlTransport(maxConnectionsPerHost: maxConnectionsPerHost)
     }
 
-    /// Fetches `url` with default transfer settings, stores the body as the downloader does (reserved
-    /// from Content-Length, appended on the transport thread) and reports its size.
+    /// Fetches `url` with default transfer settings, stores the body as the downloader does (a
+    /// `ResponseBody` sized from Content-Length, appended on the transport thread) and reports its size.
     public func fetch(_ url: URL, completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void) {
         let sink = BodySink(completion: completion)
         do {
@@ -110,8 +110,8 @@ final class CurlTransport: Sendable {
 
 /// Collects one body for `benchmarkFetch`. Touched only on the transport thread after submission.
 private final class BodySink: TransferDelegate, @unchecked Sendable {
-    // @unchecked Sendable: `body` is written only on the transport thread (see CurlTransfer's life cycle).
-    private var body = Data()
+    // @unchecked Sendable: `body` is used only on the transport thread (see CurlTransfer's life cycle).
+    private let body = ResponseBody()
     private let completion: @Sendable (Result<Int, ImageDownloaderError>) -> Void
 
     init(completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void) {
@@ -119,17 +119,17 @@ private final class BodySink: TransferDelegate, @unchecked Sendable {
     }
 
     func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
-        if response.expectedContentLength > 0 { body.reserveCapacity(Int(response.expectedContentLength)) }
+        if response.expectedContentLength > 0 { body.reserve(Int(response.expectedContentLength)) }
         return (200..<300).contains(response.statusCode)
             ? nil : ImageDownloaderError(.invalidDownloadStatusCode, "status \(response.statusCode)")
     }
 
     func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
-        body.append(bytes.bindMemory(to: UInt8.self))
+        body.append(bytes)
     }
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
-        completion(result.map { _ in body.count })
+        completion(result.map { _ in body.take().count })
     }
 }
 
