@@ -1,6 +1,10 @@
 import Dispatch
 import Locking
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs blocks on a serial queue in the order they were sent, with one queue hop for every burst
 /// instead of one per block.
 ///
@@ -13,6 +17,10 @@ import Locking
 /// Order: every block the library sends to this queue goes through the channel (see `CallbackTarget`),
 /// so they run in the order sent. A block someone else puts on the queue directly runs between two
 /// drains, never inside one.
+///
+/// A thread that produces many blocks in a short burst (the transport thread, once per turn of its
+/// loop) may hold the drains back with a `DrainBatch`: blocks are listed as usual, and the drain is
+/// scheduled when the batch is flushed, once for everything the turn produced.
 final class CallbackChannel: Sendable {
     private struct Pending {
         var blocks: [@Sendable () -> Void] = []
@@ -34,7 +42,16 @@ final class CallbackChannel: Sendable {
             pending.drainScheduled = true
             return true
         }
-        if schedule { queue.async { self.drain() } }
+        guard schedule else { return }
+        if let batch = DrainBatch.current {
+            batch.defer(self)
+        } else {
+            scheduleDrain()
+        }
+    }
+
+    fileprivate func scheduleDrain() {
+        queue.async { self.drain() }
     }
 
     private func drain() {
@@ -76,5 +93,46 @@ struct CallbackTarget: Sendable {
         } else {
             queue.async(execute: block)
         }
+    }
+}
+
+/// Drains held back on one thread until `flush()` (see CallbackChannel). Installed once on a thread
+/// with `install()` and used only on that thread.
+final class DrainBatch {
+    private var channels: [CallbackChannel] = []
+
+    /// Thread-specific slot holding the current thread's batch, if any.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The batch of the calling thread.
+    static var current: DrainBatch? {
+        pthread_getspecific(key).map { Unmanaged<DrainBatch>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Makes this the calling thread's batch until `uninstall()`. The thread keeps a strong reference to
+    /// the batch for that long, so the unretained pointer in the slot stays valid.
+    func install() {
+        pthread_setspecific(Self.key, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Flushes and removes this batch from the calling thread.
+    func uninstall() {
+        flush()
+        pthread_setspecific(Self.key, nil)
+    }
+
+    fileprivate func `defer`(_ channel: CallbackChannel) {
+        channels.append(channel)
+    }
+
+    /// Schedules every drain held back so far. Call it before the thread blocks.
+    func flush() {
+        guard !channels.isEmpty else { return }
+        for channel in channels { channel.scheduleDrain() }
+        channels.removeAll(keepingCapacity: true)
     }
 }

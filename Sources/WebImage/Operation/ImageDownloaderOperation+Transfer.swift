@@ -60,12 +60,17 @@ extension ImageDownloaderOperation: TransferDelegate {
             finish()
             return
         }
-        post(.imageDownloadStart)
         for progress in progressBlocks { progress(0, -1, request.url) }
         environment.transport.start(transfer)
     }
 
     // MARK: TransferDelegate (transport thread)
+
+    /// Posted from the transport thread, with the other events of the transfer: on a busy downloader
+    /// they share one wake-up of the callback queue (see DrainBatch).
+    func transferDidStart() {
+        post(.imageDownloadStart)
+    }
 
     func transferDidReceiveResponse(_ received: ImageDownloadResponse) -> ImageDownloaderError? {
         var response = received

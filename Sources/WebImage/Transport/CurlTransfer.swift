@@ -128,6 +128,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Transport-thread events
 
+    /// The transport added the handle to its multi handle.
+    func didStart() {
+        delegate?.transferDidStart()
+    }
+
     fileprivate func didReceiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         head.consume(line: line)
         return line.count

@@ -189,6 +189,10 @@ private final class TransportLoop: @unchecked Sendable {
     }
 
     func run() {
+        // Callback-queue drains requested during a turn of the loop are scheduled once, at its end.
+        let drains = DrainBatch()
+        drains.install()
+        defer { drains.uninstall() }
         var running: Int32 = 0
         while true {
             let batch = commands.withLock { state in
@@ -222,6 +226,7 @@ private final class TransportLoop: @unchecked Sendable {
                 state.polling = state.pending.isEmpty
                 return state.polling
             }
+            drains.flush()  // never sleep on drains held back
             if idle { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         close()
@@ -231,6 +236,7 @@ private final class TransportLoop: @unchecked Sendable {
         let code = curl_multi_add_handle(multi, transfer.easy)
         if code == CURLM_OK {
             active[transfer.easy] = transfer
+            transfer.didStart()
         } else {
             activeCount.subtract(1, ordering: .relaxed)
             transfer.finish(code: CURLE_FAILED_INIT)

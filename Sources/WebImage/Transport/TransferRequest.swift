@@ -78,6 +78,8 @@ public enum ImageDownloadCacheStatus: String, Sendable, Hashable {
 /// Receives the events of one transfer. Every method runs on the transport thread and must be cheap:
 /// append bytes, record state, hand heavier work to another queue.
 protocol TransferDelegate: AnyObject, Sendable {
+    /// The transport thread took the transfer into its multi handle: the request is on its way.
+    func transferDidStart()
     /// The head of the final response arrived (after redirects and authentication round trips).
     /// Returning an error aborts the transfer and that error is what `transferDidComplete` reports.
     func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError?
@@ -85,4 +87,8 @@ protocol TransferDelegate: AnyObject, Sendable {
     func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64)
     /// The transfer ended. Exactly once per started transfer, cancellation included.
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>)
+}
+
+extension TransferDelegate {
+    func transferDidStart() {}
 }
