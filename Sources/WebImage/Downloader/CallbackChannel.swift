@@ -43,15 +43,7 @@ final class CallbackChannel: Sendable {
             return true
         }
         guard schedule else { return }
-        if let batch = DrainBatch.current {
-            batch.defer(self)
-        } else {
-            scheduleDrain()
-        }
-    }
-
-    fileprivate func scheduleDrain() {
-        queue.async { self.drain() }
+        DrainBatch.scheduleOrDefer { self.queue.async { self.drain() } }
     }
 
     private func drain() {
@@ -96,10 +88,11 @@ struct CallbackTarget: Sendable {
     }
 }
 
-/// Drains held back on one thread until `flush()` (see CallbackChannel). Installed once on a thread
-/// with `install()` and used only on that thread.
+/// Queue hops held back on one thread until `flush()`: callback-queue drains (see CallbackChannel) and
+/// the operation table's removal barrier. Installed once on a thread with `install()` and used only on
+/// that thread.
 final class DrainBatch {
-    private var channels: [CallbackChannel] = []
+    private var held: [() -> Void] = []
 
     /// Thread-specific slot holding the current thread's batch, if any.
     private static let key: pthread_key_t = {
@@ -125,14 +118,21 @@ final class DrainBatch {
         pthread_setspecific(Self.key, nil)
     }
 
-    fileprivate func `defer`(_ channel: CallbackChannel) {
-        channels.append(channel)
+    /// Runs `schedule` (which dispatches work to a queue) now, or at the next `flush()` when the calling
+    /// thread has a batch installed.
+    static func scheduleOrDefer(_ schedule: @escaping () -> Void) {
+        if let batch = current {
+            batch.held.append(schedule)
+        } else {
+            schedule()
+        }
     }
 
-    /// Schedules every drain held back so far. Call it before the thread blocks.
+    /// Runs every hop held back so far. Call it before the thread blocks.
     func flush() {
-        guard !channels.isEmpty else { return }
-        for channel in channels { channel.scheduleDrain() }
-        channels.removeAll(keepingCapacity: true)
+        guard !held.isEmpty else { return }
+        let hops = held
+        held.removeAll(keepingCapacity: true)
+        for hop in hops { hop() }
     }
 }

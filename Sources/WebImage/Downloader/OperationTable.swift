@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Locking
 
 /// The URL → operation table, guarded by a concurrent queue used as a barrier queue: reads run `sync`,
 /// changes run as barriers.
@@ -45,20 +46,43 @@ final class OperationTable: @unchecked Sendable {
 
     private let queue = DispatchQueue(label: "WebImage.operationTable", attributes: .concurrent)
     private var entries = Entries()
+    /// Finished operations whose entries the next removal barrier clears; one barrier serves every
+    /// operation that finished before it ran.
+    private let removals = Lock<(operations: [ImageDownloaderOperation], barrierScheduled: Bool)>(([], false))
 
     func withBarrier<T>(_ body: (inout Entries) -> T) -> T {
         queue.sync(flags: .barrier) { body(&entries) }
     }
 
     /// Removes the entry for `operation`'s URL if it still is that operation (a newer one may have taken
-    /// the slot after this one stopped taking callers).
+    /// the slot after this one stopped taking callers). Asynchronous, as a barrier; operations finishing
+    /// close together share one barrier (on the transport thread: one per turn of its loop).
     func remove(_ operation: ImageDownloaderOperation) {
-        queue.async(flags: .barrier) { [self] in
+        let schedule = removals.withLock { removals -> Bool in
+            removals.operations.append(operation)
+            guard !removals.barrierScheduled else { return false }
+            removals.barrierScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        DrainBatch.scheduleOrDefer { [self] in
+            queue.async(flags: .barrier) { [self] in applyRemovals() }
+        }
+    }
+
+    /// Runs as a barrier on `queue`.
+    private func applyRemovals() {
+        let finished = removals.withLock { removals -> [ImageDownloaderOperation] in
+            removals.barrierScheduled = false
+            defer { removals.operations.removeAll() }
+            return removals.operations
+        }
+        for operation in finished {
             let url = operation.request.url
             if entries.operations[url] === operation { entries.operations[url] = nil }
-            // When the last operation finishes, every operation has started, so this empties the stack.
-            entries.dropStartedFromTop()
         }
+        // When the last operation finishes, every operation has started, so this empties the stack.
+        entries.dropStartedFromTop()
     }
 
     var count: Int { queue.sync { entries.operations.count } }
