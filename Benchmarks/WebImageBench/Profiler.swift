@@ -31,9 +31,13 @@ struct Profiler {
         ("ImageDownloader.download(_:options:context:progress:completed:detailed:)", "downloadImage (caller thread)"),
         ("OperationQueue._schedule(_:)", "corelibs OperationQueue._schedule"),
         ("ImageDownloaderOperation.start()", "ImageDownloaderOperation.start()"),
-        ("CurlTransfer.init(request:share:delegate:)", "· CurlTransfer.init (easy handle + options)"),
-        ("ImageDownloaderOperation.process(_:metrics:storeInCache:)", "completion processing (process(_:metrics:storeInCache:))"),
-        ("closure #1 in ImageDownloaderOperation.post(_:)", "notifications (post)"),
+        ("CurlTransfer.init(request:pool:share:delegate:)", "· CurlTransfer.init (pooled easy handle + options)"),
+        (
+            "ImageDownloaderOperation.process(_:metrics:storeInCache:postsStop:)",
+            "completion processing (process: serve callers, finish)"
+        ),
+        ("CallbackChannel.drain()", "callback queue: drained blocks (notifications, completions)"),
+        ("closure #1 in ImageDownloaderOperation.post(_:)", "· Start / ReceiveResponse notifications (post)"),
     ]
 
     func run() -> [Profile] {
