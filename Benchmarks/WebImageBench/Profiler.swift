@@ -36,7 +36,7 @@ struct Profiler {
             "ImageDownloaderOperation.process(_:metrics:storeInCache:postsStop:)",
             "completion processing (process: serve callers, finish)"
         ),
-        ("CallbackChannel.drain()", "callback queue: drained blocks (notifications, completions)"),
+        ("QueueChannel.drain()", "callback queue: drained blocks (notifications, completions)"),
         ("closure #1 in ImageDownloaderOperation.post(_:)", "· Start / ReceiveResponse notifications (post)"),
     ]
 

@@ -44,8 +44,8 @@ public final class ImageDownloader: Sendable {
     private let allowedSchemes: Set<String>
     private let invalidated = Atomic<Bool>(false)
     let callbackQueue: DispatchQueue
-    /// Every block the library sends to `callbackQueue` goes through this channel (see CallbackChannel).
-    private let callbacks: CallbackChannel
+    /// Every block the library sends to `callbackQueue` goes through this channel (see QueueChannel).
+    private let callbacks: QueueChannel
 
     /// Decoding runs here: a concurrent queue, which libdispatch runs about as wide as there are cores
     /// for CPU-bound work. Each operation decodes on its own serial queue targeting this one.
@@ -70,7 +70,7 @@ public final class ImageDownloader: Sendable {
         headers = Lock(config.headers)
         let callbackQueue = config.callbackQueue ?? DispatchQueue(label: "WebImage.callbacks")
         self.callbackQueue = callbackQueue
-        let callbacks = CallbackChannel(queue: callbackQueue)
+        let callbacks = QueueChannel(queue: callbackQueue)
         self.callbacks = callbacks
         environment = transport.map { transport in
             OperationEnvironment(

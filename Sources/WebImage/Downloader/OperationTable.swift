@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Locking
 
 /// The URL → operation table, guarded by a concurrent queue used as a barrier queue: reads run `sync`,
 /// changes run as barriers.
@@ -44,45 +43,30 @@ final class OperationTable: @unchecked Sendable {
         }
     }
 
-    private let queue = DispatchQueue(label: "WebImage.operationTable", attributes: .concurrent)
+    private let queue: DispatchQueue
+    /// Removals, sent as blocks that run as barriers on `queue`: operations finishing close together
+    /// share one barrier (on the transport thread, one per turn of its loop).
+    private let removals: QueueChannel
     private var entries = Entries()
-    /// Finished operations whose entries the next removal barrier clears; one barrier serves every
-    /// operation that finished before it ran.
-    private let removals = Lock<(operations: [ImageDownloaderOperation], barrierScheduled: Bool)>(([], false))
+
+    init() {
+        queue = DispatchQueue(label: "WebImage.operationTable", attributes: .concurrent)
+        removals = QueueChannel(queue: queue, barrier: true)
+    }
 
     func withBarrier<T>(_ body: (inout Entries) -> T) -> T {
         queue.sync(flags: .barrier) { body(&entries) }
     }
 
     /// Removes the entry for `operation`'s URL if it still is that operation (a newer one may have taken
-    /// the slot after this one stopped taking callers). Asynchronous, as a barrier; operations finishing
-    /// close together share one barrier (on the transport thread: one per turn of its loop).
+    /// the slot after this one stopped taking callers). Asynchronous, as a barrier.
     func remove(_ operation: ImageDownloaderOperation) {
-        let schedule = removals.withLock { removals -> Bool in
-            removals.operations.append(operation)
-            guard !removals.barrierScheduled else { return false }
-            removals.barrierScheduled = true
-            return true
-        }
-        guard schedule else { return }
-        DrainBatch.scheduleOrDefer { [self] in
-            queue.async(flags: .barrier) { [self] in applyRemovals() }
-        }
-    }
-
-    /// Runs as a barrier on `queue`.
-    private func applyRemovals() {
-        let finished = removals.withLock { removals -> [ImageDownloaderOperation] in
-            removals.barrierScheduled = false
-            defer { removals.operations.removeAll() }
-            return removals.operations
-        }
-        for operation in finished {
+        removals.async { [self] in
             let url = operation.request.url
             if entries.operations[url] === operation { entries.operations[url] = nil }
+            // When the last operation finishes, every operation has started, so this empties the stack.
+            entries.dropStartedFromTop()
         }
-        // When the last operation finishes, every operation has started, so this empties the stack.
-        entries.dropStartedFromTop()
     }
 
     var count: Int { queue.sync { entries.operations.count } }

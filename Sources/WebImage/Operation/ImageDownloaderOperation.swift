@@ -175,7 +175,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     var notificationTarget: CallbackTarget {
         guard let environment else {
             return CallbackTarget(
-                queue: context?.callbackQueue ?? .global(), default: CallbackChannel(queue: .global()))
+                queue: context?.callbackQueue ?? .global(), default: QueueChannel(queue: .global()))
         }
         return CallbackTarget(queue: context?.callbackQueue, default: environment.callbacks)
     }

@@ -116,7 +116,7 @@ final class OperationEnvironment: Sendable {
     let transport: CurlTransport
     let config: ImageDownloaderConfig
     /// The downloader's callback queue, through the channel every library block for it takes.
-    let callbacks: CallbackChannel
+    let callbacks: QueueChannel
     let decodeQueue: DispatchQueue
     let decoderRegistry: ImageDecoderRegistry
     let onFinish: @Sendable (ImageDownloaderOperation) -> Void
@@ -124,7 +124,7 @@ final class OperationEnvironment: Sendable {
     let progressIntervalNanoseconds: UInt64
 
     init(
-        transport: CurlTransport, config: ImageDownloaderConfig, callbacks: CallbackChannel,
+        transport: CurlTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
         decodeQueue: DispatchQueue, decoderRegistry: ImageDecoderRegistry,
         onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
     ) {

@@ -5,33 +5,38 @@ import Locking
     import Glibc
 #endif
 
-/// Runs blocks on a serial queue in the order they were sent, with one queue hop for every burst
-/// instead of one per block.
+/// Runs blocks on a queue in the order they were sent, with one queue hop for every burst instead of
+/// one per block.
 ///
 /// Each `DispatchQueue.async` onto an idle queue wakes a thread, and a download sends several blocks to
 /// the callback queue (the Start, ReceiveResponse, Stop and Finish notifications, each caller's
-/// completion) from several threads. The channel appends a block to a list and schedules a drain only
-/// when none is scheduled; the drain runs blocks until the list is empty. Blocks sent while a drain is
-/// pending or running join it, so a busy downloader wakes its callback queue once per burst.
+/// completion) and one removal to the URL table's barrier queue, from several threads. The channel
+/// appends a block to a list and schedules a drain only when none is scheduled; the drain runs blocks
+/// until the list is empty. Blocks sent while a drain is pending or running join it, so a busy
+/// downloader wakes each queue once per burst.
 ///
-/// Order: every block the library sends to this queue goes through the channel (see `CallbackTarget`),
-/// so they run in the order sent. A block someone else puts on the queue directly runs between two
-/// drains, never inside one.
+/// Order: every block the library sends to the callback queue goes through its channel (see
+/// `CallbackTarget`), so they run in the order sent. A block someone else puts on the queue directly
+/// runs between two drains, never inside one. With `barrier`, each drain is a barrier block (the
+/// operation table's queue), so the blocks run alone, as one barrier would.
 ///
 /// A thread that produces many blocks in a short burst (the transport thread, once per turn of its
 /// loop) may hold the drains back with a `DrainBatch`: blocks are listed as usual, and the drain is
 /// scheduled when the batch is flushed, once for everything the turn produced.
-final class CallbackChannel: Sendable {
+final class QueueChannel: Sendable {
     private struct Pending {
         var blocks: [@Sendable () -> Void] = []
         var drainScheduled = false
     }
 
     let queue: DispatchQueue
+    private let isBarrier: Bool
     private let pending = Lock(Pending())
 
-    init(queue: DispatchQueue) {
+    /// A channel to a serial `queue`, or, with `barrier`, to a concurrent queue whose drains are barriers.
+    init(queue: DispatchQueue, barrier: Bool = false) {
         self.queue = queue
+        isBarrier = barrier
     }
 
     /// Runs `block` on the queue after every block sent before it.
@@ -43,7 +48,7 @@ final class CallbackChannel: Sendable {
             return true
         }
         guard schedule else { return }
-        DrainBatch.scheduleOrDefer { self.queue.async { self.drain() } }
+        DrainBatch.scheduleOrDefer { self.queue.async(flags: self.isBarrier ? .barrier : []) { self.drain() } }
     }
 
     private func drain() {
@@ -66,10 +71,10 @@ final class CallbackChannel: Sendable {
 /// through its channel, or a queue given in `ImageDownloadContext.callbackQueue`, used directly.
 struct CallbackTarget: Sendable {
     let queue: DispatchQueue
-    private let channel: CallbackChannel?
+    private let channel: QueueChannel?
 
     /// `queue` when it is another queue than the channel's; otherwise the channel.
-    init(queue: DispatchQueue?, default channel: CallbackChannel) {
+    init(queue: DispatchQueue?, default channel: QueueChannel) {
         if let queue, queue !== channel.queue {
             self.queue = queue
             self.channel = nil
@@ -88,7 +93,7 @@ struct CallbackTarget: Sendable {
     }
 }
 
-/// Queue hops held back on one thread until `flush()`: callback-queue drains (see CallbackChannel) and
+/// Queue hops held back on one thread until `flush()`: callback-queue drains (see QueueChannel) and
 /// the operation table's removal barrier. Installed once on a thread with `install()` and used only on
 /// that thread.
 final class DrainBatch {
