@@ -55,25 +55,20 @@ extension ImageDownloaderOperation {
     /// Decoding, decrypting and writing to the HTTP cache run on the decode queue. When there is none of
     /// that to do (every caller asked for `avoidDecodeImage`), the callers are served right here, on the
     /// transport thread: handing the bytes over costs less than waking a decode thread to do it.
-    /// `postsStop` is false for a fresh cache hit, which never started a transfer.
-    func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, postsStop: Bool = true) {
+    func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool) {
         let needsDecodeQueue = state.withLock { state in
             (storeInCache && state.httpCache != nil) || state.decoderBox != nil
                 || state.callers.contains { !$0.decoding.avoidsDecoding }
         }
         if needsDecodeQueue || decryptor != nil {
             let box = decoderBox
-            box.queue.async { [self] in
-                serve(data, metrics: metrics, storeInCache: storeInCache, postsStop: postsStop, box: box)
-            }
+            box.queue.async { [self] in serve(data, metrics: metrics, storeInCache: storeInCache, box: box) }
         } else {
-            serve(data, metrics: metrics, storeInCache: false, postsStop: postsStop, box: nil)
+            serve(data, metrics: metrics, storeInCache: false, box: nil)
         }
     }
 
-    private func serve(
-        _ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, postsStop: Bool, box: IncrementalDecoderBox?
-    ) {
+    private func serve(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, box: IncrementalDecoderBox?) {
         if storeInCache { storeHTTPResponse(data) }
         var payload = data
         var failure: ImageDownloaderError?
@@ -96,8 +91,8 @@ extension ImageDownloaderOperation {
         }
         let (callers, response) = state.withLock { ($0.takeCallers(), $0.response) }
         var succeeded = false
-        // Completions for callers on the notification queue run in one block with the Stop and Finish
-        // notifications (one wake-up of that queue instead of one per callback); others on their own queue.
+        // Completions for callers on the notification queue run in one block with the Finish notification
+        // (one block instead of one per callback); others on their own queue.
         let notificationTarget = self.notificationTarget
         var onNotificationQueue: [@Sendable () -> Void] = []
         for caller in callers {
@@ -130,7 +125,6 @@ extension ImageDownloaderOperation {
         }
         let postsFinish = succeeded || (callers.isEmpty && failure == nil)
         notificationTarget.async { [self, onNotificationQueue] in
-            if postsStop { NotificationCenter.default.post(name: .imageDownloadStop, object: self) }
             for callback in onNotificationQueue { callback() }
             if postsFinish { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
         }

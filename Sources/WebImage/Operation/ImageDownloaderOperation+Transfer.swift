@@ -173,7 +173,10 @@ extension ImageDownloaderOperation: TransferDelegate {
                 data = confirmed.body
                 metrics.cacheStatus = .revalidated
             }
-            process(data, metrics: metrics, storeInCache: confirmed == nil)  // posts Stop with the results
+            // From the transport thread, like the other transfer events: on a busy downloader it shares the
+            // turn's one wake-up of the callback queue (see DrainBatch).
+            post(.imageDownloadStop)
+            process(data, metrics: metrics, storeInCache: confirmed == nil)
         }
     }
 
@@ -243,6 +246,6 @@ extension ImageDownloaderOperation: TransferDelegate {
         metrics.cacheStatus = .fresh
         metrics.bytesReceived = Int64(cached.body.count)
         metrics.httpVersion = cached.response.httpVersion
-        process(cached.body, metrics: metrics, storeInCache: false, postsStop: false)
+        process(cached.body, metrics: metrics, storeInCache: false)
     }
 }
