@@ -189,7 +189,8 @@ private final class TransportLoop: @unchecked Sendable {
     }
 
     func run() {
-        // Callback-queue drains requested during a turn of the loop are scheduled once, at its end.
+        // Queue hops requested during a turn of the loop (callback drains, table removals) are
+        // scheduled once, at its end.
         let drains = DrainBatch()
         drains.install()
         defer { drains.uninstall() }
@@ -226,7 +227,7 @@ private final class TransportLoop: @unchecked Sendable {
                 state.polling = state.pending.isEmpty
                 return state.polling
             }
-            drains.flush()  // never sleep on drains held back
+            drains.flush()  // never sleep on hops held back
             if idle { curl_multi_poll(multi, nil, 0, 1000, nil) }
         }
         close()
