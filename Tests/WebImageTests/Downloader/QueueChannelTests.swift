@@ -1,0 +1,46 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import WebImage
+
+@Suite struct QueueChannelTests {
+    @Test func blocksRunOnTheQueueInTheOrderSentFromSeveralThreads() {
+        let queue = namedQueue("test.channel")
+        let channel = QueueChannel(queue: queue)
+        let seen = Locked<[(thread: Int, index: Int, onQueue: Bool)]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for index in 0..<500 {
+                channel.async {
+                    let onQueue = DispatchQueue.getSpecific(key: testQueueName) == "test.channel"
+                    seen.update { $0.append((thread, index, onQueue)) }
+                }
+            }
+        }
+        queue.sync {}  // the drain scheduled by the first block has run everything sent before this
+        let calls = seen.value
+        #expect(calls.count == 2000)
+        let offQueue = calls.filter { !$0.onQueue }.count
+        #expect(offQueue == 0)
+        for thread in 0..<4 {
+            #expect(
+                calls.filter { $0.thread == thread }.map(\.index) == Array(0..<500), "thread \(thread) out of order")
+        }
+    }
+
+    @Test func aDrainBatchHoldsTheHopUntilItIsFlushed() {
+        let queue = DispatchQueue(label: "test.channel.batch")
+        let channel = QueueChannel(queue: queue)
+        let ran = Locked(0)
+        let batch = DrainBatch()
+        batch.install()
+        channel.async { ran.update { $0 += 1 } }
+        channel.async { ran.update { $0 += 1 } }
+        queue.sync {}
+        #expect(ran.value == 0, "the drain was scheduled before the batch was flushed")
+        batch.uninstall()  // flushes
+        queue.sync {}
+        #expect(ran.value == 2)
+        #expect(DrainBatch.current == nil)
+    }
+}
