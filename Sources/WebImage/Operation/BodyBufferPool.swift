@@ -63,20 +63,12 @@ final class BodyBufferPool: Sendable {
         return Self.allocate(atLeast: size)
     }
 
-    /// A new buffer. From 2 MiB on it is aligned to and sized in 2 MiB huge pages and marked
-    /// `MADV_HUGEPAGE`: the kernel then maps it with one fault per 2 MiB instead of one per 4 KiB page,
-    /// which measured about twice as fast for a fresh 6 MiB buffer here. Smaller ones are rounded up to
-    /// a whole MiB so bodies of similar size share buffers.
+    /// A new buffer, rounded up to a whole MiB so bodies of similar size share buffers.
+    ///
+    /// Not huge-page backed: `MADV_HUGEPAGE` buffers were twice as fast in a warm loop, but in the 5 MiB
+    /// benchmark on the VM it runs on, every other run spent half its CPU zeroing huge pages
+    /// (`clear_page_erms`); over six alternating runs they cost about 1.4× the CPU of plain pages.
     private static func allocate(atLeast size: Int) -> Buffer? {
-        let hugePage = 2 << 20
-        if size >= hugePage {
-            let capacity = (size + hugePage - 1) / hugePage * hugePage
-            var memory: UnsafeMutableRawPointer?
-            if posix_memalign(&memory, hugePage, capacity) == 0, let memory {
-                _ = madvise(memory, capacity, MADV_HUGEPAGE)  // advice only: without THP it is ignored
-                return Buffer(pointer: memory, capacity: capacity)
-            }
-        }
         let capacity = (size + (1 << 20) - 1) & ~((1 << 20) - 1)
         return malloc(capacity).map { Buffer(pointer: $0, capacity: capacity) }
     }
