@@ -73,6 +73,12 @@ struct CallbackTarget: Sendable {
     let queue: DispatchQueue
     private let channel: QueueChannel?
 
+    /// `queue`, used directly.
+    init(direct queue: DispatchQueue) {
+        self.queue = queue
+        channel = nil
+    }
+
     /// `queue` when it is another queue than the channel's; otherwise the channel.
     init(queue: DispatchQueue?, default channel: QueueChannel) {
         if let queue, queue !== channel.queue {

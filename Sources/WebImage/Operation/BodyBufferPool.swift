@@ -48,13 +48,12 @@ final class BodyBufferPool: Sendable {
     /// A buffer of at least `size` bytes: the smallest idle one that fits and is not more than twice as
     /// large, or a new one; nil when memory cannot be allocated.
     func take(atLeast size: Int) -> Buffer? {
+        // A declared length comes from the network: no arithmetic on it may overflow.
+        guard size > 0, size <= Int.max / 2 else { return nil }
         let reused = idle.withLock { idle -> Buffer? in
-            var best: Int?
-            for (index, entry) in idle.buffers.enumerated()
-            where entry.buffer.capacity >= size && entry.buffer.capacity <= 2 * size {
-                if best.map({ idle.buffers[$0].buffer.capacity > entry.buffer.capacity }) ?? true { best = index }
-            }
-            guard let best else { return nil }
+            let fitting = idle.buffers.indices.filter { (size...2 * size).contains(idle.buffers[$0].buffer.capacity) }
+            guard let best = fitting.min(by: { idle.buffers[$0].buffer.capacity < idle.buffers[$1].buffer.capacity })
+            else { return nil }
             let buffer = idle.buffers.remove(at: best).buffer
             idle.bytes -= buffer.capacity
             return buffer

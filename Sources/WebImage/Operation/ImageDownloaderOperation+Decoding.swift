@@ -56,15 +56,17 @@ extension ImageDownloaderOperation {
     /// that to do (every caller asked for `avoidDecodeImage`), the callers are served right here, on the
     /// transport thread: handing the bytes over costs less than waking a decode thread to do it.
     func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool) {
-        let needsDecodeQueue = state.withLock { state in
-            (storeInCache && state.httpCache != nil) || state.decoderBox != nil
-                || state.callers.contains { !$0.decoding.avoidsDecoding }
-        }
-        if needsDecodeQueue || decryptor != nil {
+        let needsDecodeQueue =
+            decryptor != nil
+            || state.withLock { state in
+                (storeInCache && state.httpCache != nil) || state.decoderBox != nil
+                    || state.callers.contains { !$0.decoding.avoidsDecoding }
+            }
+        if needsDecodeQueue {
             let box = decoderBox
             box.queue.async { [self] in serve(data, metrics: metrics, storeInCache: storeInCache, box: box) }
         } else {
-            serve(data, metrics: metrics, storeInCache: false, box: nil)
+            serve(data, metrics: metrics, storeInCache: storeInCache, box: nil)
         }
     }
 
@@ -124,9 +126,11 @@ extension ImageDownloaderOperation {
             }
         }
         let postsFinish = succeeded || (callers.isEmpty && failure == nil)
-        notificationTarget.async { [self, onNotificationQueue] in
-            for callback in onNotificationQueue { callback() }
-            if postsFinish { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
+        if postsFinish || !onNotificationQueue.isEmpty {
+            notificationTarget.async { [self, onNotificationQueue] in
+                for callback in onNotificationQueue { callback() }
+                if postsFinish { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
+            }
         }
         finish()
     }

@@ -34,8 +34,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     /// Set by the downloader before the operation is queued, never changed afterwards.
     var environment: OperationEnvironment?
 
-    /// The body received so far. Touched only on the transport thread until the transfer completes,
-    /// then handed over (by value) to the decode queue.
+    /// The body received so far. Touched only on the transport thread; taken once (`take()`) when the
+    /// transfer completes.
     let body = ResponseBody()
     /// Whether partial images are decoded; decided in `beginTransfer()` before the transfer is handed to
     /// the transport, then read only on the transport thread.
@@ -173,10 +173,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     /// Where notifications are posted: the first caller's queue, else the downloader's.
     var notificationTarget: CallbackTarget {
-        guard let environment else {
-            return CallbackTarget(
-                queue: context?.callbackQueue ?? .global(), default: QueueChannel(queue: .global()))
-        }
+        guard let environment else { return CallbackTarget(direct: context?.callbackQueue ?? .global()) }
         return CallbackTarget(queue: context?.callbackQueue, default: environment.callbacks)
     }
 

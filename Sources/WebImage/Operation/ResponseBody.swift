@@ -20,7 +20,8 @@ final class ResponseBody {
         if let buffer { pool.recycle(buffer) }
     }
 
-    /// Prepares room for `expected` bytes (the declared length, already bounded by the size limit).
+    /// Prepares room for `expected` bytes (the declared length, already bounded by the size limit). A
+    /// length the pool cannot serve falls back to an ordinary `Data`.
     func reserve(_ expected: Int) {
         guard buffer == nil, data.isEmpty, expected > 0 else { return }
         if expected >= BodyBufferPool.minimumSize, let pooled = pool.take(atLeast: expected) {

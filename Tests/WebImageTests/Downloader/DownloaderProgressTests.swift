@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 @Suite struct DownloaderProgressTests {
@@ -94,7 +95,8 @@ import Testing
         ]
         let observers = names.map { name, label in
             NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
-                guard let operation = note.object as? ImageDownloaderOperation, operation.request.url.port == port else { return }
+                guard let operation = note.object as? ImageDownloaderOperation, operation.request.url.port == port
+                else { return }
                 seen.update { $0.append("\(operation.request.url.lastPathComponent):\(label)") }
             }
         }
@@ -103,10 +105,14 @@ import Testing
         let tokenResponse = Locked<Int?>(nil)
         let recorder = CallbackRecorder()
         let tokenBox = Locked<ImageDownloadToken?>(nil)
-        tokenBox.value = downloader.downloadImage(with: server.url("/files/pixel-1x1.png")) { image, data, error, finished in
+        // Suspended until the token is stored, so the completion can never run before it is.
+        downloader.isSuspended = true
+        tokenBox.value = downloader.downloadImage(with: server.url("/files/pixel-1x1.png")) {
+            image, data, error, finished in
             tokenResponse.value = tokenBox.value?.response?.statusCode
             recorder.completion()(image, data, error, finished)
         }
+        downloader.isSuspended = false
         #expect(recorder.waitForTerminal(1))
         downloader.downloadImage(with: server.url("/status/404"), completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
@@ -119,9 +125,10 @@ import Testing
 
         #expect(tokenResponse.value == 200)
         let events = seen.value
-        #expect(events.filter { $0.hasPrefix("pixel-1x1.png:") } == [
-            "pixel-1x1.png:start", "pixel-1x1.png:response", "pixel-1x1.png:stop", "pixel-1x1.png:finish",
-        ])
+        #expect(
+            events.filter { $0.hasPrefix("pixel-1x1.png:") } == [
+                "pixel-1x1.png:start", "pixel-1x1.png:response", "pixel-1x1.png:stop", "pixel-1x1.png:finish",
+            ])
         #expect(events.filter { $0.hasPrefix("404:") } == ["404:start", "404:response", "404:stop"])
         #expect(events.filter { $0.hasPrefix("hang:") } == ["hang:start", "hang:stop"])
     }

@@ -66,6 +66,13 @@ import Testing
         #expect(pool.idleBytes == 0)
     }
 
+    @Test func anAbsurdDeclaredLengthIsNotServedByThePool() {
+        let pool = BodyBufferPool()
+        #expect(pool.take(atLeast: Int.max) == nil)
+        #expect(pool.take(atLeast: Int.max / 2 + 1) == nil)
+        #expect(pool.take(atLeast: 0) == nil)
+    }
+
     @Test func theIdleTotalIsBoundedAndIdleBuffersAreFreedAfterTheirLifetime() throws {
         let pool = BodyBufferPool(maximumIdleBytes: 5 << 20, idleLifetime: 0.2)
         let buffers = try (0..<4).map { _ in try #require(pool.take(atLeast: 2 << 20)) }
