@@ -100,10 +100,12 @@ struct CallbackTarget: Sendable {
 }
 
 /// Queue hops held back on one thread until `flush()`: callback-queue drains (see QueueChannel) and
-/// the operation table's removal barrier. Installed once on a thread with `install()` and used only on
+/// the operation table's removal barrier; and work moved off the thread (`offload`), sent to another
+/// thread in one block. Installed once on a thread with `install()` and used only on
 /// that thread.
 final class DrainBatch {
     private var held: [() -> Void] = []
+    private var offloaded: [@Sendable () -> Void] = []
 
     /// Thread-specific slot holding the current thread's batch, if any.
     private static let key: pthread_key_t = {
@@ -139,8 +141,28 @@ final class DrainBatch {
         }
     }
 
+    /// Runs `work` on another thread: at the next `flush()`, in one block with the other work offloaded
+    /// in the same turn, when the calling thread has a batch installed; otherwise right here.
+    static func offload(_ work: @escaping @Sendable () -> Void) {
+        if let batch = current {
+            batch.offloaded.append(work)
+        } else {
+            work()
+        }
+    }
+
     /// Runs every hop held back so far. Call it before the thread blocks.
     func flush() {
+        if !offloaded.isEmpty {
+            let work = offloaded
+            offloaded.removeAll(keepingCapacity: true)
+            DispatchQueue.global().async {
+                let batch = DrainBatch()
+                batch.install()
+                for item in work { item() }
+                batch.uninstall()
+            }
+        }
         guard !held.isEmpty else { return }
         let hops = held
         held.removeAll(keepingCapacity: true)

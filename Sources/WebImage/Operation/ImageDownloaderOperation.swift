@@ -151,6 +151,12 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     }
 
     /// Tells the queue this operation is done. Idempotent; only ever called from `start()` or later.
+    ///
+    /// `isFinished` turns true at once. On the transport thread the queue itself is told at the end of
+    /// the loop's turn, from another thread, together with the other operations that finished in that turn
+    /// (`DrainBatch.offload`): corelibs' queue answers a finish with its bookkeeping and a thread wake-up
+    /// to start the next operation, and the transport thread, which drives every socket, is the one that
+    /// limits throughput (Benchmarks/NOTES.md).
     func finish() {
         let changed = state.withLock { state -> Bool in
             guard state.phase != .finished else { return false }
@@ -159,6 +165,11 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
             return true
         }
         guard changed else { return }
+        DrainBatch.offload { self.announceFinished() }
+    }
+
+    /// The `isExecuting` / `isFinished` changes corelibs' queue listens to, then the URL table's removal.
+    private func announceFinished() {
         willChangeValue(forKey: "isExecuting")
         willChangeValue(forKey: "isFinished")
         didChangeValue(forKey: "isExecuting")

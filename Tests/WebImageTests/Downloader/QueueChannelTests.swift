@@ -43,4 +43,32 @@ import Testing
         #expect(ran.value == 2)
         #expect(DrainBatch.current == nil)
     }
+
+    @Test func offloadedWorkLeavesTheThreadInOneBlockAtTheFlush() {
+        let ran = Locked<[(index: Int, thread: UInt)]>([])
+        let done = DispatchSemaphore(value: 0)
+        let batch = DrainBatch()
+        batch.install()
+        for index in 0..<3 {
+            DrainBatch.offload {
+                ran.update { $0.append((index, UInt(bitPattern: Int(pthread_self())))) }
+                if index == 2 { done.signal() }
+            }
+        }
+        #expect(ran.value.isEmpty, "offloaded work ran before the flush")
+        batch.uninstall()  // flushes
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let calls = ran.value
+        #expect(calls.map(\.index) == [0, 1, 2])
+        let here = UInt(bitPattern: Int(pthread_self()))
+        #expect(calls.allSatisfy { $0.thread != here }, "offloaded work ran on the offloading thread")
+        #expect(Set(calls.map(\.thread)).count == 1, "the work of one turn was split over several blocks")
+    }
+
+    @Test func withoutABatchOffloadedWorkRunsAtOnce() {
+        #expect(DrainBatch.current == nil)
+        let ran = Locked(0)
+        DrainBatch.offload { ran.update { $0 += 1 } }
+        #expect(ran.value == 1)
+    }
 }
