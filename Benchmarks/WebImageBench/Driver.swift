@@ -21,6 +21,10 @@ struct Driver {
     static let decoderPasses = 5
     /// Items of the no-network floor clients: enough for about 0.1 s of CPU, well above rusage's noise.
     static let floorItems = 20_000
+    /// The design floor with a network (FloorClients.swift): an `Operation` per transfer over WebImage's
+    /// transport, without and with the callback queue and the four notifications.
+    static let floorBare = "floor: transport + an Operation per file"
+    static let floorFull = "floor: transport + Operation + callback queue + 4 notifications"
 
     /// One client of one workload: how to run it once.
     struct Client {
@@ -85,7 +89,7 @@ struct Driver {
 
     private func makeWorkloads(corpus: Corpus, lists: ListWriter, nginx: Nginx) -> [Workload] {
         let parallel = String(Self.parallel)
-        func transferClients(_ name: String, paths: [String], size: Int) -> Workload {
+        func transferClients(_ name: String, paths: [String], size: Int, withFloor: Bool = false) -> Workload {
             let list = lists.write(name, paths: paths)
             let curlConfig = lists.writeCurlConfig(name, paths: paths)
             return Workload(
@@ -111,12 +115,21 @@ struct Driver {
                             bytes: paths.count * size)
                     },
                     Client(name: "URLSession") { runClient(["urlsession", "--urls", list, "--parallel", parallel]) },
-                ])
+                ]
+                    + (withFloor
+                        ? [
+                            Client(name: Self.floorBare) {
+                                runClient(["floor-download", "--bare", "--urls", list, "--parallel", parallel])
+                            },
+                            Client(name: Self.floorFull) {
+                                runClient(["floor-download", "--urls", list, "--parallel", parallel])
+                            },
+                        ] : []))
         }
 
         let items = String(Self.floorItems)
         var workloads = [
-            transferClients("small", paths: corpus.smallPaths(), size: Corpus.smallSize),
+            transferClients("small", paths: corpus.smallPaths(), size: Corpus.smallSize, withFloor: true),
             transferClients("large", paths: corpus.largePaths(), size: Corpus.largeSize),
             Workload(
                 name: "floor",

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Locking
+@_spi(Benchmarks) import WebImage
 
 // The two building blocks DESIGN.md §3 puts around every transfer, measured alone, without a network
 // and without any WebImage code: what a file costs before the downloader does anything of its own.
@@ -82,4 +83,96 @@ func runNotificationFloorClient(items: Int) -> Sample {
     group.wait()
     return Sample(
         wall: watch.wallSeconds, cpu: watch.cpuSeconds, maxRSSKiB: Stopwatch.peakRSSKiB(), items: items, bytes: 0)
+}
+
+/// An asynchronous operation that fetches one URL through WebImage's transport and does only what
+/// DESIGN.md §3 and §7 require around a download: the `isExecuting` / `isFinished` changes corelibs'
+/// queue listens to, the four notifications and the completion on a serial callback queue. The
+/// notifications and the completion of a transfer share one hop (Start goes out when it starts).
+private final class FetchOperation: Operation, @unchecked Sendable {
+    // @unchecked Sendable: `phase` is behind `lock`; the other stored properties are immutable.
+    private enum Phase { case waiting, executing, finished }
+    private let lock = Lock(Phase.waiting)
+    private let url: URL
+    private let transport: TransportBenchmarkClient
+    /// nil: no notifications, and the completion runs on the transport thread (the operation alone).
+    private let callbacks: DispatchQueue?
+    private let completion: @Sendable (Result<Int, ImageDownloaderError>) -> Void
+
+    static let names: [Notification.Name] = [
+        .init("floor.start"), .init("floor.response"), .init("floor.stop"), .init("floor.finish"),
+    ]
+
+    init(
+        url: URL, transport: TransportBenchmarkClient, callbacks: DispatchQueue?,
+        completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void
+    ) {
+        self.url = url
+        self.transport = transport
+        self.callbacks = callbacks
+        self.completion = completion
+    }
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { lock.withLock { $0 == .executing } }
+    override var isFinished: Bool { lock.withLock { $0 == .finished } }
+
+    override func start() {
+        lock.withLock { $0 = .executing }
+        willChangeValue(forKey: "isExecuting")
+        didChangeValue(forKey: "isExecuting")
+        callbacks?.async { NotificationCenter.default.post(name: Self.names[0], object: self) }
+        transport.fetch(url) { [self] result in
+            lock.withLock { $0 = .finished }
+            willChangeValue(forKey: "isExecuting")
+            willChangeValue(forKey: "isFinished")
+            didChangeValue(forKey: "isExecuting")
+            didChangeValue(forKey: "isFinished")
+            guard let callbacks else {
+                completion(result)
+                return
+            }
+            callbacks.async { [self] in
+                NotificationCenter.default.post(name: Self.names[1], object: self)
+                NotificationCenter.default.post(name: Self.names[2], object: self)
+                completion(result)
+                NotificationCenter.default.post(name: Self.names[3], object: self)
+            }
+        }
+    }
+}
+
+/// The floor of the design with a network: every URL as one `FetchOperation` on an `OperationQueue` with
+/// `parallel` slots, all added at once like the WebImage client, over WebImage's transport. No URL table,
+/// tokens, options, response checks or caches: what any downloader built as DESIGN.md §3 asks pays at least.
+/// With `bare`, no notifications and no callback queue: the completion runs on the transport thread.
+func runDownloadFloorClient(urls: [String], parallel: Int, bare: Bool) -> Sample {
+    let list = parseURLs(urls)
+    let transport: TransportBenchmarkClient
+    do {
+        transport = try TransportBenchmarkClient(maxConnectionsPerHost: parallel)
+    } catch {
+        fail("transport client: \(error)")
+    }
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = parallel
+    let callbacks = bare ? nil : DispatchQueue(label: "floor.callbacks")
+    let counter = CompletionCounter(expected: list.count)
+    let watch = Stopwatch()
+    for url in list {
+        queue.addOperation(
+            FetchOperation(url: url, transport: transport, callbacks: callbacks) { result in
+                switch result {
+                case .success(let bytes): counter.record(bytes: bytes, error: nil)
+                case .failure(let error): counter.record(bytes: 0, error: error)
+                }
+            })
+    }
+    counter.wait()
+    let wall = watch.wallSeconds
+    let cpu = watch.cpuSeconds
+    let totals = counter.checkedTotals()
+    transport.shutdown()
+    return Sample(
+        wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
 }

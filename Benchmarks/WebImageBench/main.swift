@@ -6,7 +6,8 @@ import Foundation
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
 //   WebImageBench <client> ...
 //       one client run, printing one JSON `Sample` line; the driver starts these as child processes:
-//       webimage | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store]
+//       webimage | transport | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store]
+//       floor-download --urls FILE --parallel N [--bare]
 //       coalesce    --urls FILE --requests N --parallel N [--suspended]
 //       queued      --urls FILE --parallel N
 //       decode-only --files FILE --threads N
@@ -69,7 +70,8 @@ case "webimage":
         decode: arguments.flag("decode")
     ).emit()
 case "transport":
-    runTransportClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6)).emit()
+    runTransportClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
+        .emit()
 case "libcurl":
     runLibcurlClient(
         urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
@@ -97,8 +99,15 @@ case "decoder":
 case "bigjpeg":
     runBigJPEGClient(url: arguments.string("url"), path: arguments.string("file")).emit()
 case "floor-operation":
-    runOperationFloorClient(items: arguments.int("items", default: 2000), parallel: arguments.int("parallel", default: 6))
-        .emit()
+    runOperationFloorClient(
+        items: arguments.int("items", default: 2000), parallel: arguments.int("parallel", default: 6)
+    )
+    .emit()
+case "floor-download":
+    runDownloadFloorClient(
+        urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
+        bare: arguments.flag("bare")
+    ).emit()
 case "floor-notifications":
     runNotificationFloorClient(items: arguments.int("items", default: 2000)).emit()
 default:
