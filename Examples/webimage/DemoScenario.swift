@@ -28,7 +28,10 @@ struct DemoScenario {
     /// Runs the requests through a fresh downloader with `config`; notes default to the requests'.
     func run(display: ProgressDisplay) async -> [DownloadOutcome] {
         let downloader = ImageDownloader(config: config)
-        defer { downloader.invalidate(cancelPendingDownloads: true) }
+        defer {
+            downloader.invalidate(cancelPendingDownloads: true)
+            downloader.waitUntilInvalidated()
+        }
         let batch = requests.map {
             BatchDownload.Request(url: server.url($0.path), options: $0.options, context: $0.context)
         }

@@ -82,6 +82,8 @@ extension WebImageCLI {
             }
             let table = SummaryTable(outcomes: outcomes).render()
             Console.write("\n" + table, to: json ? .standardError : .standardOutput)
+            // Exit only once the transport has closed its connections (TLS state included).
+            downloader.waitUntilInvalidated()
             if outcomes.contains(where: { !$0.ok }) { throw ExitCode.failure }
         }
 

@@ -258,6 +258,19 @@ public final class ImageDownloader: Sendable {
         }
     }
 
+    /// Waits until an invalidated downloader has stopped: its remaining downloads ended (with
+    /// `cancelPendingDownloads: false` they run to completion first) and its transport thread closed its
+    /// connections and left. For a command-line tool that exits right after its downloads: otherwise the
+    /// process may end while connections are still being closed. Returns false when `timeout` seconds
+    /// pass first or the downloader was never invalidated. Not from this downloader's completions,
+    /// progress blocks or notifications: the threads they run on may be the ones this waits for.
+    @discardableResult
+    public func waitUntilInvalidated(timeout: TimeInterval = 30) -> Bool {
+        guard invalidated.load(ordering: .acquiring) else { return false }
+        guard let transport else { return true }
+        return transport.waitUntilStopped(timeout: timeout)
+    }
+
     /// For tests: whether the transport thread has stopped and freed its handles.
     var isTransportStopped: Bool { transport?.isStopped ?? true }
 

@@ -70,6 +70,12 @@ final class CurlTransport: Sendable {
         loop.submit(.shutdown)
     }
 
+    /// Blocks until the thread has stopped and freed the multi handle (after `shutdown()`), or until
+    /// `timeout` seconds have passed; true when it stopped. Never call it on the transport thread.
+    func waitUntilStopped(timeout: Double) -> Bool {
+        loop.running.wait(timeout: .now() + timeout) == .success
+    }
+
     /// Number of transfers currently in the multi handle or waiting to be added.
     var activeTransferCount: Int { loop.activeCount.load(ordering: .relaxed) }
 
@@ -159,11 +165,14 @@ private final class TransportLoop: @unchecked Sendable {
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     let activeCount = Atomic<Int>(0)
     let stopped = Atomic<Bool>(false)
+    /// Entered while the loop runs; left once it has stopped (see `waitUntilStopped`).
+    let running = DispatchGroup()
 
     init(maxConnectionsPerHost: Int, handles: EasyHandlePool) throws(ImageDownloaderError) {
         guard let multi = curl_multi_init() else {
             throw ImageDownloaderError(.transport, "curl_multi_init failed")
         }
+        running.enter()
         self.multi = multi
         self.handles = handles
         // Connections kept for reuse: enough for several downloaders' worth of concurrency.
@@ -276,5 +285,6 @@ private final class TransportLoop: @unchecked Sendable {
         curl_multi_cleanup(multi)
         handles.close()
         stopped.store(true, ordering: .releasing)
+        running.leave()
     }
 }

@@ -132,6 +132,25 @@ import Testing
         #expect(late.value?.code == .invalidDownloadOperation)
     }
 
+    @Test func waitUntilInvalidatedReturnsOnceRunningWorkEndedAndTheTransportStopped() throws {
+        let downloader = ImageDownloader()
+        #expect(!downloader.waitUntilInvalidated(timeout: 0.1), "a live downloader reported itself stopped")
+        let recorder = CallbackRecorder()
+        // About 0.5 s of body: still arriving when the downloader is invalidated.
+        downloader.downloadImage(
+            with: server.url("/drip-bytes?total=5000&chunk=1000&interval=100"), options: .avoidDecodeImage,
+            completed: recorder.completion())
+        #expect(poll { server.count(for: "/drip-bytes") == 1 })
+        downloader.invalidate(cancelPendingDownloads: false)
+        #expect(downloader.waitUntilInvalidated(timeout: 30))
+        // No polling: when the wait returns, the thread has stopped (the completion itself runs on the
+        // callback queue, which the wait does not cover).
+        #expect(downloader.isTransportStopped)
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals.first?.error == nil, "the running download was not allowed to finish")
+        #expect(recorder.terminals.first?.data?.count == 5000)
+    }
+
     @Test func droppedDownloaderCancelsItsWorkAndFreesItsHandles() throws {
         let recorder = CallbackRecorder()
         weak var weakDownloader: ImageDownloader?
