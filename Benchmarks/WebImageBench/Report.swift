@@ -79,7 +79,8 @@ struct Report {
         text += "every URL as one asynchronous `Operation` on corelibs' `OperationQueue` (6 slots, all added at "
         text += "once, finished from the transport thread), then also the Start, ReceiveResponse, Stop and Finish "
         text += "notifications and the completion on a serial callback queue (Start when the transfer starts, the "
-        text += "rest in one block at the end). Source: `Benchmarks/WebImageBench/FloorClients.swift`.\n\n"
+        text += "rest in one block at the end; blocks sent while a drain is pending join it). "
+        text += "Source: `Benchmarks/WebImageBench/FloorClients.swift`.\n\n"
         text += "| client | files/s | CPU µs/file | ÷ curl --parallel (files/s) | WebImage ÷ client (files/s) |\n"
         text += "|---|---:|---:|---:|---:|\n"
         for client in ["WebImage transport alone", Driver.floorBare, Driver.floorFull, "WebImage"] {
