@@ -7,13 +7,37 @@ import Locking
 // and without any WebImage code: what a file costs before the downloader does anything of its own.
 // They show how much of the "≤ 25 µs CPU per file" budget the required architecture spends by itself.
 
-/// An asynchronous operation shaped like `ImageDownloaderOperation`: state behind a lock, `start()` hands
-/// the work to another thread (the transport thread in the library) and that thread finishes it with the
-/// KVO-style `isExecuting` / `isFinished` changes corelibs' queue listens to.
-private final class HopOperation: Operation, @unchecked Sendable {
-    // @unchecked Sendable: `phase` is behind `lock`; `worker` and `done` are immutable.
+/// The state an asynchronous operation shaped like `ImageDownloaderOperation` keeps: a phase behind a
+/// lock, changed before the KVO-style `isExecuting` / `isFinished` calls corelibs' queue listens to.
+private class FloorOperation: Operation, @unchecked Sendable {
+    // @unchecked Sendable: `phase` is behind its lock; subclasses keep only immutable properties.
     private enum Phase { case waiting, executing, finished }
-    private let lock = Lock(Phase.waiting)
+    private let phase = Lock(Phase.waiting)
+
+    override var isAsynchronous: Bool { true }
+    override var isExecuting: Bool { phase.withLock { $0 == .executing } }
+    override var isFinished: Bool { phase.withLock { $0 == .finished } }
+
+    /// Call first thing in `start()`.
+    func markExecuting() {
+        phase.withLock { $0 = .executing }
+        willChangeValue(forKey: "isExecuting")
+        didChangeValue(forKey: "isExecuting")
+    }
+
+    /// Call once the work is done, from any thread.
+    func markFinished() {
+        phase.withLock { $0 = .finished }
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        didChangeValue(forKey: "isExecuting")
+        didChangeValue(forKey: "isFinished")
+    }
+}
+
+/// `start()` hands the work to another thread (the transport thread in the library), which finishes it.
+private final class HopOperation: FloorOperation, @unchecked Sendable {
+    // @unchecked Sendable: see FloorOperation; `worker` and `done` are immutable.
     private let worker: DispatchQueue
     private let done: @Sendable () -> Void
 
@@ -22,20 +46,10 @@ private final class HopOperation: Operation, @unchecked Sendable {
         self.done = done
     }
 
-    override var isAsynchronous: Bool { true }
-    override var isExecuting: Bool { lock.withLock { $0 == .executing } }
-    override var isFinished: Bool { lock.withLock { $0 == .finished } }
-
     override func start() {
-        lock.withLock { $0 = .executing }
-        willChangeValue(forKey: "isExecuting")
-        didChangeValue(forKey: "isExecuting")
+        markExecuting()
         worker.async { [self] in
-            lock.withLock { $0 = .finished }
-            willChangeValue(forKey: "isExecuting")
-            willChangeValue(forKey: "isFinished")
-            didChangeValue(forKey: "isExecuting")
-            didChangeValue(forKey: "isFinished")
+            markFinished()
             done()
         }
     }
@@ -122,10 +136,8 @@ private final class CoalescingQueue: Sendable {
 /// DESIGN.md §3 and §7 require around a download: the `isExecuting` / `isFinished` changes corelibs'
 /// queue listens to, the four notifications and the completion on a serial callback queue. The
 /// notifications and the completion of a transfer share one hop (Start goes out when it starts).
-private final class FetchOperation: Operation, @unchecked Sendable {
-    // @unchecked Sendable: `phase` is behind `lock`; the other stored properties are immutable.
-    private enum Phase { case waiting, executing, finished }
-    private let lock = Lock(Phase.waiting)
+private final class FetchOperation: FloorOperation, @unchecked Sendable {
+    // @unchecked Sendable: see FloorOperation; the stored properties here are immutable.
     private let url: URL
     private let transport: TransportBenchmarkClient
     /// nil: no notifications, and the completion runs on the transport thread (the operation alone).
@@ -146,21 +158,11 @@ private final class FetchOperation: Operation, @unchecked Sendable {
         self.completion = completion
     }
 
-    override var isAsynchronous: Bool { true }
-    override var isExecuting: Bool { lock.withLock { $0 == .executing } }
-    override var isFinished: Bool { lock.withLock { $0 == .finished } }
-
     override func start() {
-        lock.withLock { $0 = .executing }
-        willChangeValue(forKey: "isExecuting")
-        didChangeValue(forKey: "isExecuting")
+        markExecuting()
         callbacks?.async { NotificationCenter.default.post(name: Self.names[0], object: self) }
         transport.fetch(url) { [self] result in
-            lock.withLock { $0 = .finished }
-            willChangeValue(forKey: "isExecuting")
-            willChangeValue(forKey: "isFinished")
-            didChangeValue(forKey: "isExecuting")
-            didChangeValue(forKey: "isFinished")
+            markFinished()
             guard let callbacks else {
                 completion(result)
                 return
@@ -181,12 +183,7 @@ private final class FetchOperation: Operation, @unchecked Sendable {
 /// With `bare`, no notifications and no callback queue: the completion runs on the transport thread.
 func runDownloadFloorClient(urls: [String], parallel: Int, bare: Bool) -> Sample {
     let list = parseURLs(urls)
-    let transport: TransportBenchmarkClient
-    do {
-        transport = try TransportBenchmarkClient(maxConnectionsPerHost: parallel)
-    } catch {
-        fail("transport client: \(error)")
-    }
+    let transport = makeTransportClient(parallel: parallel)
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = parallel
     let callbacks = bare ? nil : CoalescingQueue()
@@ -194,18 +191,7 @@ func runDownloadFloorClient(urls: [String], parallel: Int, bare: Bool) -> Sample
     let watch = Stopwatch()
     for url in list {
         queue.addOperation(
-            FetchOperation(url: url, transport: transport, callbacks: callbacks) { result in
-                switch result {
-                case .success(let bytes): counter.record(bytes: bytes, error: nil)
-                case .failure(let error): counter.record(bytes: 0, error: error)
-                }
-            })
+            FetchOperation(url: url, transport: transport, callbacks: callbacks) { counter.record($0) })
     }
-    counter.wait()
-    let wall = watch.wallSeconds
-    let cpu = watch.cpuSeconds
-    let totals = counter.checkedTotals()
-    transport.shutdown()
-    return Sample(
-        wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
+    return counter.waitForSample(watch) { transport.shutdown() }
 }

@@ -40,6 +40,26 @@ final class CompletionCounter: Sendable {
 
     func wait() { done.wait() }
 
+    /// Records one transfer's outcome: its body size, or its error.
+    func record(_ result: Result<Int, ImageDownloaderError>) {
+        switch result {
+        case .success(let bytes): record(bytes: bytes, error: nil)
+        case .failure(let error): record(bytes: 0, error: error)
+        }
+    }
+
+    /// Waits for every completion, reads `watch` at once, then runs `cleanup` and returns the sample
+    /// (exiting if any download failed).
+    func waitForSample(_ watch: Stopwatch, cleanup: () -> Void = {}) -> Sample {
+        wait()
+        let wall = watch.wallSeconds
+        let cpu = watch.cpuSeconds
+        cleanup()
+        let totals = checkedTotals()
+        return Sample(
+            wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
+    }
+
     /// Successful completions and their bytes; exits the process if any download failed, so a broken
     /// run never turns into a number.
     func checkedTotals() -> (items: Int, bytes: Int) {
@@ -79,12 +99,7 @@ func runWebImageClient(urls: [String], parallel: Int, decode: Bool) -> Sample {
             }
         }
     }
-    counter.wait()
-    let wall = watch.wallSeconds
-    let cpu = watch.cpuSeconds
-    let totals = counter.checkedTotals()
-    return Sample(
-        wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
+    return counter.waitForSample(watch)
 }
 
 /// WebImage's transport without the downloader: the curl multi thread, the easy-handle wrapper and the
@@ -92,12 +107,7 @@ func runWebImageClient(urls: [String], parallel: Int, decode: Bool) -> Sample {
 /// completion starts the next, like `curl --parallel-max`). Issue 2's throughput check.
 func runTransportClient(urls: [String], parallel: Int) -> Sample {
     let list = parseURLs(urls)
-    let transport: TransportBenchmarkClient
-    do {
-        transport = try TransportBenchmarkClient(maxConnectionsPerHost: parallel)
-    } catch {
-        fail("transport client: \(error)")
-    }
+    let transport = makeTransportClient(parallel: parallel)
     let counter = CompletionCounter(expected: list.count)
     let next = Atomic<Int>(0)
     let watch = Stopwatch()
@@ -105,21 +115,21 @@ func runTransportClient(urls: [String], parallel: Int) -> Sample {
         let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
         guard index < list.count else { return }
         transport.fetch(list[index]) { result in
-            switch result {
-            case .success(let bytes): counter.record(bytes: bytes, error: nil)
-            case .failure(let error): counter.record(bytes: 0, error: error)
-            }
+            counter.record(result)
             launch()
         }
     }
     for _ in 0..<parallel { launch() }
-    counter.wait()
-    let wall = watch.wallSeconds
-    let cpu = watch.cpuSeconds
-    let totals = counter.checkedTotals()
-    transport.shutdown()
-    return Sample(
-        wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
+    return counter.waitForSample(watch) { transport.shutdown() }
+}
+
+/// WebImage's transport thread with at most `parallel` connections per host.
+func makeTransportClient(parallel: Int) -> TransportBenchmarkClient {
+    do {
+        return try TransportBenchmarkClient(maxConnectionsPerHost: parallel)
+    } catch {
+        fail("transport client: \(error)")
+    }
 }
 
 /// The physical limit: `wi_bench_curl_multi`, a C loop over one multi handle with `parallel` reused
@@ -169,13 +179,7 @@ func runURLSessionClient(urls: [String], parallel: Int) -> Sample {
 
     let watch = Stopwatch()
     for _ in 0..<min(parallel, list.count) { startNext() }
-    counter.wait()
-    let wall = watch.wallSeconds
-    let cpu = watch.cpuSeconds
-    session.invalidateAndCancel()
-    let totals = counter.checkedTotals()
-    return Sample(
-        wall: wall, cpu: cpu, maxRSSKiB: Stopwatch.peakRSSKiB(), items: totals.items, bytes: totals.bytes)
+    return counter.waitForSample(watch) { session.invalidateAndCancel() }
 }
 
 /// 10,000 requests over 100 URLs. With `suspended`, every request is made while the queue is
