@@ -101,8 +101,7 @@ struct CallbackTarget: Sendable {
 
 /// Queue hops held back on one thread until `flush()`: callback-queue drains (see QueueChannel) and
 /// the operation table's removal barrier; and work moved off the thread (`offload`), sent to another
-/// thread in one block. Installed once on a thread with `install()` and used only on
-/// that thread.
+/// thread in one block. Installed once on a thread with `install()` and used only on that thread.
 final class DrainBatch {
     private var held: [() -> Void] = []
     private var offloaded: [@Sendable () -> Void] = []

@@ -80,7 +80,7 @@ final class CurlTransport: Sendable {
     var activeTransferCount: Int { loop.activeCount.load(ordering: .relaxed) }
 
     /// True once the thread has left its loop and freed the multi handle.
-    var isStopped: Bool { loop.stopped.load(ordering: .acquiring) }
+    var isStopped: Bool { loop.running.wait(timeout: .now()) == .success }
 
     /// Easy handles of this transport that still exist (running, waiting, or idle in the pool). Reaches 0
     /// after `shutdown()` once every transfer object is gone.
@@ -164,8 +164,7 @@ private final class TransportLoop: @unchecked Sendable {
     private let commands = Lock(Commands())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     let activeCount = Atomic<Int>(0)
-    let stopped = Atomic<Bool>(false)
-    /// Entered while the loop runs; left once it has stopped (see `waitUntilStopped`).
+    /// Entered while the loop runs; left once it has stopped and freed the multi handle.
     let running = DispatchGroup()
 
     init(maxConnectionsPerHost: Int, handles: EasyHandlePool) throws(ImageDownloaderError) {
@@ -284,7 +283,6 @@ private final class TransportLoop: @unchecked Sendable {
         activeCount.store(0, ordering: .relaxed)
         curl_multi_cleanup(multi)
         handles.close()
-        stopped.store(true, ordering: .releasing)
         running.leave()
     }
 }
