@@ -103,7 +103,7 @@ struct CallbackTarget: Sendable {
 /// the operation table's removal barrier; and work moved off the thread (`offload`), sent to another
 /// thread in one block. Installed once on a thread with `install()` and used only on that thread.
 final class DrainBatch {
-    private var held: [() -> Void] = []
+    private var held: [@Sendable () -> Void] = []
     private var offloaded: [@Sendable () -> Void] = []
 
     /// Thread-specific slot holding the current thread's batch, if any.
@@ -132,7 +132,7 @@ final class DrainBatch {
 
     /// Runs `schedule` (which dispatches work to a queue) now, or at the next `flush()` when the calling
     /// thread has a batch installed.
-    static func scheduleOrDefer(_ schedule: @escaping () -> Void) {
+    static func scheduleOrDefer(_ schedule: @escaping @Sendable () -> Void) {
         if let batch = current {
             batch.held.append(schedule)
         } else {
@@ -151,20 +151,26 @@ final class DrainBatch {
     }
 
     /// Runs every hop held back so far. Call it before the thread blocks.
+    ///
+    /// With offloaded work, the held hops go along with it, after it: operations that finished in this
+    /// turn are announced to their queue before any callback of the turn can run, as when they were
+    /// announced on this thread.
     func flush() {
-        if !offloaded.isEmpty {
-            let work = offloaded
-            offloaded.removeAll(keepingCapacity: true)
-            DispatchQueue.global().async {
-                let batch = DrainBatch()
-                batch.install()
-                for item in work { item() }
-                batch.uninstall()
-            }
-        }
-        guard !held.isEmpty else { return }
+        guard !held.isEmpty || !offloaded.isEmpty else { return }
         let hops = held
         held.removeAll(keepingCapacity: true)
-        for hop in hops { hop() }
+        guard !offloaded.isEmpty else {
+            for hop in hops { hop() }
+            return
+        }
+        let work = offloaded
+        offloaded.removeAll(keepingCapacity: true)
+        DispatchQueue.global().async {
+            let batch = DrainBatch()
+            batch.install()
+            for item in work { item() }
+            for hop in hops { hop() }
+            batch.uninstall()
+        }
     }
 }

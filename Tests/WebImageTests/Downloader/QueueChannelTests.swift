@@ -65,6 +65,21 @@ import Testing
         #expect(Set(calls.map(\.thread)).count == 1, "the work of one turn was split over several blocks")
     }
 
+    @Test func heldHopsLeaveAfterTheOffloadedWorkOfTheirTurn() {
+        // An operation finished on the transport thread is announced to its queue before any callback of
+        // the same turn runs, although the callback was sent first.
+        let queue = DispatchQueue(label: "test.channel.order")
+        let channel = QueueChannel(queue: queue)
+        let order = Locked<[String]>([])
+        let batch = DrainBatch()
+        batch.install()
+        channel.async { order.update { $0.append("callback") } }
+        DrainBatch.offload { order.update { $0.append("finish") } }
+        batch.uninstall()
+        #expect(poll { order.value.count == 2 })
+        #expect(order.value == ["finish", "callback"])
+    }
+
     @Test func withoutABatchOffloadedWorkRunsAtOnce() {
         #expect(DrainBatch.current == nil)
         let ran = Locked(0)
