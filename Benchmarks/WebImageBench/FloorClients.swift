@@ -72,6 +72,11 @@ func runOperationFloorClient(items: Int, parallel: Int) -> Sample {
         wall: watch.wallSeconds, cpu: watch.cpuSeconds, maxRSSKiB: Stopwatch.peakRSSKiB(), items: items, bytes: 0)
 }
 
+/// The four notifications of a download (Start, ReceiveResponse, Stop, Finish), as the floors post them.
+private let floorNotifications: [Notification.Name] = [
+    .init("floor.start"), .init("floor.response"), .init("floor.stop"), .init("floor.finish"),
+]
+
 /// Stands in for the operation a notification names as its object.
 private final class PostedObject: Sendable {}
 
@@ -79,14 +84,11 @@ private final class PostedObject: Sendable {}
 /// a serial callback queue as the library does, with nobody observing them.
 func runNotificationFloorClient(items: Int) -> Sample {
     let callbacks = DispatchQueue(label: "floor.callbacks")
-    let names: [Notification.Name] = [
-        .init("floor.start"), .init("floor.response"), .init("floor.stop"), .init("floor.finish"),
-    ]
     let group = DispatchGroup()
     let watch = Stopwatch()
     for _ in 0..<items {
         let object = PostedObject()
-        for name in names {
+        for name in floorNotifications {
             group.enter()
             callbacks.async {
                 NotificationCenter.default.post(name: name, object: object)
@@ -144,10 +146,6 @@ private final class FetchOperation: FloorOperation, @unchecked Sendable {
     private let callbacks: CoalescingQueue?
     private let completion: @Sendable (Result<Int, ImageDownloaderError>) -> Void
 
-    static let names: [Notification.Name] = [
-        .init("floor.start"), .init("floor.response"), .init("floor.stop"), .init("floor.finish"),
-    ]
-
     init(
         url: URL, transport: TransportBenchmarkClient, callbacks: CoalescingQueue?,
         completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void
@@ -160,7 +158,7 @@ private final class FetchOperation: FloorOperation, @unchecked Sendable {
 
     override func start() {
         markExecuting()
-        callbacks?.async { NotificationCenter.default.post(name: Self.names[0], object: self) }
+        callbacks?.async { NotificationCenter.default.post(name: floorNotifications[0], object: self) }
         transport.fetch(url) { [self] result in
             markFinished()
             guard let callbacks else {
@@ -168,10 +166,10 @@ private final class FetchOperation: FloorOperation, @unchecked Sendable {
                 return
             }
             callbacks.async { [self] in
-                NotificationCenter.default.post(name: Self.names[1], object: self)
-                NotificationCenter.default.post(name: Self.names[2], object: self)
+                NotificationCenter.default.post(name: floorNotifications[1], object: self)
+                NotificationCenter.default.post(name: floorNotifications[2], object: self)
                 completion(result)
-                NotificationCenter.default.post(name: Self.names[3], object: self)
+                NotificationCenter.default.post(name: floorNotifications[3], object: self)
             }
         }
     }
