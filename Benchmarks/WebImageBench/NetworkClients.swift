@@ -81,10 +81,11 @@ func parseURLs(_ strings: [String]) -> [URL] {
 
 /// WebImage's full downloader path: every URL through `downloadImage`, `maxConcurrentDownloads` =
 /// `parallel`; with `decode` false the `.avoidDecodeImage` option (bytes only).
-func runWebImageClient(urls: [String], parallel: Int, decode: Bool) -> Sample {
+func runWebImageClient(urls: [String], parallel: Int, decode: Bool, caBundle: String? = nil) -> Sample {
     let list = parseURLs(urls)
     var config = ImageDownloaderConfig.default
     config.maxConcurrentDownloads = parallel
+    config.caBundlePath = caBundle
     let downloader = ImageDownloader(config: config)
     let counter = CompletionCounter(expected: list.count)
     let options: ImageDownloaderOptions = decode ? [] : [.avoidDecodeImage]
@@ -153,8 +154,10 @@ func runLibcurlClient(urls: [String], parallel: Int, store: Bool) -> Sample {
 
 /// FoundationNetworking's `URLSession` with `parallel` data tasks in flight: each completion starts the
 /// next task, and the session allows `parallel` connections to the host.
-func runURLSessionClient(urls: [String], parallel: Int) -> Sample {
+func runURLSessionClient(urls: [String], parallel: Int, caBundle: String? = nil) -> Sample {
     let list = parseURLs(urls)
+    // FoundationNetworking reads its extra CA file from this variable when it makes its curl handles.
+    if let caBundle { setenv("URLSessionCertificateAuthorityInfoFile", caBundle, 1) }
     let configuration = URLSessionConfiguration.ephemeral
     configuration.httpMaximumConnectionsPerHost = parallel
     configuration.urlCache = nil

@@ -6,7 +6,7 @@ import Foundation
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
 //   WebImageBench <client> ...
 //       one client run, printing one JSON `Sample` line; the driver starts these as child processes:
-//       webimage | transport | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store]
+//       webimage | transport | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store] [--ca PEM]
 //       floor-download --urls FILE --parallel N [--bare]
 //       coalesce    --urls FILE --requests N --parallel N [--suspended]
 //       queued      --urls FILE --parallel N
@@ -67,7 +67,7 @@ case "run":
 case "webimage":
     runWebImageClient(
         urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
-        decode: arguments.flag("decode")
+        decode: arguments.flag("decode"), caBundle: arguments.string("ca")
     ).emit()
 case "transport":
     runTransportClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
@@ -78,8 +78,10 @@ case "libcurl":
         store: arguments.flag("store")
     ).emit()
 case "urlsession":
-    runURLSessionClient(urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6))
-        .emit()
+    runURLSessionClient(
+        urls: readLines(arguments.required("urls")), parallel: arguments.int("parallel", default: 6),
+        caBundle: arguments.string("ca")
+    ).emit()
 case "coalesce":
     runCoalescingClient(
         urls: readLines(arguments.required("urls")), requests: arguments.int("requests", default: 10_000),

@@ -1,9 +1,13 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
-/// Serves the requests of one connection, one at a time: `HTTPServerPipelineHandler` (in front of it)
-/// holds pipelined requests back until the previous response's `.end` has been written.
+/// Serves the requests of one HTTP/1 connection, one at a time (`HTTPServerPipelineHandler` in front of
+/// it holds pipelined requests back until the previous response's `.end` has been written), or the one
+/// request of an HTTP/2 stream (behind `HTTP2FramePayloadToHTTP1ServerCodec`, which turns the stream's
+/// frames into the same HTTP/1 parts). A stream is not a connection: it never counts as one closing,
+/// and closing it early (a `close-mid-body` route, an error) resets that stream only.
 ///
 /// Everything here runs on the channel's event loop, so the handler's own state needs no lock; the
 /// shared log and counters live in `ServerCore` behind its mutex.
@@ -33,16 +37,26 @@ final class ConnectionHandler: ChannelInboundHandler {
         case closed
     }
 
+    /// What the handler's channel is.
+    enum Carrier {
+        /// A TCP (or TLS) connection speaking HTTP/1.x.
+        case http1Connection
+        /// One stream of an HTTP/2 connection.
+        case http2Stream
+    }
+
     private let core: ServerCore
     private let connectionID: Int
+    private let carrier: Carrier
     private var state = State.idle
     /// Set while `pump` runs: a write can re-enter the pipeline (writability changes, the next pipelined
     /// request, a close), and the outer `pump` loop re-reads `state` after every write anyway.
     private var pumping = false
 
-    init(core: ServerCore, connectionID: Int) {
+    init(core: ServerCore, connectionID: Int, carrier: Carrier = .http1Connection) {
         self.core = core
         self.connectionID = connectionID
+        self.carrier = carrier
     }
 
     // MARK: Inbound events
@@ -85,7 +99,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         case .idle, .closed:
             break
         }
-        if case .closed = state {} else { core.connectionClosed() }
+        if case .closed = state {} else if carrier == .http1Connection { core.connectionClosed() }
         state = .closed
         context.fireChannelInactive()
     }
@@ -106,7 +120,8 @@ final class ConnectionHandler: ChannelInboundHandler {
             headers: head.headers.map { ($0.name, $0.value) },
             body: body.map { Data($0.readableBytesView) } ?? Data(),
             connectionID: connectionID,
-            arrival: arrival
+            arrival: arrival,
+            httpVersion: head.version.major == 2 ? "2" : "\(head.version.major).\(head.version.minor)"
         )
     }
 
@@ -117,7 +132,9 @@ final class ConnectionHandler: ChannelInboundHandler {
         let bodyless = head.method == .HEAD || response.status < 200 || response.status == 204 || response.status == 304
         state = .responding(
             Exchange(
-                sequence: sequence, keepAlive: head.isKeepAlive, version: head.version, bodyless: bodyless,
+                // A stream ends with its response; only an HTTP/1 connection can be asked to close.
+                sequence: sequence, keepAlive: carrier == .http2Stream || head.isKeepAlive, version: head.version,
+                bodyless: bodyless,
                 response: response))
         if response.delay > .zero {
             schedule(context: context, after: response.delay) { $0.sendHead(context: context) }
@@ -241,5 +258,30 @@ final class ConnectionHandler: ChannelInboundHandler {
         if !exchange.keepAlive {
             ended.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
+    }
+}
+
+/// Counts an HTTP/2 connection's close in `ServerCore` (its streams' handlers never do).
+final class HTTP2ConnectionCloseCounter: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+
+    private let core: ServerCore
+    private var counted = false
+
+    init(core: ServerCore) {
+        self.core = core
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if !counted {
+            counted = true
+            core.connectionClosed()
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A protocol error on the connection ends it (the HTTP/2 handler has sent GOAWAY where it could).
+        context.close(promise: nil)
     }
 }

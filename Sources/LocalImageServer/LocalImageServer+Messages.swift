@@ -20,6 +20,8 @@ extension LocalImageServer {
         public let connectionID: Int
         /// When the request head arrived.
         public let arrival: Date
+        /// The protocol that carried the request: `"1.1"`, `"1.0"` or `"2"` (an HTTP/2 stream).
+        public let httpVersion: String
 
         /// Creates a request; the server builds these itself, tests may build one to call a handler directly.
         public init(
@@ -29,7 +31,8 @@ extension LocalImageServer {
             headers: [HeaderField] = [],
             body: Data = Data(),
             connectionID: Int = 0,
-            arrival: Date = Date()
+            arrival: Date = Date(),
+            httpVersion: String = "1.1"
         ) {
             self.method = method
             self.path = path
@@ -38,6 +41,7 @@ extension LocalImageServer {
             self.body = body
             self.connectionID = connectionID
             self.arrival = arrival
+            self.httpVersion = httpVersion
         }
 
         /// The first value of the header `name`, compared case-insensitively, or `nil`.

@@ -1,11 +1,14 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Locking
 
-/// A SwiftNIO HTTP/1.1 server on a random loopback port, for tests and for `webimage demo`.
+/// A SwiftNIO HTTP/1.1 server on a random loopback port, for tests and for `webimage demo`; over TLS it
+/// can also speak HTTP/2 (``TLSMode/selfSignedHTTP2``: ALPN `h2`, falling back to `http/1.1`), serving
+/// the same routes on every stream.
 ///
 /// It keeps connections alive, logs every request, counts connections and concurrent requests, and
 /// serves a table of misbehaving routes that an image downloader must survive.
@@ -85,7 +88,8 @@ public final class LocalImageServer: Sendable {
     ///
     /// - Parameters:
     ///   - root: Folder of static files for the file routes, or `nil`.
-    ///   - tls: `.selfSigned` for HTTPS with a throwaway certificate. `.none` by default.
+    ///   - tls: `.selfSigned` for HTTPS with a throwaway certificate, `.selfSignedHTTP2` for the same with
+    ///     HTTP/2 offered first. `.none` by default.
     public init(root: URL? = nil, tls: TLSMode = .none) {
         self.root = root
         self.tls = tls
@@ -112,10 +116,11 @@ public final class LocalImageServer: Sendable {
         }
         if alreadyRunning { return }
 
-        let identity = tls == .selfSigned ? try SelfSignedIdentity.generate() : nil
+        let identity = tls.isTLS ? try SelfSignedIdentity.generate() : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            let sslContext = try identity?.makeSSLContext()
+            let alpn = tls == .selfSignedHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
+            let sslContext = try identity?.makeSSLContext(alpn: alpn)
             let channel = try makeBootstrap(group: group, sslContext: sslContext)
                 .bind(host: "127.0.0.1", port: 0).wait()
             let running = Running(
@@ -154,21 +159,62 @@ public final class LocalImageServer: Sendable {
 
     private func makeBootstrap(group: MultiThreadedEventLoopGroup, sslContext: NIOSSLContext?) -> ServerBootstrap {
         let core = self.core
+        let offersHTTP2 = tls == .selfSignedHTTP2
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let connectionID = core.connectionOpened()
-                    let pipeline = channel.pipeline.syncOperations
+                let connectionID = core.connectionOpened()
+                do {
                     if let sslContext {
-                        try pipeline.addHandler(NIOSSLServerHandler(context: sslContext))
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                     }
-                    try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-                    try pipeline.addHandler(ConnectionHandler(core: core, connectionID: connectionID))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                guard offersHTTP2 else {
+                    return channel.eventLoop.makeCompletedFuture {
+                        try Self.configureHTTP1(channel, core: core, connectionID: connectionID)
+                    }
+                }
+                return channel.configureHTTP2SecureUpgrade(
+                    h2ChannelConfigurator: { channel in
+                        Self.configureHTTP2(channel, core: core, connectionID: connectionID)
+                    },
+                    http1ChannelConfigurator: { channel in
+                        channel.eventLoop.makeCompletedFuture {
+                            try Self.configureHTTP1(channel, core: core, connectionID: connectionID)
+                        }
+                    })
+            }
+    }
+
+    private static func configureHTTP1(_ channel: Channel, core: ServerCore, connectionID: Int) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+        try pipeline.addHandler(ConnectionHandler(core: core, connectionID: connectionID))
+    }
+
+    /// The connection gets the HTTP/2 frame handler and a stream multiplexer; every stream the client
+    /// opens gets the HTTP/2 → HTTP/1 codec and its own `ConnectionHandler`, so each route behaves on a
+    /// stream as it does on an HTTP/1 connection.
+    private static func configureHTTP2(_ channel: Channel, core: ServerCore, connectionID: Int) -> EventLoopFuture<
+        Void
+    > {
+        channel.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(),
+            inboundStreamInitializer: { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    let pipeline = stream.pipeline.syncOperations
+                    try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                    try pipeline.addHandler(
+                        ConnectionHandler(core: core, connectionID: connectionID, carrier: .http2Stream))
                 }
             }
+        ).flatMapThrowing { _ in
+            try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionCloseCounter(core: core))
+        }
     }
 
     // MARK: Addresses
@@ -190,14 +236,14 @@ public final class LocalImageServer: Sendable {
     ///
     /// The path is used as given, so percent-encode what needs it (`/cache/max-age%3D60/a.png`).
     public func url(_ path: String) -> URL {
-        let text = "\(tls == .selfSigned ? "https" : "http")://127.0.0.1:\(port)\(path)"
+        let text = "\(tls.isTLS ? "https" : "http")://127.0.0.1:\(port)\(path)"
         guard let url = URL(string: text) else {
             preconditionFailure("LocalImageServer.url: \(path) does not make a valid URL")
         }
         return url
     }
 
-    /// The PEM certificate of a `.selfSigned` server while it runs (trust it as a CA to verify), else `nil`.
+    /// The PEM certificate of a TLS server while it runs (trust it as a CA to verify), else `nil`.
     public var certificateURL: URL? {
         lifecycle.withLock { lifecycle in
             if case .running(let running) = lifecycle { return running.identity?.certificateURL }

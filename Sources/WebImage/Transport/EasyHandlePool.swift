@@ -7,7 +7,9 @@ import Synchronization
 /// `curl_easy_init` allocates and fills a large handle and the first transfer on it allocates curl's
 /// receive buffer; `curl_easy_cleanup` frees both. A returned handle is `curl_easy_reset` instead: every
 /// option goes back to its default (URL, headers, credentials, callbacks, TLS switches) and the
-/// authentication state is cleared, while the allocations stay. A handle whose transfer turned curl's
+/// authentication state is cleared, while the allocations stay (the receive buffer too, when the transfer
+/// was an HTTP/2 stream whose connection other streams still used: see `CurlTransfer`'s
+/// `setReceiveBufferSize`). A handle whose transfer turned curl's
 /// cookie engine on is never reused: the reset does not reliably turn the engine off again, and a
 /// reused handle must not send cookies for a request without `.handleCookies`.
 ///
@@ -41,12 +43,12 @@ final class EasyHandlePool: @unchecked Sendable {
     /// transfer is gone.
     var liveHandleCount: Int { live.load(ordering: .relaxed) }
 
-    /// An idle handle (already reset), or a new one; nil when curl cannot make one.
-    func checkOut() -> UnsafeMutableRawPointer? {
-        if let easy = idle.withLock({ $0.closed ? nil : $0.handles.popLast() }) { return easy }
+    /// An idle handle (already reset, `isReused` true), or a new one; nil when curl cannot make one.
+    func checkOut() -> (easy: UnsafeMutableRawPointer, isReused: Bool)? {
+        if let easy = idle.withLock({ $0.closed ? nil : $0.handles.popLast() }) { return (easy, true) }
         guard let easy = curl_easy_init() else { return nil }
         live.add(1, ordering: .relaxed)
-        return easy
+        return (easy, false)
     }
 
     /// Takes back a handle that is in no multi handle any more. It is reset and kept when `reusable`,
