@@ -52,7 +52,7 @@ demo: deps
 
 # Side-by-side benchmarks (Benchmarks/, DESIGN.md §10): release build, nginx on 127.0.0.1 serving a
 # generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~5 minutes).
-BENCH_CORPUS ?= $(CURDIR)/../shared/corpus/images
+BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
 bench: deps-bench
 	$(SWIFT) build -c release --product WebImageBench

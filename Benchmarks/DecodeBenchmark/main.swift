@@ -13,7 +13,7 @@ import Foundation
 import WebImage
 
 let arguments = CommandLine.arguments.dropFirst()
-let corpus = URL(fileURLWithPath: arguments.first ?? "../shared/corpus")
+let corpus = URL(fileURLWithPath: arguments.first ?? "Tests/Fixtures/corpus")
 let source = corpus.appendingPathComponent("images/astronaut-36mp.jpg")
 guard let photo = try? Data(contentsOf: source) else {
     print("cannot read \(source.path); pass the corpus directory as the first argument")

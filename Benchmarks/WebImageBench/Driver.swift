@@ -10,7 +10,7 @@ import Foundation
 struct Driver {
     var rounds = 7
     var output = "docs/BENCHMARKS.md"
-    var corpusSource = "../shared/corpus/images"
+    var corpusSource = "Tests/Fixtures/corpus/images"
     var profile = true
     var command = "make bench"
 

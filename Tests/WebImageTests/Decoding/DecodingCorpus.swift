@@ -3,7 +3,8 @@ import Testing
 
 @testable import WebImage
 
-/// The shared image corpus (`../shared/corpus` next to the package root) and its Pillow-made manifest.
+/// The test image corpus (`Tests/Fixtures/corpus`, copied from the project's shared corpus) and its
+/// Pillow-made manifest.
 enum DecodingCorpus {
     struct Entry: Decodable, Sendable, CustomTestStringConvertible {
         let file: String
@@ -25,23 +26,14 @@ enum DecodingCorpus {
         let images: [Entry]
     }
 
-    /// The corpus folder, found by walking up from this file to the package root (the folder holding
-    /// Package.swift) and then `../shared/corpus`.
+    /// The corpus folder (`Tests/Fixtures/corpus`), or nil when its manifest is missing.
     static let directory: URL? = {
-        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while url.path != "/" {
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
-                let corpus = url.deletingLastPathComponent().appendingPathComponent("shared/corpus")
-                return FileManager.default.fileExists(atPath: corpus.appendingPathComponent("manifest.json").path)
-                    ? corpus : nil
-            }
-            url = url.deletingLastPathComponent()
-        }
-        return nil
+        let corpus = Fixtures.corpus
+        return FileManager.default.fileExists(atPath: corpus.appendingPathComponent("manifest.json").path)
+            ? corpus : nil
     }()
 
-    static let missingMessage =
-        "image corpus not found: expected ../shared/corpus/manifest.json next to the package root"
+    static let missingMessage = "image corpus not found: expected Tests/Fixtures/corpus/manifest.json"
 
     /// Every manifest entry; empty when the corpus is missing (the `corpusIsPresent` test then fails).
     static let entries: [Entry] = {

@@ -94,7 +94,7 @@ struct Curl {
     }
 }
 
-/// A temporary folder with a few corpus images, found through `#filePath` (`<package>/../shared`).
+/// A temporary folder with a few corpus images (copied from `Tests/Fixtures/corpus/images`).
 struct ServerFixtures {
     static let names = [
         "pixel-1x1.png", "horse-rgba.png", "astronaut-baseline.jpg", "chelsea.gif", "horse-lossless.webp",
@@ -102,16 +102,8 @@ struct ServerFixtures {
 
     let folder: URL
 
-    init(filePath: String = #filePath) throws {
-        // <package>/Tests/WebImageTests/Server/<this file> → <package>/../shared/corpus/images
-        let packageRoot = URL(fileURLWithPath: filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let corpus = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus/images")
-        guard FileManager.default.fileExists(atPath: corpus.path) else {
-            Issue.record("Test corpus not found at \(corpus.path); it is expected beside the package root.")
-            throw CocoaError(.fileNoSuchFile)
-        }
+    init() throws {
+        let corpus = try Fixtures.requireCorpus()
         folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("LocalImageServerTests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

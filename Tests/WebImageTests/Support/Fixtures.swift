@@ -2,7 +2,7 @@ import Foundation
 import LocalImageServer
 import Testing
 
-/// Paths to the shared corpus and a running loopback server over it.
+/// Paths to the test image corpus and a running loopback server over it.
 enum Fixtures {
     /// The package root, found from this file's location.
     static let packageRoot: URL = {
@@ -14,14 +14,17 @@ enum Fixtures {
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
     }()
 
-    /// `../shared/corpus/images` next to the package; tests that need it fail with this message if absent.
-    static let corpusImages: URL = packageRoot.deletingLastPathComponent().appendingPathComponent(
-        "shared/corpus/images")
+    /// The image corpus the repository ships (`Tests/Fixtures/corpus`: images, the Pillow-made
+    /// `manifest.json`, and `SOURCES.md` with their origins and licences), so a clone of this repository
+    /// alone passes its tests.
+    static let corpus: URL = packageRoot.appendingPathComponent("Tests/Fixtures/corpus")
+
+    /// `Tests/Fixtures/corpus/images`.
+    static let corpusImages: URL = corpus.appendingPathComponent("images")
 
     static func requireCorpus() throws -> URL {
         guard FileManager.default.fileExists(atPath: corpusImages.path) else {
-            throw FixtureMissing(
-                "the shared corpus is missing at \(corpusImages.path); it must sit next to the package as ../shared")
+            throw FixtureMissing("the test corpus is missing at \(corpusImages.path)")
         }
         return corpusImages
     }
