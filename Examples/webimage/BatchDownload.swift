@@ -133,11 +133,13 @@ private final class DownloadSlot: Sendable {
         let response = state.token?.response
         var outcome = DownloadOutcome(
             index: index, url: url, image: completion.image, data: completion.data, error: nil,
-            status: response?.statusCode, milliseconds: milliseconds, partialImages: state.partialImages)
+            status: response?.statusCode, httpVersion: state.token?.metrics?.httpVersion ?? response?.httpVersion,
+            milliseconds: milliseconds, partialImages: state.partialImages)
         if let error = completion.error {
             let error = ImageDownloaderError.wrap(error, url: url)
             outcome.error = error
             outcome.status = error.statusCode ?? error.response?.statusCode ?? response?.statusCode
+            outcome.httpVersion = error.response?.httpVersion ?? response?.httpVersion
         } else {
             outcome.cacheStatus = state.token?.metrics?.cacheStatus ?? .network
         }

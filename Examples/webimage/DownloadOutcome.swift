@@ -15,6 +15,9 @@ struct DownloadOutcome: Sendable {
     var error: ImageDownloaderError?
     /// The HTTP status of the final response, when one arrived.
     var status: Int?
+    /// The protocol of the final response (`"1.1"`, `"2"`), when one arrived; for a cache hit, the
+    /// protocol the stored response came over.
+    var httpVersion: String?
     /// Wall-clock milliseconds from the start of the transfer to completion.
     var milliseconds: Int
     /// Where the bytes came from (network, a fresh cache entry, a 304 revalidation); nil after a failure.
@@ -47,6 +50,7 @@ struct DownloadOutcome: Sendable {
         }
         fields += [
             ("status", status.map(String.init) ?? "null"),
+            ("http", httpVersion.map(Self.quote) ?? "null"),
             ("format", image.map { Self.quote($0.format.rawValue) } ?? "null"),
             ("bytes", String(data?.count ?? 0)),
             ("width", image.map { String($0.width) } ?? "null"),

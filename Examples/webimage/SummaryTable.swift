@@ -10,7 +10,7 @@ struct SummaryTable {
 
     /// The aligned table and the totals line.
     func render() -> String {
-        var header = ["#", "result", "status", "format", "size", "frames", "bytes", "ms", "cache"]
+        var header = ["#", "result", "status", "http", "format", "size", "frames", "bytes", "ms", "cache"]
         if showsNotes { header.append("note") }
         header.append(pathsOnly ? "path" : "url")
         var rows = [header]
@@ -18,12 +18,13 @@ struct SummaryTable {
             let image = outcome.image
             let result: String = outcome.error.map { "\($0.code.description) \($0.code.rawValue)" } ?? "ok"
             let status: String = outcome.status.map { String($0) } ?? "-"
+            let http: String = outcome.httpVersion ?? "-"
             let format: String = image?.format.rawValue ?? "-"
             let size: String = image.map { "\($0.width)x\($0.height)" } ?? "-"
             let frames: String = image.map { String($0.frameCount) } ?? "-"
             let cache: String = outcome.cacheStatus?.rawValue ?? "-"
             var row: [String] = [
-                String(outcome.index + 1), result, status, format, size, frames,
+                String(outcome.index + 1), result, status, http, format, size, frames,
                 Format.bytes(outcome.data?.count ?? 0), String(outcome.milliseconds), cache,
             ]
             if showsNotes { row.append(outcome.note) }

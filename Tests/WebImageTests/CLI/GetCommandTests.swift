@@ -30,10 +30,12 @@ struct GetCommandTests {
         #expect(success["frames"] as? Int == 1)
         #expect((success["ms"] as? Int).map { $0 >= 0 } == true)
         #expect(success["fromCache"] as? Bool == false)
+        #expect(success["http"] as? String == "1.1")
 
         let notFound = try #require(byURL[urls[1]])
         #expect(notFound["ok"] as? Bool == false)
         #expect(notFound["status"] as? Int == 404)
+        #expect(notFound["http"] as? String == "1.1")
         let notFoundError = try #require(notFound["error"] as? [String: Any])
         #expect(notFoundError["code"] as? Int == 2001)
         #expect(notFoundError["name"] as? String == "invalidDownloadStatusCode")
@@ -168,5 +170,26 @@ struct GetCommandTests {
         #expect((try CLIRunner.jsonObjects(strict).first?["error"] as? [String: Any])?["code"] as? Int == 3004)
         let insecure = try await CLIRunner.run("webimage", ["get", "--json", "--insecure", url])
         #expect(insecure.status == 0, "stdout: \(insecure.stdout)\nstderr: \(insecure.stderr)")
+    }
+
+    @Test("over HTTP/2 the protocol shows in --json and in the summary table")
+    func protocolIsReported() async throws {
+        let server = try Fixtures.server(tls: .selfSignedHTTP2)
+        defer { server.shutdown() }
+        let urls = ["/files/pixel-1x1.png", "/files/horse-rgba.png", "/status/404"].map {
+            server.url($0).absoluteString
+        }
+        let json = try await CLIRunner.run("webimage", ["get", "--json", "--insecure"] + urls)
+        let objects = try CLIRunner.jsonObjects(json)
+        try #require(objects.count == 3, "stdout: \(json.stdout)\nstderr: \(json.stderr)")
+        #expect(objects.allSatisfy { $0["http"] as? String == "2" }, "\(objects)")
+
+        let plain = try await CLIRunner.run("webimage", ["get", "--insecure"] + urls.prefix(2))
+        #expect(plain.status == 0, "stdout: \(plain.stdout)\nstderr: \(plain.stderr)")
+        let lines = plain.stdout.split(separator: "\n").map(String.init)
+        let header = try #require(lines.first { $0.hasPrefix("#") })
+        #expect(header.split(separator: " ").contains("http"))
+        let rows = lines.filter { $0.contains(" ok ") && $0.contains("https://") }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.split(separator: " ").dropFirst(3).first == "2" }, "\(rows)")
     }
 }

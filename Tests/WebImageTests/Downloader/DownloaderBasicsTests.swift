@@ -3,23 +3,22 @@ import LocalImageServer
 import Testing
 @testable import WebImage
 
-@Suite struct DownloaderBasicsTests {
-    let server: LocalImageServer
-    init() throws { server = try Fixtures.server() }
-
-    private func downloader(_ change: (inout ImageDownloaderConfig) -> Void = { _ in }) -> ImageDownloader {
-        var config = ImageDownloaderConfig()
-        change(&config)
-        return ImageDownloader(config: config)
-    }
-
-    @Test(arguments: [
-        ("horse-rgba.png", ImageFormat.png, 1), ("astronaut-baseline.jpg", .jpeg, 1), ("astronaut-lossy.webp", .webp, 1),
-        ("chelsea-animated.webp", .webp, 8), ("chelsea-animated.gif", .gif, 8),
-    ])
-    func successDeliversImageAndTheServedBytesOnTheCallbackQueue(file: String, format: ImageFormat, frames: Int) throws {
+/// Downloader behaviour, each network test over HTTP/1.1 and over HTTP/2 with TLS (`Wire`).
+@Suite(.timeLimit(.minutes(2))) struct DownloaderBasicsTests {
+    @Test(
+        arguments: Wire.allCases,
+        [
+            ("horse-rgba.png", ImageFormat.png, 1), ("astronaut-baseline.jpg", .jpeg, 1),
+            ("astronaut-lossy.webp", .webp, 1), ("chelsea-animated.webp", .webp, 8), ("chelsea-animated.gif", .gif, 8),
+        ])
+    func successDeliversImageAndTheServedBytesOnTheCallbackQueue(
+        wire: Wire, file: (name: String, format: ImageFormat, frames: Int)
+    ) throws {
+        let (file, format, frames) = file
+        let server = try wire.startServer()
+        defer { server.shutdown() }
         let callbackQueue = namedQueue("test.callbacks.\(file)")
-        let downloader = downloader { $0.callbackQueue = callbackQueue }
+        let downloader = server.downloader { $0.callbackQueue = callbackQueue }
         let recorder = CallbackRecorder()
         let token = downloader.downloadImage(with: server.url("/files/\(file)"), completed: recorder.completion())
         #expect(token != nil)
@@ -36,10 +35,11 @@ import Testing
         #expect(call.queueLabel == "test.callbacks.\(file)")
         #expect(token?.response?.statusCode == 200)
         #expect(token?.metrics?.bytesReceived == Int64(call.data?.count ?? -1))
+        #expect(token?.metrics?.httpVersion == wire.httpVersion)
     }
 
     @Test func nilAndDisallowedURLsFailSynchronouslyWithoutAToken() {
-        let downloader = downloader()
+        let downloader = ImageDownloader()
         for url in [nil, URL(string: "ftp://127.0.0.1/x.png"), URL(string: "file:///etc/passwd")] as [URL?] {
             let synchronousError = Locked<ImageDownloaderError?>(nil)
             let token = downloader.downloadImage(with: url) { _, _, error, finished in
@@ -51,21 +51,24 @@ import Testing
         }
     }
 
-    @Test func statusContentTypeAndModifierFailures() throws {
+    @Test(arguments: Wire.allCases)
+    func statusContentTypeAndModifierFailures(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
         let recorder = CallbackRecorder()
-        let plain = downloader()
+        let plain = server.downloader()
         let notFound = plain.downloadImage(with: server.url("/status/404"), completed: recorder.completion(1))
 
-        let strictStatus = downloader { $0.acceptableStatusCodes = [1] }
+        let strictStatus = server.downloader { $0.acceptableStatusCodes = [1] }
         let strictToken = strictStatus.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(2))
 
-        let strictType = downloader { $0.acceptableContentTypes = ["application/json"] }
+        let strictType = server.downloader { $0.acceptableContentTypes = ["application/json"] }
         strictType.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(3))
 
-        let refusingResponse = downloader { $0.responseModifier = ImageDownloaderResponseModifier { _ in nil } }
+        let refusingResponse = server.downloader { $0.responseModifier = ImageDownloaderResponseModifier { _ in nil } }
         refusingResponse.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(4))
 
-        let refusingDecryptor = downloader { $0.decryptor = ImageDownloaderDecryptor { _, _ in nil } }
+        let refusingDecryptor = server.downloader { $0.decryptor = ImageDownloaderDecryptor { _, _ in nil } }
         refusingDecryptor.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(5))
 
         plain.downloadImage(with: server.url("/empty"), completed: recorder.completion(6))
@@ -89,7 +92,7 @@ import Testing
         #expect(code(7)?.response?.mimeType == "text/html")
         #expect(recorder.terminals.allSatisfy { $0.error?.url != nil })
 
-        let refusingRequest = downloader { $0.requestModifier = ImageDownloaderRequestModifier { _ in nil } }
+        let refusingRequest = server.downloader { $0.requestModifier = ImageDownloaderRequestModifier { _ in nil } }
         let synchronous = Locked<ImageDownloaderError?>(nil)
         let none = refusingRequest.downloadImage(with: server.url("/files/pixel-1x1.png")) { _, _, error, _ in
             synchronous.value = error as? ImageDownloaderError
@@ -99,8 +102,11 @@ import Testing
         #expect(server.count(for: "/files/pixel-1x1.png") == 4)
     }
 
-    @Test func requestModifierChangesWhatIsSent() throws {
-        let downloader = downloader {
+    @Test(arguments: Wire.allCases)
+    func requestModifierChangesWhatIsSent(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader {
             $0.requestModifier = ImageDownloaderRequestModifier { request in
                 var request = request
                 request.headers["X-Signed"] = "yes"
@@ -113,8 +119,11 @@ import Testing
         #expect(server.requests(for: "/headers").first?.request.header("X-Signed") == "yes")
     }
 
-    @Test func defaultAndCustomHeadersReachTheServer() throws {
-        let downloader = downloader()
+    @Test(arguments: Wire.allCases)
+    func defaultAndCustomHeadersReachTheServer(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         #expect(downloader.value(forHTTPHeaderField: "accept") == "image/webp,image/*,*/*;q=0.8")
         downloader.setValue("42", forHTTPHeaderField: "X-Custom")
         downloader.setValue(nil, forHTTPHeaderField: "User-Agent")
@@ -126,7 +135,7 @@ import Testing
         #expect(sent.header("X-Custom") == "42")
         #expect(sent.header("User-Agent") == nil)
 
-        let fresh = self.downloader()
+        let fresh = server.downloader()
         fresh.downloadImage(with: server.url("/headers?2"), options: .avoidDecodeImage, completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
         let second = try #require(server.requests(for: "/headers").last?.request)
@@ -134,8 +143,11 @@ import Testing
         #expect(second.header("User-Agent")?.contains("libcurl/") == true)
     }
 
-    @Test func avoidDecodeImageCompletesWithDataOnly() throws {
-        let downloader = downloader()
+    @Test(arguments: Wire.allCases)
+    func avoidDecodeImageCompletesWithDataOnly(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         downloader.downloadImage(with: server.url("/files/astronaut-lossy.webp"), options: .avoidDecodeImage,
             completed: recorder.completion())
@@ -148,8 +160,11 @@ import Testing
         #expect(recorder.terminals(tag: 1).first?.error == nil)
     }
 
-    @Test func idleTimeoutOnAHangingServer() throws {
-        let downloader = downloader { $0.downloadTimeout = 1 }
+    @Test(arguments: Wire.allCases)
+    func idleTimeoutOnAHangingServer(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader { $0.downloadTimeout = 1 }
         let recorder = CallbackRecorder()
         let started = Date()
         downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion())
@@ -158,12 +173,15 @@ import Testing
         #expect(Date().timeIntervalSince(started) >= 0.9)
     }
 
-    @Test func credentialsAnswerTheBasicChallenge() throws {
+    @Test(arguments: Wire.allCases)
+    func credentialsAnswerTheBasicChallenge(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
         let path = "/auth/basic/ann/secret/pixel-1x1.png"
         let recorder = CallbackRecorder()
-        let anonymous = downloader()
+        let anonymous = server.downloader()
         anonymous.downloadImage(with: server.url(path), completed: recorder.completion(1))
-        let authorized = downloader {
+        let authorized = server.downloader {
             $0.username = "ann"
             $0.password = "secret"
         }
@@ -174,8 +192,11 @@ import Testing
         #expect(recorder.terminals(tag: 2).first?.image?.width == 1)
     }
 
-    @Test func cookiesOnlyWithHandleCookies() throws {
-        let downloader = downloader()
+    @Test(arguments: Wire.allCases)
+    func cookiesOnlyWithHandleCookies(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         downloader.downloadImage(with: server.url("/cookies/set?jar=on"), options: [.handleCookies, .avoidDecodeImage],
             completed: recorder.completion(1))
@@ -191,10 +212,11 @@ import Testing
         #expect(echoes.last == "jar=on")
     }
 
-    @Test func allowInvalidSSLCertificatesIsPerRequest() throws {
-        let tlsServer = try Fixtures.server(tls: .selfSigned)
+    @Test(arguments: Wire.allCases)
+    func allowInvalidSSLCertificatesIsPerRequest(wire: Wire) throws {
+        let tlsServer = try wire.startTLSServer()
         defer { tlsServer.shutdown() }
-        let downloader = downloader()
+        let downloader = ImageDownloader()
         let recorder = CallbackRecorder()
         downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png"), completed: recorder.completion(1))
         #expect(recorder.waitForTerminal(1))

@@ -3,12 +3,13 @@ import LocalImageServer
 import Testing
 @testable import WebImage
 
-@Suite struct DownloaderMergingTests {
-    let server: LocalImageServer
-    init() throws { server = try Fixtures.server() }
-
-    @Test func twoCallersOfOneURLShareOneTransfer() throws {
-        let downloader = ImageDownloader()
+/// Merging and cancelling, each over HTTP/1.1 and over HTTP/2 with TLS (`Wire`).
+@Suite(.timeLimit(.minutes(3))) struct DownloaderMergingTests {
+    @Test(arguments: Wire.allCases)
+    func twoCallersOfOneURLShareOneTransfer(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let url = server.url("/files/horse-rgba.png?delay=200")
         let first = downloader.downloadImage(with: url, completed: recorder.completion(1))
@@ -20,8 +21,11 @@ import Testing
         #expect(recorder.terminals.allSatisfy { $0.image?.width == 400 && $0.error == nil })
     }
 
-    @Test func cancellingOneCallerLeavesTheOtherRunning() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func cancellingOneCallerLeavesTheOtherRunning(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let url = server.url("/files/horse-rgba.png?delay=300")
         let first = downloader.downloadImage(with: url, completed: recorder.completion(1))
@@ -36,8 +40,11 @@ import Testing
         #expect(server.count(for: "/files/horse-rgba.png") == 1)
     }
 
-    @Test func cancelThenRequestAgainGivesCancelledThenSuccess() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func cancelThenRequestAgainGivesCancelledThenSuccess(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let url = server.url("/files/horse-rgba.png?delay=300")
         downloader.downloadImage(with: url, completed: recorder.completion(1))?.cancel()
@@ -49,8 +56,11 @@ import Testing
         #expect(recorder.terminals(tag: 2).first?.image != nil)
     }
 
-    @Test func staggeredRequestsLoseNoCallback() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func staggeredRequestsLoseNoCallback(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let url = server.url("/drip/horse-lossless.webp?chunk=512&interval=20")
         for index in 0..<201 {
@@ -66,8 +76,11 @@ import Testing
         }
     }
 
-    @Test func everyCallerOfAFailingURLGetsExactlyOneError() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func everyCallerOfAFailingURLGetsExactlyOneError(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         for index in 0..<11 {
             downloader.downloadImage(with: server.url("/empty?delay=30"), completed: recorder.completion(index))
@@ -81,8 +94,11 @@ import Testing
         }
     }
 
-    @Test func eachCallerGetsItsOwnThumbnailFromOneTransfer() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func eachCallerGetsItsOwnThumbnailFromOneTransfer(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let url = server.url("/files/astronaut-baseline.jpg?delay=200")
         let sizes = (1...10).map { PixelSize(width: 20 * $0, height: 20 * $0) }
@@ -98,10 +114,11 @@ import Testing
         }
     }
 
-    @Test func cancelAllDownloadsCancelsQueuedAndRunningCallers() throws {
-        var config = ImageDownloaderConfig()
-        config.maxConcurrentDownloads = 2
-        let downloader = ImageDownloader(config: config)
+    @Test(arguments: Wire.allCases)
+    func cancelAllDownloadsCancelsQueuedAndRunningCallers(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader { $0.maxConcurrentDownloads = 2 }
         let recorder = CallbackRecorder()
         for index in 0..<8 {
             downloader.downloadImage(with: server.url("/hang?\(index)"), completed: recorder.completion(index))
@@ -116,8 +133,11 @@ import Testing
         #expect(recorder.all.count == 8)
     }
 
-    @Test func aLateCancelAfterSuccessChangesNothing() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func aLateCancelAfterSuccessChangesNothing(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let token = downloader.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))

@@ -4,11 +4,9 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct DownloaderProgressTests {
-    let server: LocalImageServer
-    init() throws { server = try Fixtures.server() }
-
-    private func progress(of url: URL, config: ImageDownloaderConfig = ImageDownloaderConfig()) -> [(Int, Int)] {
+/// Progress, progressive decoding and notifications, each over HTTP/1.1 and over HTTP/2 with TLS (`Wire`).
+@Suite(.timeLimit(.minutes(2))) struct DownloaderProgressTests {
+    private func progress(of url: URL, config: ImageDownloaderConfig) -> [(Int, Int)] {
         let downloader = ImageDownloader(config: config)
         let reports = Locked<[(Int, Int)]>([])
         let recorder = CallbackRecorder()
@@ -19,9 +17,13 @@ import Testing
         return reports.value
     }
 
-    @Test func progressStartsUnknownThenKnownAndEndsComplete() throws {
+    @Test(arguments: Wire.allCases)
+    func progressStartsUnknownThenKnownAndEndsComplete(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
         let size = try Fixtures.corpusFile("horse-lossless.webp").count
-        let reports = progress(of: server.url("/drip/horse-lossless.webp?chunk=1000&interval=5"))
+        let reports = progress(
+            of: server.url("/drip/horse-lossless.webp?chunk=1000&interval=5"), config: server.downloaderConfig())
         #expect(reports.first.map { $0 == (0, -1) } == true)
         #expect(reports.dropFirst().first.map { $0 == (0, size) } == true)
         #expect(reports.last.map { $0 == (size, size) } == true)
@@ -30,9 +32,11 @@ import Testing
         #expect(received == received.sorted())
     }
 
-    @Test func minimumProgressIntervalThrottlesKnownLengthsButNeverTheLastReport() throws {
-        var config = ImageDownloaderConfig()
-        config.minimumProgressInterval = 0.51
+    @Test(arguments: Wire.allCases)
+    func minimumProgressIntervalThrottlesKnownLengthsButNeverTheLastReport(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let config = server.downloaderConfig { $0.minimumProgressInterval = 0.51 }
         let size = try Fixtures.corpusFile("horse-lossless.webp").count
         // ~4,600 bytes at 500 bytes per 100 ms: about one second of data callbacks.
         let reports = progress(of: server.url("/drip/horse-lossless.webp?chunk=500&interval=100"), config: config)
@@ -41,9 +45,11 @@ import Testing
         #expect(dataReports.count <= 3, "at most 2 throttled data callbacks plus the last: \(dataReports)")
     }
 
-    @Test func chunkedResponsesReportUnknownLengthAndAreNotThrottled() throws {
-        var config = ImageDownloaderConfig()
-        config.minimumProgressInterval = 1
+    @Test(arguments: Wire.allCases)
+    func chunkedResponsesReportUnknownLengthAndAreNotThrottled(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let config = server.downloaderConfig { $0.minimumProgressInterval = 1 }
         let size = try Fixtures.corpusFile("coffee-rgb.png").count
         let reports = progress(of: server.url("/chunked/coffee-rgb.png"), config: config)
         #expect(reports.allSatisfy { $0.1 == -1 })
@@ -51,9 +57,11 @@ import Testing
         #expect(reports.filter { $0.0 > 0 }.count >= 10, "chunked progress was throttled: \(reports.count) reports")
     }
 
-    @Test(arguments: ["coffee-progressive.jpg", "astronaut-lossy.webp"])
-    func progressiveLoadDeliversPartialImagesThenOneFinal(file: String) throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases, ["coffee-progressive.jpg", "astronaut-lossy.webp"])
+    func progressiveLoadDeliversPartialImagesThenOneFinal(wire: Wire, file: String) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let recorder = CallbackRecorder()
         downloader.downloadImage(
             with: server.url("/drip/\(file)?chunk=4096&interval=30"), options: .progressiveLoad,
@@ -71,10 +79,11 @@ import Testing
         #expect(final.data == (try Fixtures.corpusFile(file)))
     }
 
-    @Test func progressiveLoadIsOffWithADecryptor() throws {
-        var config = ImageDownloaderConfig()
-        config.decryptor = ImageDownloaderDecryptor { data, _ in data }
-        let downloader = ImageDownloader(config: config)
+    @Test(arguments: Wire.allCases)
+    func progressiveLoadIsOffWithADecryptor(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader { $0.decryptor = ImageDownloaderDecryptor { data, _ in data } }
         let recorder = CallbackRecorder()
         downloader.downloadImage(
             with: server.url("/drip/coffee-progressive.jpg?chunk=4096&interval=20"), options: .progressiveLoad,
@@ -85,8 +94,11 @@ import Testing
         #expect(recorder.terminals.first?.image?.width == 600)
     }
 
-    @Test func notificationsComeInOrderAndTheTokenHasTheResponse() throws {
-        let downloader = ImageDownloader()
+    @Test(arguments: Wire.allCases)
+    func notificationsComeInOrderAndTheTokenHasTheResponse(wire: Wire) throws {
+        let server = try wire.startServer()
+        defer { server.shutdown() }
+        let downloader = server.downloader()
         let port = server.port
         let seen = Locked<[String]>([])
         let names: [(Notification.Name, String)] = [
