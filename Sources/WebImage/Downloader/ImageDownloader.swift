@@ -187,9 +187,10 @@ public final class ImageDownloader: Sendable {
         }
         let decodeRequest = DecodeRequest(avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions)
         let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
+        let key = MergeKey(url: url, trust: RequestTrust(request: request, options: options, config: config))
 
         if let imageCache = config.imageCache, !decodeRequest.avoidsDecoding,
-            let image = imageCache.image(forKey: Self.imageCacheKey(url, decodeRequest))
+            let image = imageCache.image(forKey: Self.imageCacheKey(key, decodeRequest))
         {
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
             var metrics = ImageDownloadMetrics()
@@ -202,9 +203,10 @@ public final class ImageDownloader: Sendable {
         }
 
         // Look up, attach and enqueue in one critical section, so a caller never joins an operation that
-        // is finishing, and its handlers are attached before the queue can start the operation.
+        // is finishing, and its handlers are attached before the queue can start the operation. Only a
+        // request of equal trust joins (see RequestTrust); any other gets its own operation.
         return table.withBarrier { entries in
-            if let existing = entries.operations[url] {
+            if let existing = entries.operations[key] {
                 let token = ImageDownloadToken(
                     url: url, request: existing.request, callerID: callerID, operation: existing)
                 let caller = DownloadCaller(
@@ -214,24 +216,26 @@ public final class ImageDownloader: Sendable {
             }
             let operation = config.operationClass.init(request: request, options: options, context: context)
             operation.environment = environment
+            operation.mergeKey = key
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: operation)
             let caller = DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
                 decoding: decodeRequest, target: callerTarget)
             _ = operation.attach(caller)  // a fresh operation always accepts its first caller
-            entries.operations[url] = operation
+            entries.operations[key] = operation
             if config.executionOrder == .lifo { entries.chainLIFO(operation) }
             queue.addOperation(operation)
             return token
         }
     }
 
-    /// The decoded-image cache key: the URL plus every option that changes the decoded pixels.
-    static func imageCacheKey(_ url: URL, _ decoding: DecodeRequest) -> String {
+    /// The decoded-image cache key: the URL, every option that changes the decoded pixels, and the
+    /// request's trust, so an image fetched under one trust is never served to a request of another.
+    static func imageCacheKey(_ key: MergeKey, _ decoding: DecodeRequest) -> String {
         let options = decoding.options
         let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
-        return "\(url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
-            + "\(options.decodeFirstFrameOnly ? 1 : 0)"
+        return "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
+            + "\(options.decodeFirstFrameOnly ? 1 : 0)#\(key.trust.cacheKeyComponent)"
     }
 
     /// Cancels every queued and running download; each caller gets `cancelled` once.
@@ -278,7 +282,9 @@ public final class ImageDownloader: Sendable {
     var transportForTesting: CurlTransport? { transport }
 
     /// For tests: callers waiting on the live operation for `url`.
-    func callerCount(for url: URL) -> Int { table.withBarrier { $0.operations[url]?.callerCount ?? 0 } }
+    func callerCount(for url: URL) -> Int {
+        table.withBarrier { $0.operations.filter { $0.key.url == url }.reduce(0) { $0 + $1.value.callerCount } }
+    }
 
     /// For tests: URLs with a live operation in the table.
     var tableCount: Int { table.count }

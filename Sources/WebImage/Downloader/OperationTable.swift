@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 
-/// The URL → operation table, guarded by a concurrent queue used as a barrier queue: reads run `sync`,
+/// The (URL, trust) → operation table (see `MergeKey`), guarded by a concurrent queue used as a barrier queue: reads run `sync`,
 /// changes run as barriers.
 ///
 /// Never `sync` onto `queue` from code that may already run on it (SDWebImage #803): the only paths that
@@ -11,7 +11,7 @@ final class OperationTable: @unchecked Sendable {
     // @unchecked Sendable: `entries` is only touched inside blocks on `queue` — reads in `sync`, writes in
     // barrier blocks — so no two threads ever write it at once or read it during a write.
     struct Entries {
-        var operations: [URL: ImageDownloaderOperation] = [:]
+        var operations: [MergeKey: ImageDownloaderOperation] = [:]
         /// Operations not yet started, oldest first, for LIFO chaining.
         var waitingLIFO: [ImageDownloaderOperation] = []
         private var pruneThreshold = 64
@@ -58,12 +58,11 @@ final class OperationTable: @unchecked Sendable {
         queue.sync(flags: .barrier) { body(&entries) }
     }
 
-    /// Removes the entry for `operation`'s URL if it still is that operation (a newer one may have taken
+    /// Removes the entry for `operation`'s key if it still is that operation (a newer one may have taken
     /// the slot after this one stopped taking callers). Asynchronous, as a barrier.
     func remove(_ operation: ImageDownloaderOperation) {
         removals.async { [self] in
-            let url = operation.request.url
-            if entries.operations[url] === operation { entries.operations[url] = nil }
+            if let key = operation.mergeKey, entries.operations[key] === operation { entries.operations[key] = nil }
             // When the last operation finishes, every operation has started, so this empties the stack.
             entries.dropStartedFromTop()
         }

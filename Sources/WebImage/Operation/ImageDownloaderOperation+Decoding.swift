@@ -104,8 +104,8 @@ extension ImageDownloaderOperation {
             switch result {
             case .success(let image):
                 succeeded = true
-                if let image, let imageCache = environment?.config.imageCache {
-                    imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(request.url, caller.decoding))
+                if let image, let imageCache = environment?.config.imageCache, let mergeKey {
+                    imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(mergeKey, caller.decoding))
                 }
                 callback = caller.terminalCallback(
                     image: image, data: payload, error: nil, response: response, metrics: metrics)

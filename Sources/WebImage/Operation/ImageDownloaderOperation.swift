@@ -33,6 +33,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     var gate: StartGate?
     /// Set by the downloader before the operation is queued, never changed afterwards.
     var environment: OperationEnvironment?
+    /// The table key this operation is filed under (URL and trust); set with `environment`.
+    var mergeKey: MergeKey?
 
     /// The body received so far. Touched only on the transport thread; taken once (`take()`) when the
     /// transfer completes.
