@@ -81,7 +81,9 @@ struct DownloadOptions: ParsableArguments {
             throw ValidationError("--timeout must be a positive number of seconds, got \(timeout).")
         }
         for header in headers where Self.parseHeader(header) == nil {
-            throw ValidationError("--header '\(header)' is not of the form 'Name: value'.")
+            throw ValidationError(
+                "--header \(header.debugDescription) is not of the form 'Name: value' (a token name, and no CR, LF "
+                    + "or NUL in the value).")
         }
         if password != nil && user == nil { throw ValidationError("--password needs --user.") }
         if let thumbnail, Self.parseSize(thumbnail) == nil {
@@ -99,7 +101,8 @@ struct DownloadOptions: ParsableArguments {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, !name.contains(where: { $0.isWhitespace }) else { return nil }
+        // The library's own rule: a token name, and no CR, LF or NUL in the value (header injection).
+        guard HTTPHeaders.isValidFieldName(name), HTTPHeaders.isValidFieldValue(value) else { return nil }
         return (name, value)
     }
 

@@ -174,6 +174,15 @@ public final class ImageDownloader: Sendable {
             }
             request = modified
         }
+        // Every source of headers (config, setValue, the context, the modifier) ends up here: a field that
+        // could inject another header line is refused before anything is sent.
+        if let field = request.headers.firstInvalidField() {
+            return failNow(
+                ImageDownloaderError(
+                    .invalidDownloadOperation,
+                    "the header field \(Self.describe(field)) contains CR, LF, NUL or a character not allowed in "
+                        + "a field name; nothing was sent", url: url))
+        }
 
         let callerID = nextCallerID.wrappingAdd(1, ordering: .relaxed).oldValue
         var decodeOptions = ImageDecodingOptions(
@@ -236,6 +245,12 @@ public final class ImageDownloader: Sendable {
         let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
         return "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
             + "\(options.decodeFirstFrameOnly ? 1 : 0)#\(key.trust.cacheKeyComponent)"
+    }
+
+    /// A field for an error message: the name as a Swift string literal (escapes visible), the value
+    /// left out (it may be a secret).
+    private static func describe(_ field: HTTPHeaders.Field) -> String {
+        "\(field.name.debugDescription) (\(field.value.utf8.count)-byte value)"
     }
 
     /// Cancels every queued and running download; each caller gets `cancelled` once.

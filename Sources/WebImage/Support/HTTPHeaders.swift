@@ -89,6 +89,35 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// Whether the list is empty.
     public var isEmpty: Bool { fields.isEmpty }
+
+    // MARK: Validity
+
+    /// Whether `name` may be sent as a field name: a non-empty RFC 9110 token (letters, digits and
+    /// ``!#$%&'*+-.^_`|~``). Anything else, a colon, a space, CR, LF or NUL among them, could end the
+    /// field early and start another one of the sender's choosing.
+    public static func isValidFieldName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+
+    /// Whether `value` may be sent as a field value: no CR, LF or NUL, which would end the header line
+    /// (or, for NUL, cut it short in C) and let the rest of the value inject fields or a second request.
+    public static func isValidFieldValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    /// The first field that must not be sent (see ``isValidFieldName(_:)`` and ``isValidFieldValue(_:)``),
+    /// or nil when every field is safe.
+    func firstInvalidField() -> Field? {
+        fields.first { !Self.isValidFieldName($0.name) || !Self.isValidFieldValue($0.value) }
+    }
 }
 
 extension String {

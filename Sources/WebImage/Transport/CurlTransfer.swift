@@ -98,6 +98,13 @@ final class CurlTransfer: @unchecked Sendable {
         try CurlRuntime.check(wi_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
 
         for field in r.headers {
+            // The downloader refuses such fields before queueing; this also covers fields added later
+            // (cache validators copied from a server's ETag) and direct users of the transport.
+            guard HTTPHeaders.isValidFieldName(field.name), HTTPHeaders.isValidFieldValue(field.value) else {
+                throw ImageDownloaderError(
+                    .invalidDownloadOperation, "refusing to send a header field with CR, LF, NUL or an invalid name",
+                    url: r.url)
+            }
             // "Name;" sends an empty header, "Name:" removes one curl would add itself.
             let line = field.value.isEmpty ? "\(field.name):" : "\(field.name): \(field.value)"
             guard let list = curl_slist_append(headerList, line) else {
