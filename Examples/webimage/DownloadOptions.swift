@@ -24,6 +24,12 @@ struct DownloadOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp("Idle timeout in seconds: fail when no byte arrives for this long.", valueName: "seconds"))
     var timeout: Double = 15
+    @Option(
+        name: .customLong("max-time"),
+        help: ArgumentHelp(
+            "Total timeout in seconds: fail any download not finished by then, however steadily bytes arrive.",
+            valueName: "seconds"))
+    var maxTime: Double = 60
 
     @Option(
         name: .customLong("header"),
@@ -77,6 +83,9 @@ struct DownloadOptions: ParsableArguments {
             throw ValidationError("--concurrency must be between 1 and 256, got \(concurrency).")
         }
         guard !(high && low) else { throw ValidationError("--high and --low cannot be used together.") }
+        guard maxTime > 0, maxTime.isFinite else {
+            throw ValidationError("--max-time must be a positive number of seconds, got \(maxTime).")
+        }
         guard timeout > 0, timeout.isFinite else {
             throw ValidationError("--timeout must be a positive number of seconds, got \(timeout).")
         }
@@ -150,6 +159,7 @@ struct DownloadOptions: ParsableArguments {
         config.maxConcurrentDownloads = concurrency
         config.executionOrder = lifo ? .lifo : .fifo
         config.downloadTimeout = timeout
+        config.totalTimeout = maxTime
         for header in headers {
             if let (name, value) = Self.parseHeader(header) { config.headers[name] = value }
         }

@@ -31,6 +31,10 @@ public struct ImageDownloaderConfig: Sendable {
     /// Idle timeout in seconds: a download fails with `timedOut` when no byte arrives for this long;
     /// also bounds connecting. `15` by default; 0 or less means 15.
     public var downloadTimeout: TimeInterval = 15
+    /// Upper bound in seconds on a whole transfer, redirects included: a download fails with `timedOut`
+    /// when it has not finished by then, however steadily bytes arrive (a server trickling one byte every
+    /// half second never trips the idle timeout). `60` by default; 0 or less means no total limit.
+    public var totalTimeout: TimeInterval = 60
     /// Minimum seconds between progress callbacks (and progressive decodes) when the length is known,
     /// clamped to 0…1. `0` by default (every chunk).
     public var minimumProgressInterval: TimeInterval = 0

@@ -14,6 +14,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.headers = request.headers
         transferRequest.idleTimeout = request.timeout
         transferRequest.connectTimeout = request.timeout
+        transferRequest.totalTimeout = max(0, config.totalTimeout)
         transferRequest.maximumRedirects = config.maximumRedirects
         transferRequest.allowedProtocols = Set(config.allowedProtocols.map { $0.lowercased() })
         transferRequest.maximumResponseSize = config.maximumResponseSize

@@ -73,6 +73,8 @@ final class CurlTransfer: @unchecked Sendable {
         try setLong(CURLOPT_LOW_SPEED_LIMIT, 1, "LOW_SPEED_LIMIT")
         try setLong(CURLOPT_LOW_SPEED_TIME, idle, "LOW_SPEED_TIME")
         try setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(r.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
+        // The total bound (CURLOPT_TIMEOUT_MS; 0 is curl's "none"), for servers that dodge the idle one.
+        try setLong(CURLOPT_TIMEOUT_MS, r.totalTimeout > 0 ? max(1, Int(r.totalTimeout * 1000)) : 0, "TIMEOUT_MS")
         try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
         try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
         try setReceiveBufferSize()

@@ -9,6 +9,9 @@ struct TransferRequest: Sendable {
     var headers: HTTPHeaders = HTTPHeaders()
     /// Idle timeout: the transfer fails when fewer than one byte per second arrives for this long.
     var idleTimeout: TimeInterval = 15
+    /// Upper bound on the whole transfer, redirects included; 0 means none. A server that trickles bytes
+    /// just fast enough to dodge the idle timeout still ends here.
+    var totalTimeout: TimeInterval = 0
     /// Upper bound on establishing the connection (TCP and TLS).
     var connectTimeout: TimeInterval = 15
     /// Redirects followed before failing with tooManyRedirects.
