@@ -29,6 +29,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var abortError: ImageDownloaderError?
     private var received: Int64 = 0
     private var isFinished = false
+    /// A cancel reached the transport thread before the transfer was added to the multi handle (see
+    /// `TransportLoop`'s `.cancel`); set and read on the transport thread only.
+    var cancelledBeforeAdd = false
 
     init(request: TransferRequest, pool: EasyHandlePool, share: CurlShare, delegate: any TransferDelegate)
         throws(ImageDownloaderError)

@@ -220,6 +220,11 @@ private final class TransportLoop: @unchecked Sendable {
                         curl_multi_remove_handle(multi, transfer.easy)
                         activeCount.subtract(1, ordering: .relaxed)
                         transfer.finish(code: nil, cancelled: true)
+                    } else {
+                        // Not in the multi handle (yet): the cancel may have overtaken the transfer's own
+                        // `.add` (an operation cancelled from its first progress callback submits its
+                        // cancel before its start). Remember it, so `add` never lets the transfer run.
+                        transfer.cancelledBeforeAdd = true
                     }
                 case .shutdown:
                     shuttingDown = true
@@ -242,6 +247,11 @@ private final class TransportLoop: @unchecked Sendable {
     }
 
     private func add(_ transfer: CurlTransfer) {
+        if transfer.cancelledBeforeAdd {
+            activeCount.subtract(1, ordering: .relaxed)
+            transfer.finish(code: nil, cancelled: true)
+            return
+        }
         let code = curl_multi_add_handle(multi, transfer.easy)
         if code == CURLM_OK {
             active[transfer.easy] = transfer
