@@ -43,10 +43,25 @@ public struct ImageDownloaderConfig: Sendable {
         "Accept": "image/webp,image/*,*/*;q=0.8",
         "User-Agent": "WebImage/\(LibraryVersions.webImage) libcurl/\(LibraryVersions.curl)",
     ]
-    /// Sent after a 401 challenge only (any scheme curl supports), never to another host after a redirect.
+    /// Sent after a 401 challenge only (any scheme curl supports), to the request's own origin only: never
+    /// after a redirect to another scheme, host or port (an https→http downgrade included), and over plain
+    /// http only with `allowsCredentialsOverPlainHTTP`.
     public var username: String?
     /// The password for `username`.
     public var password: String?
+    /// Whether `username` and `password` may be sent over plain http, where anyone on the path reads
+    /// them (Basic) or can replay them. `false` by default: over http the server's 401 then fails the
+    /// download with `invalidDownloadStatusCode`, and the message names this setting.
+    public var allowsCredentialsOverPlainHTTP = false
+    /// Header fields sent only to the request's own origin: a redirect to another scheme, host or port
+    /// drops them (curl itself would forward every custom field). Case-insensitive.
+    /// `Authorization`, `Proxy-Authorization`, `Cookie`, `X-Api-Key` and `X-Auth-Token` by default; add
+    /// any field of yours that carries a secret.
+    public var secretHeaderFields: Set<String> = ImageDownloaderConfig.defaultSecretHeaderFields
+    /// The default `secretHeaderFields` (lowercased).
+    public static let defaultSecretHeaderFields: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token",
+    ]
     /// Redirects followed before `tooManyRedirects`. `10` by default.
     public var maximumRedirects: Int = 10
     /// Schemes a request may use; redirects are only ever followed to http and https.

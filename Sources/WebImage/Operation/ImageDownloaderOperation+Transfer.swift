@@ -22,6 +22,8 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.caBundlePath = config.caBundlePath
         transferRequest.username = config.username
         transferRequest.password = config.password
+        transferRequest.allowsCredentialsOverPlainHTTP = config.allowsCredentialsOverPlainHTTP
+        transferRequest.secretHeaderNames = Set(config.secretHeaderFields.map { $0.lowercased() })
         transferRequest.handlesCookies = options.contains(.handleCookies)
         decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
@@ -114,9 +116,15 @@ extension ImageDownloaderOperation: TransferDelegate {
     private func validate(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
         let config = environment?.config ?? ImageDownloaderConfig()
         if let acceptable = config.acceptableStatusCodes, !acceptable.contains(response.statusCode) {
+            var message = "HTTP status \(response.statusCode) is not acceptable"
+            if response.statusCode == 401, config.username != nil, !config.allowsCredentialsOverPlainHTTP,
+                response.url.scheme?.lowercased() == "http"
+            {
+                message += " (the credentials were not sent over plain http: set allowsCredentialsOverPlainHTTP)"
+            }
             return ImageDownloaderError(
-                .invalidDownloadStatusCode, "HTTP status \(response.statusCode) is not acceptable", url: request.url,
-                statusCode: response.statusCode, response: response)
+                .invalidDownloadStatusCode, message, url: request.url, statusCode: response.statusCode,
+                response: response)
         }
         if let acceptable = config.acceptableContentTypes {
             let type = response.mimeType ?? ""

@@ -20,14 +20,22 @@ final class CurlTransfer: @unchecked Sendable {
     private let pool: EasyHandlePool
     private let share: CurlShare
     private var delegate: (any TransferDelegate)?
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The header fields of the current hop; replaced (and the old list freed) when a hop changes them.
+    var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
-    // Transport-thread state.
-    private var head = ResponseHeadParser()
-    private var responseDelivered = false
-    private var abortError: ImageDownloaderError?
-    private var received: Int64 = 0
+    // Transport-thread state (and, before submission, the caller's thread; see the class comment).
+    /// The URL of the current hop: the request's URL until a redirect is followed.
+    var currentURL: URL
+    /// Redirects followed so far, and what the earlier hops measured.
+    var redirectsFollowed = 0
+    var earlierHops = EarlierHops()
+    /// Whether the current hop's response is a redirect to follow, once decided for this hop.
+    var hopRedirect: HopRedirect = .undecided
+    var head = ResponseHeadParser()
+    var responseDelivered = false
+    var abortError: ImageDownloaderError?
+    var received: Int64 = 0
     private var isFinished = false
     /// A cancel reached the transport thread before the transfer was added to the multi handle (see
     /// `TransportLoop`'s `.cancel`); set and read on the transport thread only.
@@ -41,6 +49,7 @@ final class CurlTransfer: @unchecked Sendable {
             throw ImageDownloaderError(.invalidDownloadOperation, "curl_easy_init failed", url: request.url)
         }
         self.request = request
+        self.currentURL = request.url
         self.easy = handle.easy
         self.isReusedHandle = handle.isReused
         self.pool = pool
@@ -60,17 +69,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Configuration
 
+    /// The options that stay the same for every hop of a redirect chain; `applyHop()` sets the rest.
     private func configure() throws(ImageDownloaderError) {
         let r = request
-        try setString(CURLOPT_URL, r.url.absoluteString, "URL")
         let protocols = r.allowedProtocols.sorted().joined(separator: ",")
         try setString(CURLOPT_PROTOCOLS_STR, protocols, "PROTOCOLS_STR")
-        // Redirects never reach file: or any other scheme, even when file: is allowed for the first URL.
-        let redirectProtocols = r.allowedProtocols.intersection(["http", "https"]).sorted().joined(separator: ",")
-        try setString(CURLOPT_REDIR_PROTOCOLS_STR, redirectProtocols.isEmpty ? "http" : redirectProtocols, "REDIR")
         try setLong(CURLOPT_NOSIGNAL, 1, "NOSIGNAL")
-        try setLong(CURLOPT_FOLLOWLOCATION, r.maximumRedirects > 0 ? 1 : 0, "FOLLOWLOCATION")
-        try setLong(CURLOPT_MAXREDIRS, r.maximumRedirects, "MAXREDIRS")
+        // Redirects are followed here, hop by hop (CurlTransfer+Redirects.swift), not by curl: curl would
+        // send every custom header field (an API key, say) to whatever host a redirect names.
+        try setLong(CURLOPT_FOLLOWLOCATION, 0, "FOLLOWLOCATION")
         // Idle, not total, timeout: fail when under 1 byte/s for `idleTimeout` seconds.
         let idle = max(1, Int(r.idleTimeout.rounded(.up)))
         try setLong(CURLOPT_LOW_SPEED_LIMIT, 1, "LOW_SPEED_LIMIT")
@@ -81,43 +88,15 @@ final class CurlTransfer: @unchecked Sendable {
         try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
         try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
         try setReceiveBufferSize()
-        // PIPEWAIT lets HTTP/2 over TLS multiplex instead of opening parallel connections. Only for https:
-        // on cleartext curl would hold every new transfer until the first response shows whether the
-        // connection can multiplex (it cannot: h2c stays off, curl #10634), serializing a slow first batch.
-        if r.url.scheme?.lowercased() == "https" { try setLong(CURLOPT_PIPEWAIT, 1, "PIPEWAIT") }
         try setLong(CURLOPT_SSL_VERIFYPEER, r.verifiesTLS ? 1 : 0, "SSL_VERIFYPEER")
         try setLong(CURLOPT_SSL_VERIFYHOST, r.verifiesTLS ? 2 : 0, "SSL_VERIFYHOST")
         if let ca = r.caBundlePath { try setString(CURLOPT_CAINFO, ca, "CAINFO") }
-        if let user = r.username {
-            try setString(CURLOPT_USERNAME, user, "USERNAME")
-            try setString(CURLOPT_PASSWORD, r.password ?? "", "PASSWORD")
-            // CURLAUTH_ANY sends nothing until the server's 401 names a scheme; UNRESTRICTED_AUTH stays
-            // 0 so credentials never follow a redirect to another host.
-            try setLong(CURLOPT_HTTPAUTH, Int(bitPattern: UInt(wi_curlauth_any())), "HTTPAUTH")
-            try setLong(CURLOPT_UNRESTRICTED_AUTH, 0, "UNRESTRICTED_AUTH")
-        }
         try CurlRuntime.check(wi_easy_setopt_share(easy, share.handle), "SHARE")
         if r.handlesCookies {
             try setString(CURLOPT_COOKIEFILE, "", "COOKIEFILE")  // "" turns the cookie engine on, reading no file
         }
         try CurlRuntime.check(wi_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
-
-        for field in r.headers {
-            // The downloader refuses such fields before queueing; this also covers fields added later
-            // (cache validators copied from a server's ETag) and direct users of the transport.
-            guard HTTPHeaders.isValidFieldName(field.name), HTTPHeaders.isValidFieldValue(field.value) else {
-                throw ImageDownloaderError(
-                    .invalidDownloadOperation, "refusing to send a header field with CR, LF, NUL or an invalid name",
-                    url: r.url)
-            }
-            // "Name;" sends an empty header, "Name:" removes one curl would add itself.
-            let line = field.value.isEmpty ? "\(field.name):" : "\(field.name): \(field.value)"
-            guard let list = curl_slist_append(headerList, line) else {
-                throw ImageDownloaderError(.invalidDownloadOperation, "curl_slist_append failed", url: r.url)
-            }
-            headerList = list
-        }
-        try CurlRuntime.check(wi_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "HTTPHEADER")
+        try applyHop()
 
         // The callbacks get `self` unretained: the transport holds a strong reference for as long as the
         // handle is in its multi handle, which is the only time curl calls them.
@@ -150,13 +129,13 @@ final class CurlTransfer: @unchecked Sendable {
         try CurlRuntime.check(code, "BUFFERSIZE")
     }
 
-    private func setLong(_ option: CURLoption, _ value: Int, _ name: String) throws(ImageDownloaderError) {
+    func setLong(_ option: CURLoption, _ value: Int, _ name: String) throws(ImageDownloaderError) {
         try CurlRuntime.check(wi_easy_setopt_long(easy, option, value), name)
     }
     private func setOff(_ option: CURLoption, _ value: Int64, _ name: String) throws(ImageDownloaderError) {
         try CurlRuntime.check(wi_easy_setopt_off(easy, option, curl_off_t(value)), name)
     }
-    private func setString(_ option: CURLoption, _ value: String, _ name: String) throws(ImageDownloaderError) {
+    func setString(_ option: CURLoption, _ value: String, _ name: String) throws(ImageDownloaderError) {
         // curl copies string options (since 7.17), so the temporary C string may go away afterwards.
         try CurlRuntime.check(value.withCString { wi_easy_setopt_string(easy, option, $0) }, name)
     }
@@ -174,11 +153,15 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        // curl skips the bodies of responses it follows (redirects, 401 before an authenticated retry),
-        // so the first body byte belongs to the final response: its head is complete now.
-        if !responseDelivered, let error = deliverResponse() {
-            abortError = error
-            return 0
+        // curl skips the body of a 401 before its authenticated retry; a redirect's body is skipped here,
+        // since this transfer follows redirects itself. Otherwise the first body byte belongs to the
+        // final response: its head is complete now.
+        if !responseDelivered {
+            if isRedirect { return bytes.count }
+            if let error = deliverResponse() {
+                abortError = error
+                return 0
+            }
         }
         received += Int64(bytes.count)
         if received > request.maximumResponseSize {
@@ -206,18 +189,8 @@ final class CurlTransfer: @unchecked Sendable {
         return delegate?.transferDidReceiveResponse(response)
     }
 
-    private var effectiveURL: URL {
-        // Only a followed redirect changes the URL; skip curl's string and URL parsing otherwise.
-        var redirects = 0
-        if wi_easy_getinfo_long(easy, CURLINFO_REDIRECT_COUNT, &redirects) == CURLE_OK, redirects == 0 {
-            return request.url
-        }
-        var pointer: UnsafeMutablePointer<CChar>? = nil
-        guard wi_easy_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &pointer) == CURLE_OK, let pointer,
-            let url = URL(string: String(cString: pointer))
-        else { return request.url }
-        return url
-    }
+    /// The URL the response came from: the last hop's.
+    var effectiveURL: URL { currentURL }
 
     /// Called by the transport once the handle left the multi handle: with curl's result, or with
     /// `cancelled` when the transfer was removed early. Reports exactly once, then drops the delegate.
@@ -246,23 +219,28 @@ final class CurlTransfer: @unchecked Sendable {
         delegate?.transferDidComplete(result)
     }
 
+    /// A `CURLINFO_*_TIME_T` value of the current hop in seconds (0 when curl has none).
+    func seconds(_ info: CURLINFO) -> TimeInterval {
+        var value: curl_off_t = 0
+        return wi_easy_getinfo_off(easy, info, &value) == CURLE_OK ? TimeInterval(value) / 1_000_000 : 0
+    }
+
+    /// A long `CURLINFO_*` value of the current hop (0 when curl has none).
+    func long(_ info: CURLINFO) -> Int {
+        var value = 0
+        return wi_easy_getinfo_long(easy, info, &value) == CURLE_OK ? value : 0
+    }
+
     private func metrics() -> ImageDownloadMetrics {
         var m = ImageDownloadMetrics()
-        func seconds(_ info: CURLINFO) -> TimeInterval {
-            var value: curl_off_t = 0
-            return wi_easy_getinfo_off(easy, info, &value) == CURLE_OK ? TimeInterval(value) / 1_000_000 : 0
-        }
-        func long(_ info: CURLINFO) -> Int {
-            var value = 0
-            return wi_easy_getinfo_long(easy, info, &value) == CURLE_OK ? value : 0
-        }
         m.nameLookupTime = seconds(CURLINFO_NAMELOOKUP_TIME_T)
         m.connectTime = seconds(CURLINFO_CONNECT_TIME_T)
         m.tlsHandshakeTime = seconds(CURLINFO_APPCONNECT_TIME_T)
         m.firstByteTime = seconds(CURLINFO_STARTTRANSFER_TIME_T)
-        m.totalTime = seconds(CURLINFO_TOTAL_TIME_T)
-        m.redirectCount = long(CURLINFO_REDIRECT_COUNT)
-        m.newConnections = long(CURLINFO_NUM_CONNECTS)
+        // Timings before the first byte are the final hop's; the total and the connections add every hop.
+        m.totalTime = earlierHops.totalTime + seconds(CURLINFO_TOTAL_TIME_T)
+        m.redirectCount = redirectsFollowed
+        m.newConnections = earlierHops.newConnections + long(CURLINFO_NUM_CONNECTS)
         m.bytesReceived = received
         switch long(CURLINFO_HTTP_VERSION) {
         case CURL_HTTP_VERSION_1_0: m.httpVersion = "1.0"

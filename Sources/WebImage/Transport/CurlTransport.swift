@@ -268,10 +268,18 @@ private final class TransportLoop: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let result = wi_msg_result(message)
             curl_multi_remove_handle(multi, easy)
-            if let transfer = active.removeValue(forKey: easy) {
+            guard let transfer = active[easy] else { continue }
+            // A redirect to follow: the same handle goes round again with the next hop's URL.
+            if transfer.prepareRedirect(after: result) {
+                if curl_multi_add_handle(multi, easy) == CURLM_OK { continue }
+                active.removeValue(forKey: easy)
                 activeCount.subtract(1, ordering: .relaxed)
-                transfer.finish(code: result)
+                transfer.finish(code: CURLE_FAILED_INIT)
+                continue
             }
+            active.removeValue(forKey: easy)
+            activeCount.subtract(1, ordering: .relaxed)
+            transfer.finish(code: result)
         }
     }
 

@@ -28,10 +28,13 @@ struct TransferRequest: Sendable {
     var username: String?
     /// The password for `username`.
     var password: String?
+    /// Whether the credentials may be sent over plain http (they always may over https).
+    var allowsCredentialsOverPlainHTTP = false
+    /// Header field names (lowercased) sent to the original origin only, never after a redirect to another
+    /// scheme, host or port.
+    var secretHeaderNames: Set<String> = ImageDownloaderConfig.defaultSecretHeaderFields
     /// Whether the shared cookie jar is read and updated.
     var handlesCookies: Bool = false
-    /// Larger numbers are served first when connections are scarce; informational for curl.
-    var priority: Int = 0
 
     /// A request for `url` with every other field at its default.
     init(url: URL) {

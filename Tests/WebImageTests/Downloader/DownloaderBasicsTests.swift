@@ -184,6 +184,7 @@ import Testing
         let authorized = server.downloader {
             $0.username = "ann"
             $0.password = "secret"
+            $0.allowsCredentialsOverPlainHTTP = true  // HTTP/1.1 runs over plain http here
         }
         #expect(recorder.waitForTerminal(1))
         authorized.downloadImage(with: server.url(path), completed: recorder.completion(2))

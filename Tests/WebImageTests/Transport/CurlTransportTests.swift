@@ -148,6 +148,7 @@ import Testing
         var request = TransferRequest(url: server.url(path))
         request.username = "ann"
         request.password = "secret"
+        request.allowsCredentialsOverPlainHTTP = true  // this server speaks plain http
         let authorized = try transport.run(request)
         #expect(authorized.response?.statusCode == 200)
         let attempts = server.requests(for: path)
@@ -161,6 +162,7 @@ import Testing
         var request = TransferRequest(url: server.url("/redirect-to?url=\(target)"))
         request.username = "ann"
         request.password = "secret"
+        request.allowsCredentialsOverPlainHTTP = true
         _ = try transport.run(request)
         let echoed = server.requests(for: "/headers")
         #expect(echoed.count == 1)

@@ -1,0 +1,158 @@
+import CCurl
+import Foundation
+
+/// Redirects, followed by the transfer itself rather than by curl (`CURLOPT_FOLLOWLOCATION` is off).
+///
+/// curl strips `Authorization` and `Cookie` fields and its own credentials when it follows a redirect to
+/// another host, but sends every other custom field (an `X-Api-Key`, a signed token) to wherever the
+/// `Location` points. So each hop is a fresh request that this file configures: the original host gets
+/// every field and the credentials; any other origin (scheme, host or port), an https→http downgrade
+/// included, gets neither the credentials nor the fields `TransferRequest.secretHeaderNames` lists.
+///
+/// On the transport thread: when a hop's transfer is DONE with a 301, 302, 303, 307 or 308 that names a
+/// `Location`, the loop calls `prepareRedirect(after:)`; when it returns true the handle, already
+/// removed from the multi handle, is configured for the next URL and added again.
+extension CurlTransfer {
+    /// Whether the current hop's response is a redirect to follow, decided once per hop (when its head is
+    /// complete: at its first body byte, or when the hop ends).
+    enum HopRedirect {
+        case undecided
+        case none
+        case follow
+    }
+
+    /// What earlier hops measured, added into the final metrics.
+    struct EarlierHops {
+        var totalTime: TimeInterval = 0
+        var newConnections = 0
+    }
+
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Whether the current hop's response is a redirect this transfer follows: a redirect status with a
+    /// `Location`, and redirects allowed at all. Its body is then skipped.
+    var isRedirect: Bool {
+        if case .undecided = hopRedirect {
+            let follows =
+                request.maximumRedirects > 0 && Self.redirectStatuses.contains(head.statusCode)
+                && head.headers["Location"]?.isEmpty == false
+            hopRedirect = follows ? .follow : .none
+        }
+        if case .follow = hopRedirect { return true }
+        return false
+    }
+
+    /// Where the finished hop's redirect points: curl's resolution of the Location against the hop's URL
+    /// (`CURLINFO_REDIRECT_URL`, set once the hop is done), else Foundation's.
+    private func resolvedRedirectURL() -> URL? {
+        var pointer: UnsafeMutablePointer<CChar>? = nil
+        if wi_easy_getinfo_string(easy, CURLINFO_REDIRECT_URL, &pointer) == CURLE_OK, let pointer,
+            let url = URL(string: String(cString: pointer))
+        {
+            return url
+        }
+        return head.headers["Location"].flatMap { URL(string: $0, relativeTo: currentURL)?.absoluteURL }
+    }
+
+    /// After a hop ended with `code`: when it was a redirect to follow, configures the handle for the next
+    /// hop and returns true (the caller adds it to the multi handle again). Returns false when the
+    /// transfer is over; a refused redirect (too many, or to a scheme other than http/https) is then
+    /// reported through `abortError`.
+    func prepareRedirect(after code: CURLcode) -> Bool {
+        guard code == CURLE_OK, abortError == nil, isRedirect else { return false }
+        guard let target = resolvedRedirectURL() else {
+            abortError = ImageDownloaderError(
+                .invalidURL, "the redirect's Location is not a usable URL", url: request.url,
+                response: head.response(url: currentURL))
+            return false
+        }
+        guard redirectsFollowed < request.maximumRedirects else {
+            abortError = ImageDownloaderError(
+                .tooManyRedirects, "more than \(request.maximumRedirects) redirects", url: request.url,
+                response: head.response(url: currentURL))
+            return false
+        }
+        let scheme = target.scheme?.lowercased() ?? ""
+        // Redirects never reach file: or any other scheme, even when file: is allowed for the first URL.
+        guard scheme == "http" || scheme == "https", request.allowedProtocols.contains(scheme),
+            target.host?.isEmpty == false
+        else {
+            abortError = ImageDownloaderError(
+                .unsupportedProtocol, "a redirect to the \"\(scheme)\" scheme is not followed", url: request.url,
+                response: head.response(url: currentURL))
+            return false
+        }
+        earlierHops.totalTime += seconds(CURLINFO_TOTAL_TIME_T)
+        earlierHops.newConnections += long(CURLINFO_NUM_CONNECTS)
+        redirectsFollowed += 1
+        currentURL = target
+        head = ResponseHeadParser()
+        hopRedirect = .undecided
+        responseDelivered = false
+        received = 0
+        do {
+            try applyHop()
+        } catch {
+            abortError = error
+            return false
+        }
+        return true
+    }
+
+    /// Sets what differs from hop to hop: the URL, PIPEWAIT, the header fields and the credentials.
+    func applyHop() throws(ImageDownloaderError) {
+        let url = currentURL
+        let isOriginalOrigin = Self.sameOrigin(url, request.url)
+        let isHTTPS = url.scheme?.lowercased() == "https"
+        try setString(CURLOPT_URL, url.absoluteString, "URL")
+        // PIPEWAIT lets HTTP/2 over TLS multiplex instead of opening parallel connections. Only for https:
+        // on cleartext curl would hold every new transfer until the first response shows whether the
+        // connection can multiplex (it cannot: h2c stays off, curl #10634), serializing a slow first batch.
+        try setLong(CURLOPT_PIPEWAIT, isHTTPS ? 1 : 0, "PIPEWAIT")
+
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for field in request.headers {
+            // The downloader refuses such fields before queueing; this also covers fields added later
+            // (cache validators copied from a server's ETag) and direct users of the transport.
+            guard HTTPHeaders.isValidFieldName(field.name), HTTPHeaders.isValidFieldValue(field.value) else {
+                curl_slist_free_all(list)
+                throw ImageDownloaderError(
+                    .invalidDownloadOperation, "refusing to send a header field with CR, LF, NUL or an invalid name",
+                    url: request.url)
+            }
+            if !isOriginalOrigin && request.secretHeaderNames.contains(field.name.lowercased()) { continue }
+            // "Name;" sends an empty header, "Name:" removes one curl would add itself.
+            let line = field.value.isEmpty ? "\(field.name):" : "\(field.name): \(field.value)"
+            guard let appended = curl_slist_append(list, line) else {
+                curl_slist_free_all(list)
+                throw ImageDownloaderError(.invalidDownloadOperation, "curl_slist_append failed", url: request.url)
+            }
+            list = appended
+        }
+        let code = wi_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+        // The old list may go now: the handle is in no multi handle while a hop is configured.
+        let old = headerList
+        headerList = list
+        curl_slist_free_all(old)
+        try CurlRuntime.check(code, "HTTPHEADER")
+
+        // Credentials go to the original origin only, and over plain http only when asked for.
+        if let user = request.username, isOriginalOrigin, isHTTPS || request.allowsCredentialsOverPlainHTTP {
+            try setString(CURLOPT_USERNAME, user, "USERNAME")
+            try setString(CURLOPT_PASSWORD, request.password ?? "", "PASSWORD")
+            // CURLAUTH_ANY sends nothing until the server's 401 names a scheme.
+            try setLong(CURLOPT_HTTPAUTH, Int(bitPattern: UInt(wi_curlauth_any())), "HTTPAUTH")
+            try setLong(CURLOPT_UNRESTRICTED_AUTH, 0, "UNRESTRICTED_AUTH")
+        } else {
+            try CurlRuntime.check(wi_easy_setopt_string(easy, CURLOPT_USERNAME, nil), "USERNAME")
+            try CurlRuntime.check(wi_easy_setopt_string(easy, CURLOPT_PASSWORD, nil), "PASSWORD")
+        }
+    }
+
+    /// RFC 6454 origins: scheme, host and port (the scheme's default when absent) all equal.
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        func port(_ url: URL) -> Int? { url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80) }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && port(a) == port(b)
+    }
+}
