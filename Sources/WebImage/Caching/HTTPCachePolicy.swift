@@ -56,6 +56,17 @@ enum HTTPCachePolicy {
         if responseControl.contains("no-store") {
             return .reject(reason: "response says no-store", supersedesStored: isNewRepresentation)
         }
+        // The cache directory is shared by every downloader and process of the user: a shared cache in
+        // RFC 9111 §3.5's terms. A `private` response, or one to a request that carried credentials or
+        // cookies, belongs to one caller and is never stored.
+        if responseControl.contains("private") {
+            return .reject(reason: "response is private", supersedesStored: isNewRepresentation)
+        }
+        if request.headers.contains("Authorization") || request.headers.contains("Proxy-Authorization")
+            || request.headers.contains("Cookie")
+        {
+            return .reject(reason: "request carried credentials or cookies", supersedesStored: false)
+        }
         // Only statuses whose meaning for a cache is clear are stored: 206 would need range
         // bookkeeping, 304s go through `refresh`, and server errors are not worth keeping.
         guard storableStatusCodes.contains(status) else {
@@ -63,12 +74,16 @@ enum HTTPCachePolicy {
         }
         let explicitlyCacheable =
             responseControl.contains("max-age") || response.headers.contains("Expires")
-            || responseControl.contains("public") || responseControl.contains("private")
+            || responseControl.contains("s-maxage") || responseControl.contains("public")
         guard explicitlyCacheable || heuristicallyCacheableStatusCodes.contains(status) else {
             return .reject(reason: "status \(status) without explicit freshness", supersedesStored: false)
         }
         guard let varying = varyingRequestHeaders(for: response.headers, request: request) else {
             return .reject(reason: "Vary: * never matches", supersedesStored: isNewRepresentation)
+        }
+        // The selecting values are written to the index: never a secret's.
+        if varying.keys.contains(where: { ImageDownloaderConfig.defaultSecretHeaderFields.contains($0) }) {
+            return .reject(reason: "Vary names a secret header field", supersedesStored: isNewRepresentation)
         }
         // An incomplete body must not be served as complete (RFC 9111 §3.3). When a content coding
         // was removed on the way in, Content-Length counts the encoded bytes and cannot be compared.
@@ -102,11 +117,14 @@ enum HTTPCachePolicy {
 
     // MARK: - Freshness (RFC 9111 §4.2)
 
-    /// The response's freshness lifetime in seconds (§4.2.1): `max-age` (a private cache ignores
-    /// `s-maxage`), else `Expires − Date`, else the `Last-Modified` heuristic, else 0.
+    /// The response's freshness lifetime in seconds (§4.2.1): `s-maxage` (this is a shared cache), else
+    /// `max-age`, else `Expires − Date`, else the `Last-Modified` heuristic, else 0.
     static func freshnessLifetime(of cached: CachedHTTPResponse) -> TimeInterval {
         let headers = cached.response.headers
         let control = CacheControl(headers)
+        if control.contains("s-maxage") {
+            return control.seconds("s-maxage") ?? 0
+        }
         if control.contains("max-age") {
             // An invalid max-age makes the response stale rather than heuristically fresh.
             return control.seconds("max-age") ?? 0

@@ -59,7 +59,8 @@ extension ImageDownloaderOperation {
         let needsDecodeQueue =
             decryptor != nil
             || state.withLock { state in
-                (storeInCache && state.httpCache != nil) || state.decoderBox != nil
+                (storeInCache && state.httpCache != nil) || state.pendingRevalidation != nil
+                    || state.decoderBox != nil
                     || state.callers.contains { !$0.decoding.avoidsDecoding }
             }
         if needsDecodeQueue {
@@ -72,6 +73,7 @@ extension ImageDownloaderOperation {
 
     private func serve(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, box: IncrementalDecoderBox?) {
         if storeInCache { storeHTTPResponse(data) }
+        persistRevalidation()
         var payload = data
         var failure: ImageDownloaderError?
         if let decryptor {
@@ -162,10 +164,24 @@ extension ImageDownloaderOperation {
     }
 
     /// Stores a network response with `.useURLCache` (the cache decides whether RFC 9111 allows it).
+    ///
+    /// A redirected response is stored under the URL that served it, not the one requested: the
+    /// redirect itself was not stored, so the next request for the first URL asks its server again.
+    /// A response whose `Vary` names one of `config.secretHeaderFields` that the request sent is not
+    /// stored: the index would have to hold the secret's value.
     private func storeHTTPResponse(_ data: Data) {
         let (cache, requestDate, response) = state.withLock { ($0.httpCache, $0.requestDate, $0.response) }
         guard let cache, let response else { return }
-        cache.store(response, body: data, for: request, requestDate: requestDate, responseDate: Date())
+        var served = request
+        served.url = response.url
+        let secrets = Set((environment?.config.secretHeaderFields ?? []).map { $0.lowercased() })
+        let varyNames = response.headers.values(for: "Vary").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if varyNames.contains(where: { secrets.contains($0) && request.headers.contains($0) }) {
+            cache.removeResponse(for: served.url)
+            return
+        }
+        cache.store(response, body: data, for: served, requestDate: requestDate, responseDate: Date())
     }
 
     var registry: ImageDecoderRegistry { environment?.decoderRegistry ?? .shared }

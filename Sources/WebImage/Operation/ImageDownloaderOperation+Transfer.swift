@@ -27,7 +27,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.handlesCookies = options.contains(.handleCookies)
         decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
-        if options.contains(.useURLCache) {
+        if options.contains(.useURLCache), usesHTTPCache(config) {
             let cache = config.urlCache ?? HTTPCache.shared
             let now = Date()
             switch cache.lookup(request, now: now) {
@@ -204,6 +204,11 @@ extension ImageDownloaderOperation: TransferDelegate {
             caller.complete(image: nil, data: nil, error: error, response: response, metrics: nil)
         }
         if wasRunning { post(.imageDownloadStop) }
+        // A 304 answered with ignoreCachedResponse (or for another representation) still updates the
+        // cache; fail() may run on the transport thread, so the SQLite write goes elsewhere.
+        if state.withLock({ $0.pendingRevalidation != nil }) {
+            DispatchQueue.global(qos: .utility).async { self.persistRevalidation() }
+        }
         finish()
     }
 
@@ -213,14 +218,39 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     // MARK: HTTP cache
 
-    /// A 304 to our conditional request: refresh the stored entry and serve its body (or, with
+    /// Whether this request may read and write the HTTP cache. The cache directory is shared by every
+    /// downloader and process of the user, so a request whose answer may depend on who asks (credentials,
+    /// cookies) or whose bytes were not verified (TLS checks off) neither reads nor writes it, and sends
+    /// no validators.
+    private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
+        !options.contains(.allowInvalidSSLCertificates) && !options.contains(.handleCookies)
+            && config.username == nil && !request.headers.contains("Authorization")
+            && !request.headers.contains("Proxy-Authorization") && !request.headers.contains("Cookie")
+    }
+
+    /// A 304 to our conditional request: serve the stored body with the 304's fields merged in (or, with
     /// `ignoreCachedResponse`, report cacheNotModified). Returns the response to validate further.
+    ///
+    /// This runs on the transport thread, so it only computes: the stored entry was read before the
+    /// transfer started, and writing the refreshed head to the cache (SQLite) is left to the processing
+    /// step (`persistRevalidation`), off the thread that drives every other transfer's bytes.
     private func revalidated(by notModified: ImageDownloadResponse) -> (ImageDownloadResponse, ImageDownloaderError?) {
-        let (cache, requestDate, revalidating) = state.withLock { ($0.httpCache, $0.requestDate, $0.revalidating) }
-        guard let cache, revalidating != nil,
-            let refreshed = cache.refresh(
-                with: notModified, for: request, requestDate: requestDate, responseDate: Date())
-        else { return (notModified, nil) }  // nothing stored: the 304 rule reports cacheNotModified
+        let now = Date()
+        let (requestDate, revalidating) = state.withLock { ($0.requestDate, $0.revalidating) }
+        guard let stored = revalidating else { return (notModified, nil) }  // the 304 rule: cacheNotModified
+        guard HTTPCachePolicy.notModified(notModified.headers, matches: stored.response.headers) else {
+            // The server validated another representation: what is stored is outdated.
+            state.withLock { $0.pendingRevalidation = .remove }
+            return (notModified, nil)
+        }
+        var refreshed = stored
+        refreshed.response.headers = HTTPCachePolicy.mergedHeaders(
+            stored: stored.response.headers, notModified: notModified.headers, receivedAt: now)
+        refreshed.requestDate = requestDate
+        refreshed.responseDate = now
+        state.withLock {
+            $0.pendingRevalidation = .refresh(notModified: notModified, requestDate: requestDate, responseDate: now)
+        }
         if options.contains(.ignoreCachedResponse) {
             return (
                 refreshed.response,
@@ -233,6 +263,22 @@ extension ImageDownloaderOperation: TransferDelegate {
         var served = refreshed.response
         served.statusCode = 200
         return (served, nil)
+    }
+
+    /// Writes what a 304 taught about the stored entry (its refreshed head, or its removal) to the cache.
+    /// From the processing step or a failure path: never on the transport thread.
+    func persistRevalidation() {
+        let (cache, pending) = state.withLock { state -> ((any HTTPCaching)?, PendingRevalidation?) in
+            defer { state.pendingRevalidation = nil }
+            return (state.httpCache, state.pendingRevalidation)
+        }
+        guard let cache, let pending else { return }
+        switch pending {
+        case .refresh(let notModified, let requestDate, let responseDate):
+            cache.refresh(with: notModified, for: request, requestDate: requestDate, responseDate: responseDate)
+        case .remove:
+            cache.removeResponse(for: request.url)
+        }
     }
 
     /// Serves a fresh cache entry without touching the network.

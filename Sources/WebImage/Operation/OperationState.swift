@@ -93,6 +93,8 @@ struct OperationState {
     var revalidating: CachedHTTPResponse?
     /// The stored entry a 304 confirmed; its body replaces the (empty) 304 body.
     var confirmedByServer: CachedHTTPResponse?
+    /// What a 304 taught about the stored entry, written to the cache in the processing step.
+    var pendingRevalidation: PendingRevalidation?
 
     /// Whether a new caller may still join (the transfer has not ended and was not cancelled).
     var acceptsCallers: Bool { !isCancelled && (phase == .waiting || phase == .transferring) }
@@ -136,4 +138,12 @@ final class OperationEnvironment: Sendable {
         self.onFinish = onFinish
         progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
     }
+}
+
+/// A cache write a 304 calls for, decided on the transport thread and done off it.
+enum PendingRevalidation: Sendable {
+    /// Merge the 304's fields into the stored entry.
+    case refresh(notModified: ImageDownloadResponse, requestDate: Date, responseDate: Date)
+    /// The 304 validated another representation: the stored entry is outdated.
+    case remove
 }

@@ -38,10 +38,35 @@ import Testing
         #expect(stale.conditionalHeaders?["If-Modified-Since"] == nil)
     }
 
-    @Test func sMaxAgeIsIgnoredByAPrivateCache() {
+    /// The cache directory is shared by every downloader and process of the user (RFC 9111 §3.5).
+    @Test func sMaxAgeWinsInASharedCache() {
         store(headers: ["Cache-Control": "s-maxage=3600, max-age=10", "ETag": "\"v1\""])
-        #expect(lookup(at: 5).isFresh)
-        #expect(lookup(at: 20).isStale)
+        #expect(lookup(at: 20).isFresh)
+        #expect(lookup(at: 3601).isStale)
+    }
+
+    @Test func privateResponsesAndAnswersToCredentialsOrCookiesAreNeverStored() {
+        store(headers: ["Cache-Control": "max-age=3600"])
+        #expect(lookup(at: 1).isFresh)
+        // A private 200 is a new representation: it may not be stored, and what was stored is outdated.
+        store(headers: ["Cache-Control": "private, max-age=3600"])
+        #expect(lookup(at: 1).isMiss)
+        for field in ["Authorization", "Proxy-Authorization", "Cookie"] {
+            store(
+                "b.png", headers: ["Cache-Control": "public, max-age=3600"],
+                request: Support.request("b.png", headers: [field: "secret"]))
+            #expect(lookup("b.png", at: 1, headers: [field: "secret"]).isMiss, "\(field)")
+        }
+    }
+
+    @Test func aVaryOnASecretFieldIsNeverStored() {
+        store(
+            headers: ["Cache-Control": "max-age=3600", "Vary": "X-Api-Key"],
+            request: Support.request("a.png", headers: ["X-Api-Key": "key-123"]))
+        #expect(lookup(at: 1, headers: ["X-Api-Key": "key-123"]).isMiss)
+        // Without the field in the request nothing secret would be written: that variant is stored.
+        store(headers: ["Cache-Control": "max-age=3600", "Vary": "X-Api-Key"])
+        #expect(lookup(at: 1).isFresh)
     }
 
     @Test func noStoreIsNeverStored() {
