@@ -120,7 +120,10 @@ extension CurlTransfer {
                     .invalidDownloadOperation, "refusing to send a header field with CR, LF, NUL or an invalid name",
                     url: request.url)
             }
-            if !isOriginalOrigin && request.secretHeaderNames.contains(field.name.lowercased()) { continue }
+            let name = field.name.lowercased()
+            if !isOriginalOrigin && request.secretHeaderNames.contains(name) { continue }
+            // Validators belong to the stored response of the first URL, not to whatever a redirect names.
+            if redirectsFollowed > 0 && (name == "if-none-match" || name == "if-modified-since") { continue }
             // "Name;" sends an empty header, "Name:" removes one curl would add itself.
             let line = field.value.isEmpty ? "\(field.name):" : "\(field.name): \(field.value)"
             guard let appended = curl_slist_append(list, line) else {
