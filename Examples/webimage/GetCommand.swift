@@ -75,7 +75,11 @@ extension WebImageCLI {
             let outcomes = await BatchDownload(downloader: downloader).run(requests, display: display)
             display.end()
             downloader.invalidate(cancelPendingDownloads: false)
-            cookieJar?.save()
+            do {
+                try cookieJar?.save()
+            } catch {
+                Console.write("webimage: \(error.message)\n", to: .standardError)
+            }
 
             if let output {
                 for outcome in outcomes { try output.save(outcome, decodedPNG: png) }

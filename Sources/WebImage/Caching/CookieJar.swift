@@ -81,12 +81,27 @@ public final class CookieJar: Sendable {
         let handle = CookieControlHandle(share: share)
         control = Lock(handle)
         if let fileURL, FileManager.default.fileExists(atPath: fileURL.path) {
-            handle.load(fileURL.path)
+            // A file curl cannot read leaves the jar empty, as a missing file does; save() reports errors.
+            try? handle.load(fileURL.path)
         }
     }
 
     deinit {
-        save()
+        try? save()  // nobody is left to tell
+    }
+
+    /// Runs `body` with the control handle under the jar's lock, passing its typed error on.
+    private func withControl<T>(_ body: (CookieControlHandle) throws(ImageDownloaderError) -> T)
+        throws(ImageDownloaderError) -> T
+    {
+        let result = control.withLock { handle -> Result<T, ImageDownloaderError> in
+            do throws(ImageDownloaderError) {
+                return .success(try body(handle))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// Every cookie in the jar, expired ones excluded.
@@ -102,29 +117,35 @@ public final class CookieJar: Sendable {
     }
 
     /// Adds or replaces a cookie (same name, domain and path).
-    public func set(_ cookie: Cookie) {
-        control.withLock { $0.apply(Self.netscapeLine(cookie)) }
-        save()
+    ///
+    /// - Throws: `transport` with curl's code when curl refuses the cookie or the jar has no cookie
+    ///   engine; with a file, also when writing it fails.
+    public func set(_ cookie: Cookie) throws(ImageDownloaderError) {
+        try withControl { handle throws(ImageDownloaderError) in try handle.apply(Self.netscapeLine(cookie)) }
+        try save()
     }
 
-    /// Removes the cookie with this name, domain and path.
-    public func remove(_ cookie: Cookie) {
+    /// Removes the cookie with this name, domain and path. Throws like ``set(_:)``.
+    public func remove(_ cookie: Cookie) throws(ImageDownloaderError) {
         var expired = cookie
         expired.expires = Date(timeIntervalSince1970: 1)
-        control.withLock { $0.apply(Self.netscapeLine(expired)) }
-        save()
+        try withControl { handle throws(ImageDownloaderError) in try handle.apply(Self.netscapeLine(expired)) }
+        try save()
     }
 
-    /// Removes every cookie.
-    public func removeAll() {
-        control.withLock { $0.apply("ALL") }
-        save()
+    /// Removes every cookie. Throws like ``set(_:)``.
+    public func removeAll() throws(ImageDownloaderError) {
+        try withControl { handle throws(ImageDownloaderError) in try handle.apply("ALL") }
+        try save()
     }
 
-    /// Writes the jar to `fileURL` (no-op without one). Called automatically; public for explicit checkpoints.
-    public func save() {
+    /// Writes the jar to `fileURL` (no-op without one). Called automatically after changes and downloads
+    /// that handled cookies, where a failure cannot be reported; call it to checkpoint and see errors.
+    ///
+    /// - Throws: `transport`, with the file system's error as `underlying`, when the file cannot be written.
+    public func save() throws(ImageDownloaderError) {
         guard let fileURL else { return }
-        control.withLock { $0.write(to: fileURL.path) }
+        try withControl { handle throws(ImageDownloaderError) in try handle.write(to: fileURL.path) }
     }
 
     // MARK: Netscape format
@@ -167,13 +188,30 @@ final class CookieControlHandle: @unchecked Sendable {
     // @unchecked Sendable: only used inside `CookieJar.control`'s lock; curl locks the shared cookie data.
     private let easy: UnsafeMutableRawPointer?
     private let share: CurlShare?
+    /// Why the handle has no working cookie engine, when it has none.
+    private let unavailable: ImageDownloaderError?
 
     init(share: CurlShare?) {
         self.share = share
-        easy = share == nil ? nil : curl_easy_init()
-        if let easy, let share {
-            _ = wi_easy_setopt_share(easy, share.handle)
-            _ = wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, "")  // turns the cookie engine on
+        guard let share else {
+            easy = nil
+            unavailable = ImageDownloaderError(.transport, "the cookie jar has no curl share handle")
+            return
+        }
+        guard let easy = curl_easy_init() else {
+            self.easy = nil
+            unavailable = ImageDownloaderError(.transport, "curl_easy_init failed for the cookie jar")
+            return
+        }
+        do {
+            try CurlRuntime.check(wi_easy_setopt_share(easy, share.handle), "SHARE")
+            try CurlRuntime.check(wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, ""), "COOKIEFILE")  // engine on
+            self.easy = easy
+            unavailable = nil
+        } catch {
+            curl_easy_cleanup(easy)
+            self.easy = nil
+            unavailable = error
         }
     }
 
@@ -181,16 +219,23 @@ final class CookieControlHandle: @unchecked Sendable {
         if let easy { curl_easy_cleanup(easy) }
     }
 
-    /// "ALL", "SESS", "FLUSH", "RELOAD", a Netscape line or a Set-Cookie header line.
-    func apply(_ command: String) {
-        guard let easy else { return }
-        _ = command.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }
+    private func engine() throws(ImageDownloaderError) -> UnsafeMutableRawPointer {
+        guard let easy else {
+            throw unavailable ?? ImageDownloaderError(.transport, "the cookie jar is unavailable")
+        }
+        return easy
     }
 
-    func load(_ path: String) {
-        guard let easy else { return }
-        _ = path.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }
-        apply("RELOAD")
+    /// "ALL", "SESS", "FLUSH", "RELOAD", a Netscape line or a Set-Cookie header line.
+    func apply(_ command: String) throws(ImageDownloaderError) {
+        let easy = try engine()
+        try CurlRuntime.check(command.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }, "COOKIELIST")
+    }
+
+    func load(_ path: String) throws(ImageDownloaderError) {
+        let easy = try engine()
+        try CurlRuntime.check(path.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }, "COOKIEFILE")
+        try apply("RELOAD")
     }
 
     func lines() -> [String] {
@@ -209,8 +254,14 @@ final class CookieControlHandle: @unchecked Sendable {
 
     /// Writes every cookie to `path` atomically (temporary file, then rename), so a crash mid-write
     /// never leaves a torn cookie file.
-    func write(to path: String) {
+    func write(to path: String) throws(ImageDownloaderError) {
         let body = "# Netscape HTTP Cookie File\n# Written by WebImage.\n\n" + lines().map { $0 + "\n" }.joined()
-        try? Data(body.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        do {
+            try Data(body.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw ImageDownloaderError(
+                .transport, "the cookie file \(path) could not be written: \(error.localizedDescription)",
+                underlying: error)
+        }
     }
 }

@@ -159,7 +159,7 @@ extension ImageDownloaderOperation {
         } catch {
             return .failure(
                 ImageDownloaderError(
-                    .badImageData, "the data could not be decoded: \(error)", url: request.url))
+                    .badImageData, "the data could not be decoded: \(error)", url: request.url, underlying: error))
         }
     }
 

@@ -178,7 +178,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
         didChangeValue(forKey: "isFinished")
         environment?.onFinish(self)
         if options.contains(.handleCookies), let jar = environment?.config.cookieStorage, jar.fileURL != nil {
-            DispatchQueue.global(qos: .utility).async { jar.save() }  // off the transport thread
+            // Off the transport thread; an automatic checkpoint has nobody to report a failure to.
+            DispatchQueue.global(qos: .utility).async { try? jar.save() }
         }
     }
 

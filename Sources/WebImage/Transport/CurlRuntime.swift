@@ -26,6 +26,26 @@ enum CurlRuntime {
             .invalidDownloadOperation, "curl rejected \(what()): \(text)", curlCode: Int(code.rawValue))
     }
 
+    /// Checks a multi-handle call: anything but `CURLM_OK` becomes a `transport` error naming the call and
+    /// curl's text for the code.
+    static func checkMulti(_ code: CURLMcode, _ what: @autoclosure () -> String) throws(ImageDownloaderError) {
+        guard code != CURLM_OK else { return }
+        throw multiError(code, what())
+    }
+
+    /// The error for a failed multi-handle call.
+    static func multiError(_ code: CURLMcode, _ what: String) -> ImageDownloaderError {
+        let text = curl_multi_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
+        return ImageDownloaderError(.transport, "\(what) failed: \(text)", curlCode: Int(code.rawValue))
+    }
+
+    /// Checks a share-handle call: anything but `CURLSHE_OK` becomes a `transport` error.
+    static func checkShare(_ code: CURLSHcode, _ what: @autoclosure () -> String) throws(ImageDownloaderError) {
+        guard code != CURLSHE_OK else { return }
+        let text = curl_share_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
+        throw ImageDownloaderError(.transport, "\(what()) failed: \(text)", curlCode: Int(code.rawValue))
+    }
+
     /// Turns a failed transfer's `CURLcode` and error-buffer text into a typed error.
     static func error(for code: CURLcode, buffer: String, url: URL?) -> ImageDownloaderError {
         let kind: ImageDownloaderError.Code

@@ -25,7 +25,7 @@ final class CurlShare: @unchecked Sendable {
         for index in 0..<Self.lockCount { pthread_mutex_init(locks + index, nil) }
 
         // The lock callbacks receive `locks` as user data; it lives until deinit, after curl_share_cleanup.
-        _ = wi_share_setopt_lock(
+        let lockCode = wi_share_setopt_lock(
             handle,
             { _, data, _, user in
                 guard let user else { return }
@@ -37,8 +37,18 @@ final class CurlShare: @unchecked Sendable {
             }, UnsafeMutableRawPointer(locks))
         var kinds = [CURL_LOCK_DATA_DNS, CURL_LOCK_DATA_SSL_SESSION]
         if sharesCookies { kinds.append(CURL_LOCK_DATA_COOKIE) }
-        for kind in kinds {
-            _ = wi_share_setopt_long(handle, CURLSHOPT_SHARE, Int(kind.rawValue))
+        do {
+            // Without the lock callbacks curl would touch shared data from several threads unguarded.
+            try CurlRuntime.checkShare(lockCode, "curl_share_setopt(LOCKFUNC)")
+            for kind in kinds {
+                try CurlRuntime.checkShare(
+                    wi_share_setopt_long(handle, CURLSHOPT_SHARE, Int(kind.rawValue)), "curl_share_setopt(SHARE)")
+            }
+        } catch {
+            curl_share_cleanup(handle)
+            for index in 0..<Self.lockCount { pthread_mutex_destroy(locks + index) }
+            locks.deallocate()
+            throw error
         }
     }
 

@@ -219,6 +219,15 @@ final class CurlTransfer: @unchecked Sendable {
         delegate?.transferDidComplete(result)
     }
 
+    /// Ends the transfer with a failure of the transport itself (not of this transfer's curl result),
+    /// after the transport removed it from its multi handle.
+    func fail(_ error: ImageDownloaderError) {
+        var error = error
+        if error.url == nil { error.url = request.url }
+        if abortError == nil { abortError = error }
+        finish(code: nil)
+    }
+
     /// A `CURLINFO_*_TIME_T` value of the current hop in seconds (0 when curl has none).
     func seconds(_ info: CURLINFO) -> TimeInterval {
         var value: curl_off_t = 0

@@ -25,9 +25,12 @@ final class CurlTransport: Sendable {
     /// (0: no cap; the downloader's queue already bounds concurrency).
     /// `share` is the cookie jar's share handle when the downloader has a jar; otherwise the transport
     /// makes its own (cookies then live as long as the transport).
-    init(name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, share: CurlShare? = nil)
-        throws(ImageDownloaderError)
-    {
+    ///
+    /// `poll` replaces `curl_multi_poll` (tests inject failures to check the loop cannot spin).
+    init(
+        name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, share: CurlShare? = nil,
+        poll: TransportLoop.Poll? = nil
+    ) throws(ImageDownloaderError) {
         try CurlRuntime.ensureInitialized()
         if let share {
             self.share = share
@@ -35,7 +38,8 @@ final class CurlTransport: Sendable {
             self.share = try CurlShare(sharesCookies: true)
         }
         handles = EasyHandlePool(share: self.share)
-        loop = try TransportLoop(maxConnectionsPerHost: maxConnectionsPerHost, handles: handles)
+        loop = try TransportLoop(
+            maxConnectionsPerHost: maxConnectionsPerHost, handles: handles, poll: poll ?? TransportLoop.curlPoll)
         let loop = self.loop
         let thread = Thread { loop.run() }
         thread.name = name
@@ -140,7 +144,7 @@ private final class BodySink: TransferDelegate, @unchecked Sendable {
 }
 
 /// The state of the transport thread. Only `submit` and the atomics are used from other threads.
-private final class TransportLoop: @unchecked Sendable {
+final class TransportLoop: @unchecked Sendable {
     // @unchecked Sendable: `multi` and `active` are used only on the transport thread, except
     // `curl_multi_wakeup(multi)` which `submit` calls under `commands` while `closed` is false; the
     // loop sets `closed` under the same lock before it calls curl_multi_cleanup.
@@ -149,6 +153,17 @@ private final class TransportLoop: @unchecked Sendable {
         case cancel(CurlTransfer)
         case shutdown
     }
+
+    /// Waits up to `timeoutMilliseconds` for socket activity or a wake-up on the multi handle.
+    typealias Poll = @Sendable (_ multi: UnsafeMutableRawPointer, _ timeoutMilliseconds: Int32) -> CURLMcode
+    static let curlPoll: Poll = { multi, timeout in curl_multi_poll(multi, nil, 0, timeout, nil) }
+
+    /// After this many failed polls in a row the loop gives up on the transfers it has: curl's poll only
+    /// fails for reasons that do not go away (a broken multi handle, no memory).
+    static let pollFailuresBeforeGivingUp = 8
+    /// The wait in seconds after a failed poll doubles (from 2 ms) up to this, so a poll that fails at
+    /// once cannot spin the loop.
+    static let longestPollBackoff: TimeInterval = 0.2
 
     private struct Commands {
         var pending: [Command] = []
@@ -161,24 +176,34 @@ private final class TransportLoop: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let handles: EasyHandlePool
+    private let poll: Poll
+    private var failedPolls = 0
     private let commands = Lock(Commands())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     let activeCount = Atomic<Int>(0)
     /// Entered while the loop runs; left once it has stopped and freed the multi handle.
     let running = DispatchGroup()
 
-    init(maxConnectionsPerHost: Int, handles: EasyHandlePool) throws(ImageDownloaderError) {
+    init(maxConnectionsPerHost: Int, handles: EasyHandlePool, poll: @escaping Poll) throws(ImageDownloaderError) {
         guard let multi = curl_multi_init() else {
             throw ImageDownloaderError(.transport, "curl_multi_init failed")
+        }
+        do {
+            // Connections kept for reuse: enough for several downloaders' worth of concurrency.
+            try CurlRuntime.checkMulti(wi_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64), "MAXCONNECTS")
+            if maxConnectionsPerHost > 0 {
+                try CurlRuntime.checkMulti(
+                    wi_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost),
+                    "MAX_HOST_CONNECTIONS")
+            }
+        } catch {
+            curl_multi_cleanup(multi)
+            throw error
         }
         running.enter()
         self.multi = multi
         self.handles = handles
-        // Connections kept for reuse: enough for several downloaders' worth of concurrency.
-        _ = wi_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 64)
-        if maxConnectionsPerHost > 0 {
-            _ = wi_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
-        }
+        self.poll = poll
     }
 
     /// Queues a command and wakes the loop. Returns false when the loop has already stopped.
@@ -232,7 +257,11 @@ private final class TransportLoop: @unchecked Sendable {
             }
             if shuttingDown { break }
 
-            curl_multi_perform(multi, &running)
+            let performed = curl_multi_perform(multi, &running)
+            if performed != CURLM_OK {
+                // Only a broken multi handle or no memory make perform fail; the transfers cannot go on.
+                failEveryActiveTransfer(CurlRuntime.multiError(performed, "curl_multi_perform"))
+            }
             readMessages()
             // Poll only when no command arrived meanwhile; `polling` is set under the same lock that
             // `submit` appends under, so a command is either seen here or wakes the poll.
@@ -241,9 +270,37 @@ private final class TransportLoop: @unchecked Sendable {
                 return state.polling
             }
             drains.flush()  // never sleep on hops held back
-            if idle { curl_multi_poll(multi, nil, 0, 1000, nil) }
+            if idle { waitForActivity() }
         }
         close()
+    }
+
+    /// Polls; a failed poll returns at once, so the loop would spin on it: back off instead (doubling up
+    /// to `longestPollBackoff`), and after `pollFailuresBeforeGivingUp` failures in a row end the
+    /// transfers in flight with the poll's error. New commands still wake the loop during a backoff only
+    /// at its end, which is at most `longestPollBackoff` late.
+    private func waitForActivity() {
+        let code = poll(multi, 1000)
+        guard code != CURLM_OK else {
+            failedPolls = 0
+            return
+        }
+        failedPolls += 1
+        if failedPolls == Self.pollFailuresBeforeGivingUp {
+            failEveryActiveTransfer(CurlRuntime.multiError(code, "curl_multi_poll"))
+        }
+        Thread.sleep(forTimeInterval: min(Double(1 << min(failedPolls, 16)) / 1000, Self.longestPollBackoff))
+    }
+
+    /// Removes every transfer from the multi handle and completes it with `error`.
+    private func failEveryActiveTransfer(_ error: ImageDownloaderError) {
+        let failed = active
+        active.removeAll()
+        for (easy, transfer) in failed {
+            curl_multi_remove_handle(multi, easy)
+            activeCount.subtract(1, ordering: .relaxed)
+            transfer.fail(error)
+        }
     }
 
     private func add(_ transfer: CurlTransfer) {

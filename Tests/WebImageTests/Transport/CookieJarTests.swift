@@ -38,15 +38,15 @@ import Testing
         var config = ImageDownloaderConfig()
         config.cookieStorage = jar
         let downloader = ImageDownloader(config: config)
-        jar.set(Cookie(name: "api", value: "yes", domain: "127.0.0.1"))
-        jar.set(Cookie(name: "other", value: "host", domain: "example.com"))
+        try jar.set(Cookie(name: "api", value: "yes", domain: "127.0.0.1"))
+        try jar.set(Cookie(name: "other", value: "host", domain: "example.com"))
         #expect(jar.cookies(for: server.url("/")).map(\.name) == ["api"])
         #expect(fetch(downloader, "/cookies/echo", cookies: true))
         #expect(server.requests(for: "/cookies/echo").last?.request.header("Cookie") == "api=yes")
 
-        jar.remove(Cookie(name: "api", value: "", domain: "127.0.0.1"))
+        try jar.remove(Cookie(name: "api", value: "", domain: "127.0.0.1"))
         #expect(jar.cookies(for: server.url("/")).isEmpty)
-        jar.removeAll()
+        try jar.removeAll()
         #expect(jar.allCookies.isEmpty)
     }
 
@@ -59,10 +59,10 @@ import Testing
             config.cookieStorage = jar
             let downloader = ImageDownloader(config: config)
             #expect(fetch(downloader, "/cookies/set?persisted=abc", cookies: true))
-            jar.set(
+            try jar.set(
                 Cookie(name: "manual", value: "1", domain: "example.org", includesSubdomains: true, isSecure: true,
                     expires: Date(timeIntervalSince1970: 4_000_000_000)))
-            jar.save()
+            try jar.save()
         }
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(text.hasPrefix("# Netscape HTTP Cookie File"))
