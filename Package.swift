@@ -29,9 +29,10 @@ let package = Package(
             name: "CJPEG",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("turbojpeg")]
         ),
+        // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafeFlags,
+        // which SwiftPM refuses in a dependency) is needed.
         .target(
             name: "CPNG",
-            cSettings: [.unsafeFlags(["-I/usr/include/libpng16"])],
             linkerSettings: [.linkedLibrary("png16")]
         ),
 
