@@ -127,7 +127,9 @@ extension ImageDownloaderOperation {
                 caller.target.async(callback)
             }
         }
-        let postsFinish = succeeded || (callers.isEmpty && failure == nil)
+        // Finish means success for somebody (DESIGN.md §7): not when every caller left (cancelled) before
+        // being served, whether the bytes came from the network or the cache.
+        let postsFinish = succeeded
         if postsFinish || !onNotificationQueue.isEmpty {
             notificationTarget.async { [self, onNotificationQueue] in
                 for callback in onNotificationQueue { callback() }
