@@ -5,8 +5,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
-	libgif-dev libsqlite3-dev pkg-config curl webp openssl
-BENCH_PACKAGES := nginx
+	libgif-dev libsqlite3-dev pkg-config curl webp openssl nginx
+BENCH_PACKAGES :=
 
 .PHONY: deps deps-bench build test test-tsan test-asan demo bench format clean
 
@@ -42,7 +42,7 @@ test: build
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection"
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx"
 
 test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan
