@@ -256,7 +256,8 @@ public final class NginxServer: @unchecked Sendable {
 
     /// `nginx` from Debian's /usr/sbin (often not on a user's PATH), else from PATH.
     private static var executable: URL? {
-        let candidates = ["/usr/sbin/nginx"]
+        let candidates =
+            ["/usr/sbin/nginx"]
             + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/nginx" }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map(URL.init(fileURLWithPath:))
     }
@@ -270,7 +271,7 @@ public final class NginxServer: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for argument in argv { free(argument) } }
         var child: pid_t = 0
         let spawned = posix_spawn(&child, executable.path, &actions, nil, argv, environ)
         guard spawned == 0 else {
