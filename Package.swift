@@ -87,7 +87,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "WebImageBench",
-            dependencies: ["WebImage", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP", "Locking"],
+            dependencies: ["WebImage", "LocalImageServer", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP", "Locking"],
             path: "Benchmarks/WebImageBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

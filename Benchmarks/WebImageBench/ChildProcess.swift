@@ -88,9 +88,10 @@ func runChild(_ arguments: [String]) -> ChildOutcome {
         cpu: Stopwatch.seconds(usage.ru_utime) + Stopwatch.seconds(usage.ru_stime), maxRSSKiB: peak.withLock { $0 })
 }
 
-/// Runs this executable with `arguments` (a client subcommand) and decodes the sample it prints.
-func runClient(_ arguments: [String]) -> Sample {
-    let outcome = runChild([selfPath()] + arguments)
+/// Runs this executable with `arguments` (a client subcommand) and decodes the sample it prints. A
+/// `launcher` (a command that execs the rest, as `unshare` does) may come first.
+func runClient(_ arguments: [String], launcher: [String] = []) -> Sample {
+    let outcome = runChild(launcher + [selfPath()] + arguments)
     guard outcome.status == 0,
         let line = outcome.stdout.split(separator: "\n").last,
         let sample = try? JSONDecoder().decode(Sample.self, from: Data(line.utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import LocalImageServer
 
 #if canImport(Glibc)
     import Glibc
@@ -46,14 +47,14 @@ struct Driver {
         let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
         log("generating the file set in \(root.path)")
         do { try corpus.generate() } catch { cleanup.abort("file set: \(error)") }
-        let nginx: Nginx
+        let nginx: NginxServer
         do {
-            nginx = try Nginx(serving: corpus.www, prefix: root.appendingPathComponent("nginx"))
+            nginx = try NginxServer.forBenchmarks(serving: corpus.www)
         } catch {
             cleanup.abort("\(error)")
         }
         cleanup.nginx = nginx
-        log("nginx \(nginx.baseURL), pid file \(nginx.pidFile.path)")
+        log("nginx \(nginx.baseURL) and \(nginx.http2BaseURL) (h2), prefix \(nginx.prefix.path)")
 
         let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
         let workloads = makeWorkloads(corpus: corpus, lists: lists, nginx: nginx)
@@ -87,7 +88,7 @@ struct Driver {
         log("wrote \(output)")
     }
 
-    private func makeWorkloads(corpus: Corpus, lists: ListWriter, nginx: Nginx) -> [Workload] {
+    private func makeWorkloads(corpus: Corpus, lists: ListWriter, nginx: NginxServer) -> [Workload] {
         let parallel = String(Self.parallel)
         func transferClients(_ name: String, paths: [String], size: Int, withFloor: Bool = false) -> Workload {
             let list = lists.write(name, paths: paths)
@@ -129,6 +130,7 @@ struct Driver {
 
         let items = String(Self.floorItems)
         var workloads = [
+            http2Workload(paths: corpus.smallPaths(), size: Corpus.smallSize, nginx: nginx, directory: lists.directory),
             transferClients("small", paths: corpus.smallPaths(), size: Corpus.smallSize, withFloor: true),
             transferClients("large", paths: corpus.largePaths(), size: Corpus.largeSize),
             Workload(
@@ -229,6 +231,69 @@ struct Driver {
         return workloads
     }
 
+    /// 2,000 small files over HTTPS with HTTP/2 (issue 17): WebImage, `curl --parallel` (which
+    /// multiplexes by default) and URLSession, all verifying nginx's self-signed certificate as a CA
+    /// (URLSession through ``trustingLauncher(_:directory:)``). Each
+    /// sample also records the connections the run used, from nginx's `$connection` access log.
+    private func http2Workload(paths: [String], size: Int, nginx: NginxServer, directory: URL) -> Workload {
+        let lists = ListWriter(directory: directory, baseURL: nginx.http2BaseURL)
+        let list = lists.write("small-h2", paths: paths)
+        let curlConfig = lists.writeCurlConfig("small-h2", paths: paths)
+        let ca = nginx.certificateURL.path
+        let parallel = String(Self.parallel)
+        func counted(_ body: () -> Sample) -> Sample {
+            let mark = nginx.accessLogMark()
+            var sample = body()
+            sample.extra["connections"] = Double(nginx.http2Connections(since: mark, requests: paths.count))
+            return sample
+        }
+        return Workload(
+            name: "small-h2",
+            clients: [
+                Client(name: "WebImage") {
+                    counted { runClient(["webimage", "--urls", list, "--parallel", parallel, "--ca", ca]) }
+                },
+                Client(name: "curl --parallel") {
+                    counted {
+                        let outcome = runChild([
+                            "curl", "--parallel", "--parallel-max", parallel, "--silent", "--no-progress-meter",
+                            "--show-error", "--fail", "--http2", "--cacert", ca, "--config", curlConfig,
+                        ])
+                        guard outcome.status == 0 else {
+                            fail("curl --parallel (h2) failed with status \(outcome.status)")
+                        }
+                        return Sample(
+                            wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: paths.count,
+                            bytes: paths.count * size)
+                    }
+                },
+                Client(name: "URLSession") {
+                    counted {
+                        runClient(
+                            ["urlsession", "--urls", list, "--parallel", parallel],
+                            launcher: Self.trustingLauncher(ca, directory: directory))
+                    }
+                },
+            ])
+    }
+
+    /// FoundationNetworking has no way to trust an extra CA in a release toolchain (it reads
+    /// `URLSessionCertificateAuthorityInfoFile` only in debug builds of Foundation, and has no server-trust
+    /// challenge on Linux), and Debian's libcurl always loads /etc/ssl/certs/ca-certificates.crt. So the
+    /// URLSession client runs in a private mount namespace where that path is bind-mounted to the system
+    /// bundle plus nginx's certificate: the machine's own trust store is never changed. `unshare` and
+    /// `sh` exec into the client, which measures itself.
+    private static func trustingLauncher(_ ca: String, directory: URL) -> [String] {
+        let system = "/etc/ssl/certs/ca-certificates.crt"
+        let bundle = directory.appendingPathComponent("ca-bundle-with-nginx.pem")
+        let combined =
+            ((try? Data(contentsOf: URL(fileURLWithPath: system))) ?? Data()) + "\n".utf8
+            + ((try? Data(contentsOf: URL(fileURLWithPath: ca))) ?? Data())
+        do { try combined.write(to: bundle) } catch { fail("cannot write \(bundle.path): \(error)") }
+        let namespace = geteuid() == 0 ? ["unshare", "--mount"] : ["unshare", "--user", "--map-root-user", "--mount"]
+        return namespace + ["sh", "-c", "mount --bind \"$0\" \(system) && exec \"$@\"", bundle.path]
+    }
+
     private func makeTemporaryDirectory() -> URL {
         var template = Array("/tmp/webimage-bench-XXXXXX".utf8CString)
         guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
@@ -274,7 +339,7 @@ final class Cleanup: @unchecked Sendable {
     // @unchecked Sendable: `nginx` is set once on the driver thread before any signal can be handled;
     // `finish` runs at most once (the signal source cancels itself by exiting).
     let root: URL
-    var nginx: Nginx?
+    var nginx: NginxServer?
     private var sources: [any DispatchSourceSignal] = []
 
     init(root: URL) { self.root = root }

@@ -48,6 +48,25 @@ struct Report {
         return text + "\n"
     }
 
+    /// The HTTP/2 row (issue 17): the small files over HTTPS with h2, with the connections each client used.
+    private func http2Table() -> String {
+        var text = "### 2,000 × 20 KiB files over HTTPS with HTTP/2, concurrency 6\n\n"
+        text += "Same nginx, its `http2` TLS listener; every client verifies the certificate. Connections are "
+        text += "counted from nginx's access log (`$connection`), per run. URLSession cannot be given a CA on "
+        text += "Linux, so it runs in a private mount namespace whose system CA bundle also holds nginx's "
+        text += "certificate (`Driver.trustingLauncher`).\n\n"
+        text += "| client | files/s | CPU µs/file | connections used | peak RSS MB | WebImage ÷ client (files/s) |\n"
+        text += "|---|---:|---:|---:|---:|---:|\n"
+        for client in ["WebImage", "curl --parallel", "URLSession"] {
+            let r = client == "WebImage" ? "—" : fmt(ratio("small-h2", "WebImage", client, \.itemsPerSecond), 2) + "×"
+            let connections = samples("small-h2", client).map { Int($0.extra["connections"] ?? -1) }
+            text += "| \(client) | \(fmt(med("small-h2", client, \.itemsPerSecond), 0)) "
+            text += "| \(fmt(med("small-h2", client, \.cpuMicrosecondsPerItem), 1)) | \(range(connections)) "
+            text += "| \(fmt(med("small-h2", client) { Double($0.maxRSSKiB) / 1024 }, 1)) | \(r) |\n"
+        }
+        return text + "\n"
+    }
+
     /// What DESIGN.md §3's building blocks cost alone, against the small-file CPU target.
     private func floorTable() -> String {
         let transfer = med("small", "libcurl multi, stores bodies", \.cpuMicrosecondsPerItem)
@@ -269,6 +288,7 @@ struct Report {
         text += transferTable("small", title: "2,000 × 20 KiB files, concurrency 6") + floorTable()
         text += networkFloorTable()
         text += transferTable("large", title: "20 × 5 MiB files, concurrency 6")
+        text += http2Table()
         text += photoTable() + decoderTable() + coalescingTable() + memoryTable()
         text += clientNotes()
         text += profileSection()
