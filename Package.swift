@@ -29,7 +29,7 @@ let package = Package(
             name: "CJPEG",
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("turbojpeg")]
         ),
-        // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafeFlags,
+        // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafe compiler
         // which SwiftPM refuses in a dependency) is needed.
         .target(
             name: "CPNG",
