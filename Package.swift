@@ -30,7 +30,7 @@ let package = Package(
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("turbojpeg")]
         ),
         // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafe compiler
-        // which SwiftPM refuses in a dependency) is needed.
+        // flags, which SwiftPM refuses in a dependency) is needed.
         .target(
             name: "CPNG",
             linkerSettings: [.linkedLibrary("png16")]
