@@ -6,21 +6,11 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev pkg-config curl webp openssl nginx
-BENCH_PACKAGES :=
 
-.PHONY: deps deps-bench build test test-tsan test-asan demo bench format clean
+.PHONY: deps build test test-tsan test-asan demo bench format clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-		echo "Installing missing Debian packages:$$missing"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
-
-deps-bench: deps
-	@missing=""; for p in $(BENCH_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -54,7 +44,7 @@ demo: deps
 # generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~5 minutes).
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
-bench: deps-bench
+bench: deps
 	$(SWIFT) build -c release --product WebImageBench
 	@mkdir -p docs
 	$$($(SWIFT) build -c release --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \

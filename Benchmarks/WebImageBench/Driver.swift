@@ -244,7 +244,7 @@ struct Driver {
         func counted(_ body: () -> Sample) -> Sample {
             let mark = nginx.accessLogMark()
             var sample = body()
-            sample.extra["connections"] = Double(nginx.http2Connections(since: mark, requests: paths.count))
+            sample.extra["connections"] = Double(nginx.connections(on: .http2, since: mark, expecting: paths.count))
             return sample
         }
         return Workload(

@@ -28,17 +28,6 @@ extension NginxServer {
         guard outcome.status == 0, lines.count > 2 else { return nil }
         return lines[2].split(separator: " ").last.flatMap { Int($0) }
     }
-
-    /// The distinct connections the HTTP/2 listener's access log shows since `mark`, waiting briefly for
-    /// nginx to write the last lines (it logs when a request ends).
-    func http2Connections(since mark: Int, requests: Int) -> Int {
-        var entries = accessLog(since: mark).filter { $0.port == port(.http2) }
-        for _ in 0..<100 where entries.count < requests {
-            usleep(20_000)
-            entries = accessLog(since: mark).filter { $0.port == port(.http2) }
-        }
-        return Set(entries.map(\.connection)).count
-    }
 }
 
 extension String {

@@ -195,6 +195,19 @@ public final class NginxServer: @unchecked Sendable {
         }
     }
 
+    /// The distinct connections `listener` served since `mark`, by the access log's `$connection`. nginx
+    /// logs a request when it ends, which can be after the client has the last byte, so this waits (up to
+    /// 2 s) until `requests` lines for the listener are there.
+    public func connections(on listener: Listener, since mark: Int, expecting requests: Int) -> Int {
+        var entries: [AccessLogEntry] = []
+        for attempt in 0..<100 {
+            entries = accessLog(since: mark).filter { $0.port == port(listener) }
+            if entries.count >= requests { break }
+            if attempt < 99 { usleep(20_000) }
+        }
+        return Set(entries.map(\.connection)).count
+    }
+
     /// nginx's error log so far (for failure messages).
     public var errorLog: String {
         (try? String(contentsOf: prefix.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""

@@ -72,24 +72,24 @@ import WebImage
                 }
             }
         }
-        // nginx writes a log line when a request ends, before the client has the last byte: wait for all.
-        var entries = nginx.accessLog(since: mark)
-        let deadline = Date().addingTimeInterval(5)
-        while entries.count < 200 && Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-            entries = nginx.accessLog(since: mark)
-        }
-        run.connections = Set(entries.filter { $0.port == nginx.port(listener) }.map(\.connection)).count
+        run.connections = nginx.connections(on: listener, since: mark, expecting: 200)
         return run
+    }
+
+    /// Serves the 200 images from a fresh nginx with `options` and downloads them from `listener`.
+    static func run(
+        _ listener: NginxServer.Listener, concurrency: Int, options: NginxServer.Options = NginxServer.Options()
+    ) async throws -> Run {
+        let site = try makeSite()
+        defer { try? FileManager.default.removeItem(at: site) }
+        let nginx = try NginxServer(serving: site, options: options)
+        defer { nginx.stop() }
+        return await download(from: nginx, listener, concurrency: concurrency)
     }
 
     @Test(arguments: NginxServer.Listener.allCases, [1, 6, 16, 64])
     func twoHundredURLsAllSucceed(listener: NginxServer.Listener, concurrency: Int) async throws {
-        let site = try Self.makeSite()
-        defer { try? FileManager.default.removeItem(at: site) }
-        let nginx = try NginxServer(serving: site)
-        defer { nginx.stop() }
-        let run = await Self.download(from: nginx, listener, concurrency: concurrency)
+        let run = try await Self.run(listener, concurrency: concurrency)
         #expect(run.failures.count == 0, "\(run.failures.count) failed; first: \(run.failures.first ?? "")")
         #expect(run.versions == [listener == .http2 ? "2" : "1.1"])
         if listener == .http2 {
@@ -99,25 +99,17 @@ import WebImage
 
     /// nginx 1.22 applies `keepalive_requests` to HTTP/2 connections: after 50 streams it sends GOAWAY.
     @Test func aGoawayMidRunLosesNoDownload() async throws {
-        let site = try Self.makeSite()
-        defer { try? FileManager.default.removeItem(at: site) }
         var options = NginxServer.Options()
         options.keepaliveRequests = 50
-        let nginx = try NginxServer(serving: site, options: options)
-        defer { nginx.stop() }
-        let run = await Self.download(from: nginx, .http2, concurrency: 6)
+        let run = try await Self.run(.http2, concurrency: 6, options: options)
         #expect(run.failures.count == 0, "\(run.failures.count) failed; first: \(run.failures.first ?? "")")
         #expect(run.connections >= 4, "GOAWAY after 50 requests should need at least 4 connections")
     }
 
     @Test func moreDownloadsThanTheStreamLimitStillAllSucceed() async throws {
-        let site = try Self.makeSite()
-        defer { try? FileManager.default.removeItem(at: site) }
         var options = NginxServer.Options()
         options.http2MaxConcurrentStreams = 8
-        let nginx = try NginxServer(serving: site, options: options)
-        defer { nginx.stop() }
-        let run = await Self.download(from: nginx, .http2, concurrency: 64)
+        let run = try await Self.run(.http2, concurrency: 64, options: options)
         #expect(run.failures.count == 0, "\(run.failures.count) failed; first: \(run.failures.first ?? "")")
         #expect(run.versions == ["2"])
     }
