@@ -191,6 +191,10 @@ int wi_jpeg_decode(wi_jpeg_decoder *decoder, int denominator, uint8_t *pixels, s
             if (jpeg_read_scanlines(cinfo, rows, (JDIMENSION)count) == 0) break;
         }
         decoder->rowsDecoded = (int)cinfo->output_scanline;
+        // A single-scan file decodes as it reads: once its data has ended, every later row is libjpeg's
+        // gray filler, so producing them would only turn a few bytes into a full image's work. (A
+        // multi-scan file read all its data in jpeg_start_decompress; its later rows hold earlier scans.)
+        if (decoder->truncated && !jpeg_has_multiple_scans(cinfo)) break;
     }
     free(cmykRow);
     cmykRow = NULL;

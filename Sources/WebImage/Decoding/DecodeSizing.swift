@@ -64,6 +64,27 @@ struct DecodeSizing {
         native.width >= target.width && native.height >= target.height ? target : native
     }
 
+    /// How many frames of an animation to decode, and the pixel memory they and the decoder's full-size
+    /// canvases take together.
+    ///
+    /// Frames are composed on the full canvas, so the work is canvas pixels × frames: at most
+    /// `maximumImagePixels` of it. With a memory budget, the frames kept are also cut to what fits in the
+    /// budget's whole limit beside `canvases` full-size buffers (a plan that depends on the limit, never
+    /// on what other decodes hold, so the same file always gives the same frames). At least one frame.
+    func animationPlan(
+        declaredFrames: Int, canvases: Int, options: ImageDecodingOptions
+    ) -> (frames: Int, bytes: Int) {
+        let canvasPixels = max(1, original.width * original.height)
+        var frames = options.decodeFirstFrameOnly ? 1 : max(1, declaredFrames)
+        frames = min(frames, max(1, options.maximumImagePixels / canvasPixels))
+        let canvasBytes = PixelMemory.bytes(original, count: canvases)
+        let frameBytes = max(1, PixelMemory.bytes(target))
+        if let budget = options.memoryBudget, budget.limit > canvasBytes {
+            frames = min(frames, max(1, (budget.limit - canvasBytes) / frameBytes))
+        }
+        return (frames, PixelMemory.sum(canvasBytes, PixelMemory.bytes(target, count: frames)))
+    }
+
     /// `size` scaled to fit inside `box`, aspect kept, never enlarged, at least 1×1.
     static func fit(_ size: PixelSize, inside box: PixelSize) -> PixelSize {
         guard size.width > box.width || size.height > box.height else { return size }

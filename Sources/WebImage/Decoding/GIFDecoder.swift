@@ -21,24 +21,41 @@ public struct GIFDecoder: ImageDecoding {
 
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        try decodeCounting(data, options: options).image
+    }
+
+    /// Decodes `data`, also telling how many frame pixels giflib decompressed (the LZW work, which the
+    /// clipping to the logical screen bounds).
+    func decodeCounting(_ data: Data, options: ImageDecodingOptions) throws -> (image: Image, pixelsDecoded: Int) {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
-        return try data.withUnsafeBytes { raw -> Image in
+        return try data.withUnsafeBytes { raw -> (image: Image, pixelsDecoded: Int) in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
             }
-            let source = GIFByteSource(base: base, count: raw.count)
-            var error: Int32 = 0
-            // passUnretained: `source` is alive for this whole closure and the GifFileType is closed
-            // (deferred below) before the closure returns, so giflib never reads through a dangling pointer.
-            guard let gif = DGifOpen(Unmanaged.passUnretained(source).toOpaque(), gifRead, &error) else {
-                throw DecodingFailure.badImageData("GIF unreadable: \(GIFDecoder.errorText(error))")
-            }
-            defer { DGifCloseFile(gif, &error) }
-            return try withExtendedLifetime(source) {
+            // A first pass over the records (no pixel is decompressed) counts the frames, so the memory is
+            // claimed once, up front, for the frames that will be kept.
+            let survey = try Self.withGIF(base, raw.count) { GIFSurvey(gif: $0) }
+            return try Self.withGIF(base, raw.count) { gif in
                 var reader = GIFFrameReader(gif: gif, options: options)
-                return try reader.read()
+                let image = try reader.read(survey: survey)
+                return (image, reader.pixelsDecoded)
             }
         }
+    }
+
+    /// Opens giflib on `count` bytes at `base` for the length of `body`.
+    private static func withGIF<Result>(
+        _ base: UnsafePointer<UInt8>, _ count: Int, _ body: (UnsafeMutablePointer<GifFileType>) throws -> Result
+    ) throws -> Result {
+        let source = GIFByteSource(base: base, count: count)
+        var error: Int32 = 0
+        // passUnretained: `source` is alive for this whole function and the GifFileType is closed
+        // (deferred below) before it returns, so giflib never reads through a dangling pointer.
+        guard let gif = DGifOpen(Unmanaged.passUnretained(source).toOpaque(), gifRead, &error) else {
+            throw DecodingFailure.badImageData("GIF unreadable: \(GIFDecoder.errorText(error))")
+        }
+        defer { DGifCloseFile(gif, &error) }
+        return try withExtendedLifetime(source) { try body(gif) }
     }
 
     fileprivate static func errorText(_ code: Int32) -> String {
@@ -69,6 +86,40 @@ private let gifRead: InputFunc = { gif, buffer, length in
     return Int32(count)
 }
 
+/// What a pass over a GIF's records finds without decompressing any pixel: how many frames it holds
+/// (up to where its data ends or breaks) and whether any frame asks for restore-to-previous disposal.
+private struct GIFSurvey {
+    var frames = 0
+    var restoresPrevious = false
+
+    init(gif: UnsafeMutablePointer<GifFileType>) {
+        records: while true {
+            var record = UNDEFINED_RECORD_TYPE
+            guard DGifGetRecordType(gif, &record) == GIF_OK else { break }
+            switch record {
+            case IMAGE_DESC_RECORD_TYPE:
+                guard DGifGetImageDesc(gif) == GIF_OK else { break records }
+                frames += 1
+                guard GIFFrameReader.skipCodeBlocks(gif) else { break records }
+            case EXTENSION_RECORD_TYPE:
+                var code: Int32 = 0
+                var block: UnsafeMutablePointer<GifByteType>?
+                guard DGifGetExtension(gif, &code, &block) == GIF_OK else { break records }
+                if code == GRAPHICS_EXT_FUNC_CODE, let first = block, first[0] >= 4, (first[1] >> 2) & 0x07 == 3 {
+                    restoresPrevious = true
+                }
+                while block != nil {
+                    guard DGifGetExtensionNext(gif, &block) == GIF_OK else { break records }
+                }
+            case TERMINATE_RECORD_TYPE:
+                break records
+            default:
+                continue
+            }
+        }
+    }
+}
+
 /// Walks a GIF's records with giflib's low-level API, so each frame is checked before its rows are read
 /// and no frame is ever held as a whole index bitmap.
 private struct GIFFrameReader {
@@ -80,6 +131,8 @@ private struct GIFFrameReader {
     private var hasAlpha = false
     private var isPartial = false
     private var pendingControl: (disposal: Int, delay: Int, transparent: Int?) = (0, 0, nil)
+    /// Frame pixels giflib decompressed so far.
+    private(set) var pixelsDecoded = 0
 
     init(gif: UnsafeMutablePointer<GifFileType>, options: ImageDecodingOptions) {
         self.gif = gif
@@ -88,12 +141,19 @@ private struct GIFFrameReader {
 
     private var errorText: String { GIFDecoder.errorText(gif.pointee.Error) }
 
-    mutating func read() throws -> Image {
+    mutating func read(survey: GIFSurvey) throws -> Image {
         let sizing = try DecodeSizing(
             width: Int(gif.pointee.SWidth), height: Int(gif.pointee.SHeight), format: .gif, options: options)
-        var canvas = GIFCanvas(width: sizing.original.width, height: sizing.original.height)
         let finalSize = sizing.target
-        var decodedPixels = 0
+        // The working canvas (unless it is itself the last frame kept, at full size) and its saved copy
+        // for restore-to-previous.
+        let canvases = (finalSize == sizing.original ? 0 : 1) + (survey.restoresPrevious ? 1 : 0)
+        let plan = sizing.animationPlan(declaredFrames: survey.frames, canvases: canvases, options: options)
+        let claim = try PixelMemory.claim(
+            plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
+            for: "GIF \(sizing.original) × \(plan.frames) frames")
+        defer { claim.release() }
+        var canvas = GIFCanvas(width: sizing.original.width, height: sizing.original.height)
         records: while true {
             var record = UNDEFINED_RECORD_TYPE
             guard DGifGetRecordType(gif, &record) == GIF_OK else {
@@ -107,10 +167,7 @@ private struct GIFFrameReader {
                     break records
                 }
                 frameCount += 1
-                let wanted =
-                    !(options.decodeFirstFrameOnly && !frames.isEmpty)
-                    && decodedPixels + finalSize.width * finalSize.height <= options.maximumImagePixels
-                if wanted {
+                if frames.count < plan.frames {
                     let complete = readFrame(into: &canvas)
                     if !hasAlpha { hasAlpha = canvas.hasTransparency }
                     let delay = pendingControl.delay <= 1 ? 0.1 : Double(pendingControl.delay) / 100
@@ -118,12 +175,11 @@ private struct GIFFrameReader {
                         width: canvas.width, height: canvas.height, bytesPerRow: canvas.width * 4,
                         pixels: canvas.pixels, duration: delay)
                     frames.append(PixelResampler.resample(frame, to: finalSize))
-                    decodedPixels += finalSize.width * finalSize.height
                     guard complete else {
                         isPartial = true
                         break records
                     }
-                } else if !skipFrame() {
+                } else if !Self.skipCodeBlocks(gif) {
                     isPartial = frames.isEmpty
                     break records
                 }
@@ -168,29 +224,49 @@ private struct GIFFrameReader {
             disposal: pendingControl.disposal, transparentIndex: pendingControl.transparent)
         canvas.begin(info, colors: colors)
         defer { canvas.end() }
-        guard width > 0, height > 0 else { return true }
-        var row = [UInt8](repeating: 0, count: width)
         // Interlaced frames store rows in four passes: every 8th from 0, every 8th from 4, every 4th from 2,
         // every 2nd from 1.
         let passes = desc.Interlace ? [(0, 8), (4, 8), (2, 4), (1, 2)] : [(0, 1)]
+        // Only rows on the logical screen are drawn, so decompression stops after the last of them (in
+        // file order) and the rest of the frame's data is skipped unread: a frame rectangle far larger
+        // than the screen costs no more than its visible rows.
+        let visibleRows = max(0, min(height, canvas.height - info.top))
+        let visible = width > 0 && info.left < canvas.width && visibleRows > 0
+        var rowsToRead = 0
+        if visible {
+            var position = 0
+            for (start, step) in passes {
+                for y in Swift.stride(from: start, to: height, by: step) {
+                    position += 1
+                    if y < visibleRows { rowsToRead = position }
+                }
+            }
+        }
+        guard rowsToRead > 0 else { return Self.skipCodeBlocks(gif) }
+        var row = [UInt8](repeating: 0, count: width)
+        var rowsRead = 0
         for (start, step) in passes {
             for y in Swift.stride(from: start, to: height, by: step) {
                 let status = row.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(width)) }
                 guard status == GIF_OK else { return false }
+                pixelsDecoded += width
                 canvas.draw(row: y, indices: row)
+                rowsRead += 1
+                // After a frame's last row giflib skips what is left of its data itself; before it, this does.
+                if rowsRead == rowsToRead && rowsToRead < height { return Self.skipCodeBlocks(gif) }
             }
         }
         return true
     }
 
-    /// Skips the current frame's compressed data without decoding it.
-    private func skipFrame() -> Bool {
-        var codeSize: Int32 = 0
+    /// Skips the rest of the current frame's compressed data without decompressing it.
+    static func skipCodeBlocks(_ gif: UnsafeMutablePointer<GifFileType>) -> Bool {
+        // The decompressor reads whole sub-blocks, so the next byte in the file is always a sub-block
+        // length: DGifGetCodeNext can take over from any row.
         var block: UnsafeMutablePointer<GifByteType>?
-        guard DGifGetCode(gif, &codeSize, &block) == GIF_OK else { return false }
-        while block != nil {
+        repeat {
             guard DGifGetCodeNext(gif, &block) == GIF_OK else { return false }
-        }
+        } while block != nil
         return true
     }
 

@@ -47,9 +47,20 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// 60 MB (60 × 1024 × 1024) by default, about 15.7 megapixels.
     public var scaleDownLimitBytes: Int
     /// The most pixels a file may declare; larger files are refused with `badImageData` before anything
-    /// is allocated. Animations also stop adding frames once their frames hold this many pixels in total.
-    /// 16384 × 16384 by default.
+    /// is allocated. It also bounds the work of an animation: frames are composed on the full canvas, so an
+    /// animation stops adding frames once canvas pixels × frames decoded would exceed it (`frameCount`
+    /// still tells how many the file holds). 16384 × 16384 by default.
     public var maximumImagePixels: Int
+
+    // MARK: - Memory
+
+    /// The budget this decode claims its pixel memory from, shared with other decodes (see
+    /// `DecodeMemoryBudget`). `nil` (no budget) by default; the downloader sets its own, sized by
+    /// `ImageDownloaderConfig.maximumDecodeMemory`. Not part of equality or hashing: options that differ
+    /// only in their budget decode to the same image.
+    public var memoryBudget: DecodeMemoryBudget?
+    /// Whether a claim on `memoryBudget` waits for room; progressive decodes do not wait.
+    var waitsForMemory = true
 
     // MARK: - Frames
 
@@ -80,4 +91,28 @@ public struct ImageDecodingOptions: Sendable, Hashable {
 
     /// Full size, all frames, default limits.
     public static let `default` = ImageDecodingOptions()
+
+    /// Equal when every option that shapes the decoded image is equal (the budget does not).
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.thumbnailPixelSize == rhs.thumbnailPixelSize && lhs.scaleDownLargeImages == rhs.scaleDownLargeImages
+            && lhs.scaleDownLimitBytes == rhs.scaleDownLimitBytes && lhs.maximumImagePixels == rhs.maximumImagePixels
+            && lhs.decodeFirstFrameOnly == rhs.decodeFirstFrameOnly && lhs.preloadAllFrames == rhs.preloadAllFrames
+    }
+
+    /// Hashes the options `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(thumbnailPixelSize)
+        hasher.combine(scaleDownLargeImages)
+        hasher.combine(scaleDownLimitBytes)
+        hasher.combine(maximumImagePixels)
+        hasher.combine(decodeFirstFrameOnly)
+        hasher.combine(preloadAllFrames)
+    }
+
+    /// These options for a progressive decode: a claim on the budget that does not fit fails at once.
+    var forPartialDecode: Self {
+        var options = self
+        options.waitsForMemory = false
+        return options
+    }
 }

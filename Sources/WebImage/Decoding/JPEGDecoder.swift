@@ -69,6 +69,16 @@ private final class JPEGDecompressor {
         }
         let choice = sizing.nativeSize(among: candidates)
         let native = candidates[choice]
+        let final = sizing.finalSize(native: native)
+        // The output bitmap, its scaled copy, and for multi-scan files libjpeg's coefficient buffer (two
+        // bytes per sample of every component at full size).
+        let samples = min(PixelMemory.bytes(sizing.original) / 4, Int.max / 64) * max(1, Int(header.components))
+        let claim = try PixelMemory.claim(
+            PixelMemory.sum(
+                PixelMemory.bytes(native), final == native ? 0 : PixelMemory.bytes(final),
+                header.progressive != 0 ? 2 * samples : 0),
+            largest: PixelMemory.bytes(native), options: options, for: "JPEG \(sizing.original)")
+        defer { claim.release() }
         let stride = native.width * 4
         var rows: Int32 = 0
         var status: Int32 = 0
@@ -87,7 +97,6 @@ private final class JPEGDecompressor {
         guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("JPEG undecodable: \(message)") }
         let isPartial = status != 0 || wi_jpeg_was_truncated(handle) != 0
         var frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
-        let final = sizing.finalSize(native: native)
         frame = PixelResampler.resample(frame, to: final)
         return Image(
             format: .jpeg, width: final.width, height: final.height, originalWidth: sizing.original.width,

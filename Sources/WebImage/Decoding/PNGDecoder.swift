@@ -68,6 +68,11 @@ private final class PNGReader {
         }
         let choice = sizing.nativeSize(among: candidates)
         let native = candidates[choice]
+        let final = sizing.finalSize(native: native)
+        let claim = try PixelMemory.claim(
+            PixelMemory.sum(PixelMemory.bytes(native), final == native ? 0 : PixelMemory.bytes(final)),
+            largest: PixelMemory.bytes(native), options: options, for: "PNG \(sizing.original)")
+        defer { claim.release() }
         let stride = native.width * 4
         var rows: UInt32 = 0
         var status: Int32 = 0
@@ -103,7 +108,11 @@ extension PNGDecoder {
 /// `ImageIncrementalDecoding`); each update feeds only the bytes not fed before.
 final class PNGIncrementalDecoder: ImageIncrementalDecoding {
     private let options: ImageDecodingOptions
-    private let stream: OpaquePointer?
+    private var stream: OpaquePointer?
+    /// The stream's full-size bitmap, claimed (without waiting) from the budget before the header reaches
+    /// libpng; `nil` until then.
+    private var claim: DecodeMemoryBudget.Claim?
+    private let streamLimit: Int
     private var bytesFed = 0
     private var rowsShown: UInt32 = 0
 
@@ -112,12 +121,33 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         // The stream decodes at full size only; larger images wait for `decodeFinal`, which scales down.
         var limit = options.maximumImagePixels
         if options.scaleDownLargeImages { limit = min(limit, max(1, options.scaleDownLimitBytes / 4)) }
-        stream = wi_png_stream_create(UInt64(max(0, limit)))
+        streamLimit = max(0, limit)
+        stream = wi_png_stream_create(UInt64(streamLimit))
     }
 
     deinit { wi_png_stream_destroy(stream) }
 
     private func feed(_ data: Data) -> wi_png_stream_state? {
+        if claim == nil, stream != nil {
+            // IHDR sits at a fixed place: the 8-byte signature, then length, "IHDR", width, height.
+            guard data.count >= 24 else { return nil }
+            let width = data.bigEndianUInt32(at: 16)
+            let height = data.bigEndianUInt32(at: 20)
+            let size = PixelSize(width: Int(width), height: Int(height))
+            let bytes = PixelMemory.bytes(size)
+            if bytes / 4 <= streamLimit,
+                let claimed = try? PixelMemory.claim(
+                    PixelMemory.sum(bytes, bytes), largest: bytes, options: options.forPartialDecode,
+                    for: "PNG \(size)")
+            {
+                claim = claimed
+            } else {
+                // Too large to stream, or no room now: no progressive display; the final decode claims (and
+                // waits) as usual.
+                wi_png_stream_destroy(stream)
+                stream = nil
+            }
+        }
         guard let stream else { return nil }
         if data.count > bytesFed {
             let start = data.startIndex + bytesFed
@@ -148,6 +178,11 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         {
             return image
         }
+        // The one-shot decode claims its own memory; give back the stream's first, so this decode never
+        // waits while holding memory.
+        wi_png_stream_destroy(stream)
+        stream = nil
+        claim?.release()
         return try PNGDecoder().decode(data, options: options)
     }
 
@@ -163,5 +198,13 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         let frame = ImageFrame(
             width: sizing.original.width, height: sizing.original.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(frame, sizing: sizing, hasAlpha: header.hasAlpha != 0, isPartial: isPartial)
+    }
+}
+
+extension Data {
+    /// The big-endian 32-bit integer at `offset` from the start (the caller checked the length).
+    fileprivate func bigEndianUInt32(at offset: Int) -> UInt32 {
+        let start = startIndex + offset
+        return self[start..<start + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 }

@@ -21,7 +21,7 @@ public final class ReDecodingIncrementalDecoder: ImageIncrementalDecoding {
     public func decodePartial(_ data: Data) -> Image? {
         guard data.count > lastPartialByteCount else { return nil }
         lastPartialByteCount = data.count
-        guard var image = try? decoder.decode(data, options: options) else { return nil }
+        guard var image = try? decoder.decode(data, options: options.forPartialDecode) else { return nil }
         image.isPartial = true
         return image
     }

@@ -40,7 +40,8 @@ public struct WebPDecoder: ImageDecoding {
                     orientation: orientation)
             }
             return try decodeStill(
-                base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, orientation: orientation)
+                base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, options: options,
+                orientation: orientation)
         }
     }
 
@@ -50,31 +51,43 @@ public struct WebPDecoder: ImageDecoding {
     }
 
     private func decodeStill(
-        _ base: UnsafePointer<UInt8>, _ length: Int, sizing: DecodeSizing, hasAlpha: Bool, orientation: Int
+        _ base: UnsafePointer<UInt8>, _ length: Int, sizing: DecodeSizing, hasAlpha: Bool,
+        options: ImageDecodingOptions, orientation: Int
     ) throws -> Image {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw DecodingFailure.badImageData("WebP: libwebp version mismatch")
         }
         let size = sizing.target
+        let bytes = PixelMemory.bytes(size)
+        let claim = try PixelMemory.claim(bytes, largest: bytes, options: options, for: "WebP \(sizing.original)")
+        defer { claim.release() }
         Self.configure(&config, output: size, original: sizing.original)
         let stride = size.width * 4
         var status = VP8_STATUS_OK
-        let pixels = [UInt8](unsafeUninitializedCapacity: stride * size.height) { buffer, count in
-            config.output.u.RGBA.rgba = buffer.baseAddress
-            config.output.u.RGBA.size = buffer.count
-            status = WebPDecode(base, length, &config)
-            count = status == VP8_STATUS_OK ? stride * size.height : 0
-        }
-        WebPFreeDecBuffer(&config.output)
-        if status == VP8_STATUS_OK {
-            let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: pixels)
-            return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: false)
+        do {
+            let pixels = [UInt8](unsafeUninitializedCapacity: stride * size.height) { buffer, count in
+                config.output.u.RGBA.rgba = buffer.baseAddress
+                config.output.u.RGBA.size = buffer.count
+                status = WebPDecode(base, length, &config)
+                count = status == VP8_STATUS_OK ? stride * size.height : 0
+            }
+            WebPFreeDecBuffer(&config.output)
+            if status == VP8_STATUS_OK {
+                let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: pixels)
+                return Self.image(
+                    frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: false)
+            }
         }
         guard status == VP8_STATUS_NOT_ENOUGH_DATA else {
             throw DecodingFailure.badImageData("WebP undecodable: \(Self.describe(status))")
         }
-        // Truncated: the incremental decoder tells how many rows the bytes that did arrive hold.
+        // Truncated: the incremental decoder tells how many rows the bytes that did arrive hold. Its bitmap
+        // takes the place of the one above (freed with its scope); the copy handed out needs a second claim,
+        // which does not wait, since this decode already holds memory.
+        let copyClaim = try PixelMemory.claim(
+            bytes, largest: bytes, options: options.forPartialDecode, for: "WebP \(sizing.original)")
+        defer { copyClaim.release() }
         guard let partial = WebPIncrementalState(output: size, original: sizing.original) else {
             throw DecodingFailure.badImageData("WebP: out of memory")
         }
@@ -98,7 +111,18 @@ public struct WebPDecoder: ImageDecoding {
         animationOptions.color_mode = MODE_RGBA
         animationOptions.use_threads = 0
         var webpData = WebPData(bytes: base, size: length)
-        // The canvas size was checked against the limits (DecodeSizing) before the decoder allocates it.
+        // libwebp's two canvases (current and previous frame) and the copy each frame is taken from, unless
+        // that copy is the frame kept.
+        let final = sizing.target
+        let plan = sizing.animationPlan(
+            declaredFrames: Self.frameCount(base, length), canvases: final == sizing.original ? 2 : 3,
+            options: options)
+        let claim = try PixelMemory.claim(
+            plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
+            for: "WebP animation \(sizing.original) × \(plan.frames) frames")
+        defer { claim.release() }
+        // The canvas size was checked against the limits (DecodeSizing) and claimed before the decoder
+        // allocates it.
         guard let decoder = WebPAnimDecoderNew(&webpData, &animationOptions) else {
             throw DecodingFailure.badImageData("WebP animation unreadable")
         }
@@ -111,13 +135,10 @@ public struct WebPDecoder: ImageDecoding {
         guard canvas == sizing.original else {
             throw DecodingFailure.badImageData("WebP animation canvas disagrees with its header")
         }
-        let final = sizing.target
         var frames: [ImageFrame] = []
         var previousTimestamp: Int32 = 0
-        var decodedPixels = 0
         while WebPAnimDecoderHasMoreFrames(decoder) != 0 {
-            if options.decodeFirstFrameOnly && !frames.isEmpty { break }
-            if decodedPixels + final.width * final.height > options.maximumImagePixels { break }
+            if frames.count >= plan.frames { break }
             var buffer: UnsafeMutablePointer<UInt8>?
             var timestamp: Int32 = 0
             guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else { break }
@@ -128,17 +149,23 @@ public struct WebPDecoder: ImageDecoding {
                 width: canvas.width, height: canvas.height, bytesPerRow: canvas.width * 4, pixels: pixels,
                 duration: milliseconds <= 10 ? 0.1 : Double(milliseconds) / 1000)
             frames.append(PixelResampler.resample(frame, to: final))
-            decodedPixels += final.width * final.height
         }
         guard !frames.isEmpty else { throw DecodingFailure.badImageData("WebP animation has no decodable frame") }
         let frameCount = Int(info.frame_count)
-        let isPartial =
-            !options.decodeFirstFrameOnly && frames.count < frameCount
-            && decodedPixels + final.width * final.height <= options.maximumImagePixels
+        let isPartial = frames.count < min(frameCount, plan.frames)
         return Image(
             format: .webp, width: final.width, height: final.height, originalWidth: sizing.original.width,
             originalHeight: sizing.original.height, frames: frames, frameCount: frameCount,
             loopCount: Int(info.loop_count), exifOrientation: orientation, hasAlpha: hasAlpha, isPartial: isPartial)
+    }
+
+    /// The frame count a WebP file's header declares (0 when its chunks cannot be read), without decoding.
+    fileprivate static func frameCount(_ base: UnsafePointer<UInt8>, _ length: Int) -> Int {
+        var webpData = WebPData(bytes: base, size: length)
+        var state = WEBP_DEMUX_PARSING_HEADER
+        guard let demux = WebPDemuxPartial(&webpData, &state) else { return 0 }
+        defer { WebPDemuxDelete(demux) }
+        return Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
     }
 
     /// RGBA output into caller memory, scaled while decoding when `output` differs from `original`.
@@ -202,14 +229,15 @@ private final class WebPIncrementalState {
     private let decoder: OpaquePointer
 
     init?(output: PixelSize, original: PixelSize) {
+        byteCount = output.width * output.height * 4
+        // calloc, not `allocate`: a bitmap the allocator cannot provide is a nil here (an error to the
+        // caller), not a trap.
+        guard let pixels = calloc(byteCount, 1)?.assumingMemoryBound(to: UInt8.self) else { return nil }
         let config = UnsafeMutablePointer<WebPDecoderConfig>.allocate(capacity: 1)
         config.initialize(to: WebPDecoderConfig())
-        byteCount = output.width * output.height * 4
-        let pixels = UnsafeMutablePointer<UInt8>.allocate(capacity: byteCount)
-        pixels.initialize(repeating: 0, count: byteCount)
         guard WebPInitDecoderConfig(config) != 0 else {
             config.deallocate()
-            pixels.deallocate()
+            free(pixels)
             return nil
         }
         WebPDecoder.configure(&config.pointee, output: output, original: original)
@@ -217,7 +245,7 @@ private final class WebPIncrementalState {
         config.pointee.output.u.RGBA.size = byteCount
         guard let decoder = WebPIDecode(nil, 0, config) else {
             config.deallocate()
-            pixels.deallocate()
+            free(pixels)
             return nil
         }
         self.output = output
@@ -230,7 +258,7 @@ private final class WebPIncrementalState {
         WebPIDelete(decoder)
         WebPFreeDecBuffer(&config.pointee.output)
         config.deallocate()
-        pixels.deallocate()
+        free(pixels)
     }
 
     /// Appends bytes (libwebp copies them). OK once the image is complete, SUSPENDED while more is needed.
@@ -258,6 +286,8 @@ private final class WebPIncrementalState {
 final class WebPIncrementalDecoder: ImageIncrementalDecoding {
     private let options: ImageDecodingOptions
     private var state: WebPIncrementalState?
+    /// The incremental bitmap and the copy each partial image takes, claimed without waiting.
+    private var claim: DecodeMemoryBudget.Claim?
     private var sizing: DecodeSizing?
     private var hasAlpha = false
     private var unsupported = false
@@ -294,11 +324,15 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
         guard status == VP8_STATUS_OK, features.has_animation == 0,
             let sizing = try? DecodeSizing(
                 width: Int(features.width), height: Int(features.height), format: .webp, options: options),
+            let claim = try? PixelMemory.claim(
+                PixelMemory.bytes(sizing.target, count: 2), largest: PixelMemory.bytes(sizing.target),
+                options: options.forPartialDecode, for: "WebP \(sizing.original)"),
             let state = WebPIncrementalState(output: sizing.target, original: sizing.original)
         else {
             unsupported = true
             return
         }
+        self.claim = claim
         self.sizing = sizing
         self.state = state
         hasAlpha = features.has_alpha != 0
@@ -321,6 +355,10 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
         if let state, let sizing, status == VP8_STATUS_OK {
             return image(state, sizing: sizing, orientation: WebPDecoder.exifOrientation(data), isPartial: false)
         }
+        // The one-shot decode claims its own memory; give this decoder's back first, so it never waits
+        // while holding memory.
+        state = nil
+        claim?.release()
         return try WebPDecoder().decode(data, options: options)
     }
 
@@ -348,7 +386,13 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
                 top + frameSize.height <= sizing.original.height
             else { return nil }
             var config = WebPDecoderConfig()
-            guard WebPInitDecoderConfig(&config) != 0 else { return nil }
+            guard WebPInitDecoderConfig(&config) != 0,
+                let claim = try? PixelMemory.claim(
+                    PixelMemory.sum(PixelMemory.bytes(sizing.original), PixelMemory.bytes(sizing.target)),
+                    largest: PixelMemory.bytes(sizing.original), options: options.forPartialDecode,
+                    for: "WebP animation \(sizing.original)")
+            else { return nil }
+            defer { claim.release() }
             let canvasStride = sizing.original.width * 4
             var canvas = [UInt8](repeating: 0, count: canvasStride * sizing.original.height)
             // The frame decodes straight into its rectangle of the canvas (stride = canvas row).

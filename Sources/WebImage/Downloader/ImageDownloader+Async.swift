@@ -89,7 +89,8 @@ extension ImageDownloader {
                         continuation.yield(
                             .completed(
                                 ImageDownloadResult(
-                                    url: url, image: image, data: data ?? Data(), response: response, metrics: metrics)))
+                                    url: url, image: image, data: data ?? Data(), response: response, metrics: metrics))
+                        )
                         continuation.finish()
                     }
                 })

@@ -43,6 +43,8 @@ public final class ImageDownloader: Sendable {
     private let environment: OperationEnvironment?
     private let allowedSchemes: Set<String>
     private let invalidated = Atomic<Bool>(false)
+    /// The pixel memory all this downloader's decodes share (`config.maximumDecodeMemory`).
+    private let decodeMemory: DecodeMemoryBudget
     let callbackQueue: DispatchQueue
     /// Every block the library sends to `callbackQueue` goes through this channel (see QueueChannel).
     private let callbacks: QueueChannel
@@ -54,6 +56,7 @@ public final class ImageDownloader: Sendable {
     /// Creates a downloader with its own queue, transport thread and connection pool.
     public init(config: ImageDownloaderConfig = .default) {
         self.config = config
+        decodeMemory = DecodeMemoryBudget(limit: config.maximumDecodeMemory)
         queue = OperationQueue()
         queue.name = "WebImage.downloads"
         queue.maxConcurrentOperationCount = max(1, config.maxConcurrentDownloads)
@@ -191,6 +194,7 @@ public final class ImageDownloader: Sendable {
             scaleDownLimitBytes: config.scaleDownLimitBytes, maximumImagePixels: config.maximumImagePixels,
             decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
             preloadAllFrames: options.contains(.preloadAllFrames))
+        decodeOptions.memoryBudget = decodeMemory
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
             decodeOptions.thumbnailPixelSize = nil
         }
@@ -243,7 +247,8 @@ public final class ImageDownloader: Sendable {
     static func imageCacheKey(_ key: MergeKey, _ decoding: DecodeRequest) -> String {
         let options = decoding.options
         let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
-        return "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
+        return
+            "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
             + "\(options.decodeFirstFrameOnly ? 1 : 0)#\(key.trust.cacheKeyComponent)"
     }
 

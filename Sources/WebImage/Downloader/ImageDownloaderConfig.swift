@@ -107,6 +107,11 @@ public struct ImageDownloaderConfig: Sendable {
     /// Images whose header declares more pixels than this are refused (or scaled down when asked to),
     /// never allocated at full size. 16,384 × 16,384 by default.
     public var maximumImagePixels: Int = 16_384 * 16_384
+    /// The most pixel memory (bytes of decoded bitmaps, animation canvases included) this downloader's
+    /// decodes may hold at the same time. A decode claims what the file declares before it allocates; when
+    /// the claim does not fit it waits for earlier decodes to finish (up to 30 s), and one that can never
+    /// fit fails with `badImageData`. See `DecodeMemoryBudget`. 1 GiB by default.
+    public var maximumDecodeMemory: Int = 1 << 30
 
     /// Creates the default configuration.
     public init() {}
