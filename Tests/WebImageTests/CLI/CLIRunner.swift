@@ -9,6 +9,8 @@ import Locking
 enum CLIRunner {
     struct Output: Sendable {
         var status: Int32
+        /// Whether the process ended by a signal (a crash or a trap) rather than by exiting.
+        var signalled = false
         var stdout: String
         var stderr: String
         var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
@@ -50,14 +52,20 @@ enum CLIRunner {
     }
 
     /// Runs product `name` with `arguments`, feeding `stdin`, and returns its exit status and output.
+    /// `shell` is a shell command run first, in the same process (`ulimit -v 600000`, say).
     static func run(
         _ name: String, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], shell: String? = nil
     ) async throws -> Output {
         let executable = try executable(name)
         let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
+        if let shell {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "\(shell); exec \"$0\" \"$@\"", executable.path] + arguments
+        } else {
+            process.executableURL = executable
+            process.arguments = arguments
+        }
         if let directory { process.currentDirectoryURL = directory }
         var processEnvironment = ProcessInfo.processInfo.environment
         processEnvironment["TERM"] = "dumb"
@@ -91,6 +99,7 @@ enum CLIRunner {
                 continuation.resume(
                     returning: Output(
                         status: process.terminationStatus,
+                        signalled: process.terminationReason == .uncaughtSignal,
                         stdout: String(decoding: stdout.withLock { $0 }, as: UTF8.self),
                         stderr: String(decoding: stderr.withLock { $0 }, as: UTF8.self)))
             }
