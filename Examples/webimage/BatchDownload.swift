@@ -23,20 +23,7 @@ struct BatchDownload {
     func run(
         _ requests: [Request], display: ProgressDisplay, afterQueueing: () -> Void = {}
     ) async -> [DownloadOutcome] {
-        let slots = requests.enumerated().map { index, request in
-            let slot = DownloadSlot(index: index, url: request.url)
-            let token = downloader.downloadImage(
-                with: request.url, options: request.options, context: request.context,
-                progress: { received, expected, url in
-                    slot.markStarted()
-                    display.progress(index: index, url: url, received: received, expected: expected)
-                },
-                completed: { image, data, error, finished in
-                    slot.complete(image: image, data: data, error: error, finished: finished)
-                })
-            slot.setToken(token)
-            return slot
-        }
+        let slots = requests.enumerated().map { index, request in start(request, index: index, display: display) }
         afterQueueing()
         return await withTaskGroup(of: DownloadOutcome.self) { group in
             for slot in slots {
@@ -52,13 +39,62 @@ struct BatchDownload {
     }
 }
 
+extension BatchDownload {
+    /// Downloads `requests` with at most `window` of them queued on the downloader at a time, hands each
+    /// outcome to `handle` as it completes (to save its file), reports it to `display`, and keeps only
+    /// its summary row: memory stays flat however long the list is.
+    ///
+    /// FIFO or LIFO order applies within the window. Returns the rows in request order.
+    func stream(
+        _ requests: some Sequence<Request>, window: Int, display: ProgressDisplay,
+        handle: @escaping @Sendable (DownloadOutcome) -> DownloadOutcome
+    ) async -> [SummaryTable.Row] {
+        await withTaskGroup(of: DownloadOutcome.self) { group in
+            var rows: [SummaryTable.Row?] = []
+            rows.reserveCapacity(requests.underestimatedCount)
+            var pending = requests.makeIterator()
+            func startNext() -> Bool {
+                guard let request = pending.next() else { return false }
+                let slot = start(request, index: rows.count, display: display)
+                rows.append(nil)
+                group.addTask { await slot.outcome() }
+                return true
+            }
+            for _ in 0..<max(1, window) where !startNext() { break }
+            while let outcome = await group.next() {
+                let handled = handle(outcome)
+                display.finished(handled)
+                rows[handled.index] = SummaryTable.Row(handled)
+                _ = startNext()
+            }
+            return rows.compactMap { $0 }
+        }
+    }
+
+    /// Queues `request` as number `index` and returns the slot its outcome arrives in.
+    private func start(_ request: Request, index: Int, display: ProgressDisplay) -> DownloadSlot {
+        let slot = DownloadSlot(index: index, url: request.url)
+        let token = downloader.downloadImage(
+            with: request.url, options: request.options, context: request.context,
+            progress: { received, expected, url in
+                slot.markStarted()
+                display.progress(index: index, url: url, received: received, expected: expected)
+            },
+            completed: { image, data, error, finished in
+                slot.complete(image: image, data: data, error: error, finished: finished)
+            })
+        slot.setToken(token)
+        return slot
+    }
+}
+
 /// One download's callbacks gathered into one `DownloadOutcome`.
 ///
 /// The outcome is ready when three things have happened, in any order: `downloadImage` returned the
 /// token, the terminal completion ran, and someone awaits `outcome()`. The completion runs on the
 /// downloader's callback queue and could in principle beat `downloadImage`'s return, so nothing
 /// assumes an order.
-private final class DownloadSlot: Sendable {
+final class DownloadSlot: Sendable {
     private struct Completion {
         var image: Image?
         var data: Data?

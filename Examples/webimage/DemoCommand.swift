@@ -57,7 +57,7 @@ extension WebImageCLI {
                     let expectation = scenario.requests[offset]
                     if let succeeds = expectation.succeeds, outcome.ok != succeeds {
                         unexpected.append(
-                            "\(SummaryTable.pathAndQuery(outcome.url)) \(outcome.ok ? "succeeded" : "failed") "
+                            "\(SummaryTable.pathAndQuery(outcome.url.absoluteString)) \(outcome.ok ? "succeeded" : "failed") "
                                 + "but was expected to \(succeeds ? "succeed" : "fail")")
                     }
                     outcomes.append(outcome)

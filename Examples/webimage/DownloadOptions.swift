@@ -41,8 +41,17 @@ struct DownloadOptions: ParsableArguments {
     @Option(help: "User name, sent only after a 401 challenge.")
     var user: String?
 
-    @Option(help: "Password for --user.")
+    @Option(
+        help:
+            "Password for --user (visible to other users in the process list: prefer --password-stdin or WEBIMAGE_PASSWORD)."
+    )
     var password: String?
+
+    @Flag(help: "Read the password for --user from the first line of stdin.")
+    var passwordStdin = false
+
+    @Flag(help: "Send --user's credentials over plain http too (they travel readable; https only by default).")
+    var allowCredentialsOverHttp = false
 
     @Flag(help: "Accept any TLS certificate and host name (.allowInvalidSSLCertificates).")
     var insecure = false
@@ -95,6 +104,10 @@ struct DownloadOptions: ParsableArguments {
                     + "or NUL in the value).")
         }
         if password != nil && user == nil { throw ValidationError("--password needs --user.") }
+        if passwordStdin && user == nil { throw ValidationError("--password-stdin needs --user.") }
+        if passwordStdin && password != nil {
+            throw ValidationError("--password and --password-stdin exclude each other.")
+        }
         if let thumbnail, Self.parseSize(thumbnail) == nil {
             throw ValidationError(
                 "--thumbnail '\(thumbnail)' is not a size like 256x256 (two whole numbers from 1 to 16384).")
@@ -153,6 +166,20 @@ struct DownloadOptions: ParsableArguments {
         return CookieJar(fileURL: URL(fileURLWithPath: cookies))
     }
 
+    /// The password for `--user`: `--password`, else the first line of stdin with `--password-stdin`, else
+    /// the `WEBIMAGE_PASSWORD` environment variable, else empty.
+    func resolvedPassword() -> String {
+        if let password { return password }
+        if passwordStdin {
+            var line = Data()
+            var byte: UInt8 = 0
+            while read(STDIN_FILENO, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+            return String(decoding: line, as: UTF8.self)
+        }
+        return ProcessInfo.processInfo.environment["WEBIMAGE_PASSWORD"] ?? ""
+    }
+
     /// A downloader configuration for these options.
     func makeConfig(cookieJar: CookieJar?) throws -> ImageDownloaderConfig {
         var config = ImageDownloaderConfig.default
@@ -164,7 +191,8 @@ struct DownloadOptions: ParsableArguments {
             if let (name, value) = Self.parseHeader(header) { config.headers[name] = value }
         }
         config.username = user
-        config.password = user == nil ? nil : (password ?? "")
+        config.password = user == nil ? nil : resolvedPassword()
+        config.allowsCredentialsOverPlainHTTP = allowCredentialsOverHttp
         if let cookieJar { config.cookieStorage = cookieJar }
         if let httpCache { try HTTPCacheSupport.configure(&config, directory: httpCache) }
         return config

@@ -26,8 +26,32 @@ struct DownloadOutcome: Sendable {
     var partialImages: Int = 0
     /// A short remark from the demo ("merged", "LIFO #2", ...).
     var note: String = ""
+    /// Where `-o` saved the bytes, when it did.
+    var savedPath: String?
+    /// Why `-o` could not save the bytes: the download worked, this file failed.
+    var saveError: String?
+    /// The parts of an image the table and the result lines show.
+    struct ImageInfo: Sendable {
+        var format: ImageFormat
+        var width: Int
+        var height: Int
+        var frameCount: Int
 
-    var ok: Bool { error == nil }
+        init(_ image: Image) {
+            format = image.format
+            width = image.width
+            height = image.height
+            frameCount = image.frameCount
+        }
+    }
+
+    /// The image's format, size and frame count.
+    var imageInfo: ImageInfo? { image.map(ImageInfo.init) }
+    /// Bytes received.
+    var byteCount: Int { data?.count ?? 0 }
+
+    /// The download worked and, with `-o`, its file was written.
+    var ok: Bool { error == nil && saveError == nil }
 
     /// Whether a cache answered instead of a full download; nil after a failure.
     var fromCache: Bool? { cacheStatus.map { $0 != .network } }
@@ -51,16 +75,18 @@ struct DownloadOutcome: Sendable {
         fields += [
             ("status", status.map(String.init) ?? "null"),
             ("http", httpVersion.map(Self.quote) ?? "null"),
-            ("format", image.map { Self.quote($0.format.rawValue) } ?? "null"),
-            ("bytes", String(data?.count ?? 0)),
-            ("width", image.map { String($0.width) } ?? "null"),
-            ("height", image.map { String($0.height) } ?? "null"),
-            ("frames", image.map { String($0.frameCount) } ?? "null"),
+            ("format", imageInfo.map { Self.quote($0.format.rawValue) } ?? "null"),
+            ("bytes", String(byteCount)),
+            ("width", imageInfo.map { String($0.width) } ?? "null"),
+            ("height", imageInfo.map { String($0.height) } ?? "null"),
+            ("frames", imageInfo.map { String($0.frameCount) } ?? "null"),
             ("ms", String(milliseconds)),
             ("fromCache", fromCache.map { $0 ? "true" : "false" } ?? "null"),
             ("cache", cacheStatus.map { Self.quote($0.rawValue) } ?? "null"),
             ("partialImages", String(partialImages)),
         ]
+        if let savedPath { fields.append(("saved", Self.quote(savedPath))) }
+        if let saveError { fields.append(("saveError", Self.quote(saveError))) }
         return "{" + fields.map { "\(Self.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 
@@ -88,14 +114,15 @@ struct DownloadOutcome: Sendable {
             return
                 "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.absoluteString)"
         }
-        var text = "ok   \(statusText)"
-        if let image {
+        var text = saveError == nil ? "ok   \(statusText)" : "FAIL \(statusText)"
+        if let image = imageInfo {
             text += " \(image.format.rawValue) \(image.width)x\(image.height) \(image.frameCount)f"
         } else {
             text += " (not decoded)"
         }
-        text += " \(data?.count ?? 0) B \(milliseconds) ms"
+        text += " \(byteCount) B \(milliseconds) ms"
         if let cacheStatus, cacheStatus != .network { text += " cache:\(cacheStatus.rawValue)" }
+        if let saveError { text += " not saved: \(saveError)" }
         return text + "  \(url.absoluteString)"
     }
 }

@@ -32,6 +32,9 @@ extension WebImageCLI {
         @Flag(help: "With -o: also save the decoded first frame as <name>.png.")
         var png = false
 
+        @Flag(help: "With -o: replace files that exist (otherwise the next free name, name-1.ext, is used).")
+        var force = false
+
         @Flag(help: "Print one JSON object per result on stdout (the summary goes to stderr).")
         var json = false
 
@@ -49,6 +52,10 @@ extension WebImageCLI {
                 throw ValidationError("--input file '\(input)' does not exist.")
             }
             if png && outputDirectory == nil { throw ValidationError("--png needs -o DIR.") }
+            if force && outputDirectory == nil { throw ValidationError("--force needs -o DIR.") }
+            if input == "-" && download.passwordStdin {
+                throw ValidationError("--input - and --password-stdin cannot both read stdin.")
+            }
         }
 
         /// `text` as an http(s) URL with a host, or nil.
@@ -61,9 +68,9 @@ extension WebImageCLI {
         }
 
         func run() async throws {
-            let list = try urls.compactMap(Self.parseURL) + readInput()
-            guard !list.isEmpty else { throw CLIError("no URLs to download") }
-            let output = try outputDirectory.map(OutputFolder.init)
+            let list = URLList(arguments: urls.compactMap(Self.parseURL), input: try readInput())
+            guard list.count > 0 else { throw CLIError("no URLs to download") }
+            let output = try outputDirectory.map { try OutputFolder(path: $0, overwrite: force) }
 
             let cookieJar = download.makeCookieJar()
             let downloader = ImageDownloader(config: try download.makeConfig(cookieJar: cookieJar))
@@ -71,8 +78,15 @@ extension WebImageCLI {
             display.begin(total: list.count)
             let options = download.downloaderOptions
             let context = download.context
-            let requests = list.map { BatchDownload.Request(url: $0, options: options, context: context) }
-            let outcomes = await BatchDownload(downloader: downloader).run(requests, display: display)
+            let requests = list.lazy.map { BatchDownload.Request(url: $0, options: options, context: context) }
+            // Streamed: a few downloads per slot are queued at a time, and each image is kept only until its
+            // line is printed and its file written.
+            let savePNG = png
+            let rows = await BatchDownload(downloader: downloader).stream(
+                requests, window: 4 * download.concurrency, display: display
+            ) { outcome in
+                output?.save(outcome, decodedPNG: savePNG) ?? outcome
+            }
             display.end()
             downloader.invalidate(cancelPendingDownloads: false)
             do {
@@ -81,19 +95,18 @@ extension WebImageCLI {
                 Console.write("webimage: \(error.message)\n", to: .standardError)
             }
 
-            if let output {
-                for outcome in outcomes { try output.save(outcome, decodedPNG: png) }
-            }
-            let table = SummaryTable(outcomes: outcomes).render()
-            Console.write("\n" + table, to: json ? .standardError : .standardOutput)
+            let stream: FileHandle = json ? .standardError : .standardOutput
+            Console.write("\n", to: stream)
+            SummaryTable(rows: rows).write { Console.write($0, to: stream) }
             // Exit only once the transport has closed its connections (TLS state included).
             downloader.waitUntilInvalidated()
-            if outcomes.contains(where: { !$0.ok }) { throw ExitCode.failure }
+            if rows.contains(where: { !$0.ok }) { throw ExitCode.failure }
         }
 
-        /// The URLs of `--input`; a line that is not a URL is an error naming its line number.
-        private func readInput() throws -> [URL] {
-            guard let input else { return [] }
+        /// The lines of `--input`, each checked to be a URL (an error names the first that is not); the
+        /// URLs themselves are made again one at a time while downloading (see `URLList`).
+        private func readInput() throws -> URLList.Lines? {
+            guard let input else { return nil }
             let data: Data
             if input == "-" {
                 data = FileHandle.standardInput.readDataToEndOfFile()
@@ -102,69 +115,95 @@ extension WebImageCLI {
                     throw CLIError("cannot read --input '\(input)': \(error.localizedDescription)")
                 }
             }
-            var urls: [URL] = []
-            for (number, rawLine) in String(decoding: data, as: UTF8.self).split(
-                separator: "\n", omittingEmptySubsequences: false
-            ).enumerated() {
-                let line = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
-                if line.isEmpty || line.hasPrefix("#") { continue }
-                guard let url = Self.parseURL(line) else {
-                    throw CLIError(
-                        "\(input == "-" ? "stdin" : input) line \(number + 1): '\(line)' is not an http or https URL")
-                }
-                urls.append(url)
+            let lines = URLList.Lines(data: data)
+            if let (number, line) = lines.first(where: { Self.parseURL($0) == nil }) {
+                throw CLIError(
+                    "\(input == "-" ? "stdin" : input) line \(number + 1): '\(line)' is not an http or https URL")
             }
-            return urls
+            return lines
         }
     }
 }
 
-/// The `-o` folder: original bytes under the URL's file name (made unique), decoded PNGs next to them.
-final class OutputFolder {
-    let directory: URL
-    private var usedNames: Set<String> = []
+/// The URLs to download: those from the command line, then those of `--input`, which stay as the file's
+/// bytes and become `URL`s one at a time as the downloads reach them (a `URL` costs far more memory
+/// than its line).
+struct URLList: Sequence {
+    /// The URL lines of an input file: blank lines and `#` comments skipped, whitespace trimmed.
+    struct Lines {
+        let data: Data
+        let count: Int
 
-    init(path: String) throws {
-        directory = URL(fileURLWithPath: path, isDirectory: true)
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw CLIError("cannot create output directory '\(path)': \(error.localizedDescription)")
+        init(data: Data) {
+            self.data = data
+            var count = 0
+            Self.forEachLine(data) { _, _ in
+                count += 1
+                return true
+            }
+            self.count = count
         }
-    }
 
-    /// Writes what `outcome` holds; failures save nothing.
-    func save(_ outcome: DownloadOutcome, decodedPNG: Bool) throws {
-        guard outcome.ok, let data = outcome.data else { return }
-        let name = uniqueName(for: outcome.url)
-        try write(data, name: name)
-        if decodedPNG, let image = outcome.image {
-            do {
-                try write(try PNGEncoder().encode(image), name: name + ".png")
-            } catch let error as ImageEncodingError {
-                throw CLIError("cannot encode \(outcome.url.absoluteString) as PNG: \(error.message)")
+        /// The first URL line for which `predicate` holds, with its 0-based line number in the file.
+        func first(where predicate: (String) -> Bool) -> (Int, String)? {
+            var found: (Int, String)?
+            Self.forEachLine(data) { number, line in
+                if predicate(line) { found = (number, line) }
+                return found == nil
+            }
+            return found
+        }
+
+        /// Calls `body` for each URL line with its line number; stops when it returns false.
+        private static func forEachLine(_ data: Data, _ body: (Int, String) -> Bool) {
+            var number = 0
+            var start = data.startIndex
+            while start < data.endIndex {
+                let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
+                let line = String(decoding: data[start..<end], as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                if !line.isEmpty && !line.hasPrefix("#") && !body(number, line) { return }
+                number += 1
+                start = end < data.endIndex ? data.index(after: end) : end
             }
         }
     }
 
-    private func write(_ data: Data, name: String) throws {
-        let file = directory.appendingPathComponent(name)
-        do { try data.write(to: file) } catch {
-            throw CLIError("cannot write \(file.path): \(error.localizedDescription)")
+    let arguments: [URL]
+    let input: Lines?
+
+    init(arguments: [URL], input: Lines?) {
+        self.arguments = arguments
+        self.input = input
+    }
+
+    var count: Int { arguments.count + (input?.count ?? 0) }
+    var underestimatedCount: Int { count }
+
+    struct Iterator: IteratorProtocol {
+        fileprivate var arguments: IndexingIterator<[URL]>
+        fileprivate let data: Data?
+        fileprivate var offset: Data.Index?
+
+        mutating func next() -> URL? {
+            if let url = arguments.next() { return url }
+            guard let data, var start = offset else { return nil }
+            while start < data.endIndex {
+                let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
+                let line = String(decoding: data[start..<end], as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                start = end < data.endIndex ? data.index(after: end) : end
+                if line.isEmpty || line.hasPrefix("#") { continue }
+                offset = start
+                // Checked when the list was read.
+                if let url = WebImageCLI.Get.parseURL(line) { return url }
+            }
+            offset = nil
+            return nil
         }
     }
 
-    private func uniqueName(for url: URL) -> String {
-        let last = url.lastPathComponent
-        let safe = String(last.map { $0.isLetter || $0.isNumber || "._-".contains($0) ? $0 : "_" })
-        let base = safe.isEmpty || safe == "." || safe == ".." || safe == "_" ? "download" : safe
-        var name = base
-        var counter = 2
-        while usedNames.contains(name) {
-            name = "\(counter)-\(base)"
-            counter += 1
-        }
-        usedNames.insert(name)
-        return name
+    func makeIterator() -> Iterator {
+        Iterator(arguments: arguments.makeIterator(), data: input?.data, offset: input?.data.startIndex)
     }
 }

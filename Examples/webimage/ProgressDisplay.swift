@@ -79,7 +79,7 @@ final class ProgressDisplay: Sendable {
             state.running[outcome.index] = nil
             state.done += 1
             if !outcome.ok { state.failed += 1 }
-            state.finishedBytes += outcome.data?.count ?? 0
+            state.finishedBytes += outcome.byteCount
             if let line {
                 clearBoard(&state)
                 Console.write(line + "\n", to: .standardOutput)

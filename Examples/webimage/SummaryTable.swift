@@ -2,59 +2,96 @@ import Foundation
 
 /// The table printed at the end of `get` and `demo`: one row per requested URL, then totals.
 struct SummaryTable {
-    var outcomes: [DownloadOutcome]
+    /// What one row shows, without the image or the bytes: `get` keeps one per URL for the whole run,
+    /// so it is small (text cells only).
+    struct Row: Sendable {
+        var index: Int
+        var ok: Bool
+        var cells: [String]
+        var byteCount: Int
+        /// The URL as text (a `URL` object costs several times its text).
+        var url: String
+
+        /// The row for `outcome`.
+        init(_ outcome: DownloadOutcome) {
+            let image = outcome.imageInfo
+            let result: String =
+                outcome.error.map { "\($0.code.description) \($0.code.rawValue)" }
+                ?? (outcome.saveError == nil ? "ok" : "not saved")
+            index = outcome.index
+            ok = outcome.ok
+            byteCount = outcome.byteCount
+            url = outcome.url.absoluteString
+            cells = [
+                String(outcome.index + 1), result, outcome.status.map { String($0) } ?? "-", outcome.httpVersion ?? "-",
+                image?.format.rawValue ?? "-", image.map { "\($0.width)x\($0.height)" } ?? "-",
+                image.map { String($0.frameCount) } ?? "-", Format.bytes(outcome.byteCount),
+                String(outcome.milliseconds), outcome.cacheStatus?.rawValue ?? "-", outcome.note,
+            ]
+        }
+    }
+
+    var rows: [Row]
     /// Adds the demo's "note" column.
     var showsNotes = false
     /// Prints URLs as paths only (the demo's URLs all share one host).
     var pathsOnly = false
 
+    init(rows: [Row], showsNotes: Bool = false, pathsOnly: Bool = false) {
+        self.rows = rows
+        self.showsNotes = showsNotes
+        self.pathsOnly = pathsOnly
+    }
+
+    init(outcomes: [DownloadOutcome], showsNotes: Bool = false, pathsOnly: Bool = false) {
+        self.init(rows: outcomes.map(Row.init), showsNotes: showsNotes, pathsOnly: pathsOnly)
+    }
+
     /// The aligned table and the totals line.
     func render() -> String {
+        var text = ""
+        write { text += $0 }
+        return text
+    }
+
+    /// Hands the table to `output` line by line (each with its newline), so a table of 10,000 rows is
+    /// never one string.
+    func write(_ output: (String) -> Void) {
         var header = ["#", "result", "status", "http", "format", "size", "frames", "bytes", "ms", "cache"]
         if showsNotes { header.append("note") }
         header.append(pathsOnly ? "path" : "url")
-        var rows = [header]
-        for outcome in outcomes {
-            let image = outcome.image
-            let result: String = outcome.error.map { "\($0.code.description) \($0.code.rawValue)" } ?? "ok"
-            let status: String = outcome.status.map { String($0) } ?? "-"
-            let http: String = outcome.httpVersion ?? "-"
-            let format: String = image?.format.rawValue ?? "-"
-            let size: String = image.map { "\($0.width)x\($0.height)" } ?? "-"
-            let frames: String = image.map { String($0.frameCount) } ?? "-"
-            let cache: String = outcome.cacheStatus?.rawValue ?? "-"
-            var row: [String] = [
-                String(outcome.index + 1), result, status, http, format, size, frames,
-                Format.bytes(outcome.data?.count ?? 0), String(outcome.milliseconds), cache,
-            ]
-            if showsNotes { row.append(outcome.note) }
-            row.append(pathsOnly ? Self.pathAndQuery(outcome.url) : outcome.url.absoluteString)
-            rows.append(row)
+        var widths = header.map(\.count)
+        for row in rows {
+            for (column, cell) in cells(row).enumerated() { widths[column] = max(widths[column], cell.count) }
         }
-        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        var text = ""
-        for (number, row) in rows.enumerated() {
-            let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
-            }
-            text += cells.joined(separator: "  ") + "\n"
-            if number == 0 { text += widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n" }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { column, cell in
+                column == cells.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ") + "\n"
         }
-        return text + totals + "\n"
+        output(line(header))
+        output(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
+        for row in rows { output(line(cells(row))) }
+        output(totals + "\n")
+    }
+
+    private func cells(_ row: Row) -> [String] {
+        var cells = Array(row.cells.prefix(10))
+        if showsNotes { cells.append(row.cells[10]) }
+        cells.append(pathsOnly ? Self.pathAndQuery(row.url) : row.url)
+        return cells
     }
 
     /// "12 downloads: 10 ok, 2 failed, 1.2 MB".
     var totals: String {
-        let failed = outcomes.filter { !$0.ok }.count
-        let bytes = outcomes.reduce(0) { $0 + ($1.data?.count ?? 0) }
-        return "\(outcomes.count) downloads: \(outcomes.count - failed) ok, \(failed) failed, \(Format.bytes(bytes))"
+        let failed = rows.filter { !$0.ok }.count
+        let bytes = rows.reduce(0) { $0 + $1.byteCount }
+        return "\(rows.count) downloads: \(rows.count - failed) ok, \(failed) failed, \(Format.bytes(bytes))"
     }
 
     /// The path and query of `url`, still percent-encoded.
-    static func pathAndQuery(_ url: URL) -> String {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
-            return url.absoluteString
-        }
+    static func pathAndQuery(_ url: String) -> String {
+        guard let components = URLComponents(string: url) else { return url }
         return components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
     }
 }

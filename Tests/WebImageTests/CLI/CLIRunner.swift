@@ -13,6 +13,8 @@ enum CLIRunner {
         var signalled = false
         var stdout: String
         var stderr: String
+        /// The child's peak resident memory in KiB (its VmHWM, read every 5 ms while it ran).
+        var peakRSSKiB = 0
         var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
@@ -94,16 +96,34 @@ enum CLIRunner {
                 }
                 if let stdin { inPipe.fileHandleForWriting.write(stdin) }
                 try? inPipe.fileHandleForWriting.close()
-                group.wait()
+                // This thread watches the child's high-water mark until it exits.
+                let statusFile = "/proc/\(process.processIdentifier)/status"
+                var peak = 0
+                while process.isRunning {
+                    if let kib = Self.highWaterMarkKiB(statusFile) { peak = max(peak, kib) }
+                    usleep(5_000)
+                }
                 process.waitUntilExit()
+                group.wait()
                 continuation.resume(
                     returning: Output(
                         status: process.terminationStatus,
                         signalled: process.terminationReason == .uncaughtSignal,
                         stdout: String(decoding: stdout.withLock { $0 }, as: UTF8.self),
-                        stderr: String(decoding: stderr.withLock { $0 }, as: UTF8.self)))
+                        stderr: String(decoding: stderr.withLock { $0 }, as: UTF8.self),
+                        peakRSSKiB: peak))
             }
         }
+    }
+
+    /// VmHWM from a /proc status file, in KiB; nil once the process is gone.
+    private static func highWaterMarkKiB(_ path: String) -> Int? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        }
+        return nil
     }
 
     /// Each stdout line parsed as a JSON object.
