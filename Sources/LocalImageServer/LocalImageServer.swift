@@ -1,10 +1,10 @@
 import Foundation
+import Locking
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import Locking
 
 /// A SwiftNIO HTTP/1.1 server on a random loopback port, for tests and for `webimage demo`; over TLS it
 /// can also speak HTTP/2 (``TLSMode/selfSignedHTTP2``: ALPN `h2`, falling back to `http/1.1`), serving

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import WebImage
 
 @Suite struct LibraryVersionsTests {

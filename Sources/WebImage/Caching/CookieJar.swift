@@ -45,7 +45,8 @@ public struct Cookie: Sendable, Hashable {
         let domainMatches = host == domain || (includesSubdomains && host.hasSuffix("." + domain))
         let requestPath = url.path.isEmpty ? "/" : url.path
         let pathMatches =
-            requestPath == path || (requestPath.hasPrefix(path) && (path.hasSuffix("/") || requestPath.dropFirst(path.count).first == "/"))
+            requestPath == path
+            || (requestPath.hasPrefix(path) && (path.hasSuffix("/") || requestPath.dropFirst(path.count).first == "/"))
         return domainMatches && pathMatches
     }
 }
@@ -156,7 +157,8 @@ public final class CookieJar: Sendable {
         let domain = (cookie.isHTTPOnly ? "#HttpOnly_" : "") + (cookie.includesSubdomains ? "." : "") + cookie.domain
         let expiry = cookie.expires.map { String(Int64($0.timeIntervalSince1970)) } ?? "0"
         return [
-            domain, cookie.includesSubdomains ? "TRUE" : "FALSE", cookie.path, cookie.isSecure ? "TRUE" : "FALSE", expiry,
+            domain, cookie.includesSubdomains ? "TRUE" : "FALSE", cookie.path, cookie.isSecure ? "TRUE" : "FALSE",
+            expiry,
             cookie.name, cookie.value,
         ].joined(separator: "\t")
     }

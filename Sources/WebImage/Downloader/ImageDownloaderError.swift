@@ -27,6 +27,8 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
         /// 2000: the request modifier returned nil, or the operation could not be created.
         public static let invalidDownloadOperation = Code(rawValue: 2000)
         /// 2001: the status code is outside `acceptableStatusCodes`.
+        // swift-format-ignore: DontRepeatTypeInStaticProperties
+        // SDWebImage's name (SDWebImageErrorInvalidDownloadStatusCode), kept for users of its API.
         public static let invalidDownloadStatusCode = Code(rawValue: 2001)
         /// 2002: this caller's token was cancelled, `cancelAllDownloads()` ran, or the Task was cancelled.
         public static let cancelled = Code(rawValue: 2002)

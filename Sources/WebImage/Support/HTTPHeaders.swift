@@ -131,7 +131,8 @@ extension String {
 
     /// ASCII case-insensitive comparison, which is what HTTP field names need (no locale involved).
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        let a = utf8, b = other.utf8
+        let a = utf8
+        let b = other.utf8
         guard a.count == b.count else { return false }
         for (x, y) in zip(a, b) where x != y {
             let lx = (x >= 65 && x <= 90) ? x | 0x20 : x

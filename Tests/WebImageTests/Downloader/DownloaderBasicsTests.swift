@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// Downloader behaviour, each network test over HTTP/1.1 and over HTTP/2 with TLS (`Wire`).
@@ -60,7 +61,8 @@ import Testing
         let notFound = plain.downloadImage(with: server.url("/status/404"), completed: recorder.completion(1))
 
         let strictStatus = server.downloader { $0.acceptableStatusCodes = [1] }
-        let strictToken = strictStatus.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(2))
+        let strictToken = strictStatus.downloadImage(
+            with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(2))
 
         let strictType = server.downloader { $0.acceptableContentTypes = ["application/json"] }
         strictType.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(3))
@@ -114,7 +116,8 @@ import Testing
             }
         }
         let recorder = CallbackRecorder()
-        downloader.downloadImage(with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
+        downloader.downloadImage(
+            with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
         #expect(server.requests(for: "/headers").first?.request.header("X-Signed") == "yes")
     }
@@ -128,7 +131,8 @@ import Testing
         downloader.setValue("42", forHTTPHeaderField: "X-Custom")
         downloader.setValue(nil, forHTTPHeaderField: "User-Agent")
         let recorder = CallbackRecorder()
-        downloader.downloadImage(with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
+        downloader.downloadImage(
+            with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
         let sent = try #require(server.requests(for: "/headers").first?.request)
         #expect(sent.header("Accept") == "image/webp,image/*,*/*;q=0.8")
@@ -136,7 +140,8 @@ import Testing
         #expect(sent.header("User-Agent") == nil)
 
         let fresh = server.downloader()
-        fresh.downloadImage(with: server.url("/headers?2"), options: .avoidDecodeImage, completed: recorder.completion())
+        fresh.downloadImage(
+            with: server.url("/headers?2"), options: .avoidDecodeImage, completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
         let second = try #require(server.requests(for: "/headers").last?.request)
         #expect(second.header("User-Agent")?.hasPrefix("WebImage/") == true)
@@ -149,9 +154,11 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        downloader.downloadImage(with: server.url("/files/astronaut-lossy.webp"), options: .avoidDecodeImage,
+        downloader.downloadImage(
+            with: server.url("/files/astronaut-lossy.webp"), options: .avoidDecodeImage,
             completed: recorder.completion())
-        downloader.downloadImage(with: server.url("/files/random-bytes.png"), options: .avoidDecodeImage,
+        downloader.downloadImage(
+            with: server.url("/files/random-bytes.png"), options: .avoidDecodeImage,
             completed: recorder.completion(1))
         #expect(recorder.waitForTerminal(2))
         let webp = try #require(recorder.terminals(tag: 0).first)
@@ -199,12 +206,15 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        downloader.downloadImage(with: server.url("/cookies/set?jar=on"), options: [.handleCookies, .avoidDecodeImage],
+        downloader.downloadImage(
+            with: server.url("/cookies/set?jar=on"), options: [.handleCookies, .avoidDecodeImage],
             completed: recorder.completion(1))
         #expect(recorder.waitForTerminal(1))
-        downloader.downloadImage(with: server.url("/cookies/echo"), options: .avoidDecodeImage, completed: recorder.completion(2))
+        downloader.downloadImage(
+            with: server.url("/cookies/echo"), options: .avoidDecodeImage, completed: recorder.completion(2))
         #expect(recorder.waitForTerminal(1))
-        downloader.downloadImage(with: server.url("/cookies/echo?again"), options: [.handleCookies, .avoidDecodeImage],
+        downloader.downloadImage(
+            with: server.url("/cookies/echo?again"), options: [.handleCookies, .avoidDecodeImage],
             completed: recorder.completion(3))
         #expect(recorder.waitForTerminal(1))
         let echoes = server.requests(for: "/cookies/echo").map { $0.request.header("Cookie") }
@@ -221,7 +231,8 @@ import Testing
         let recorder = CallbackRecorder()
         downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png"), completed: recorder.completion(1))
         #expect(recorder.waitForTerminal(1))
-        downloader.downloadImage(with: tlsServer.url("/files/pixel-1x1.png"), options: .allowInvalidSSLCertificates,
+        downloader.downloadImage(
+            with: tlsServer.url("/files/pixel-1x1.png"), options: .allowInvalidSSLCertificates,
             completed: recorder.completion(2))
         #expect(recorder.waitForTerminal(1))
         // The easy handle of the insecure request goes back to the pool: the next request must verify again.

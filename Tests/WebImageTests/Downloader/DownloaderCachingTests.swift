@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// `.useURLCache`, `.ignoreCachedResponse` and `config.imageCache` through the downloader, against the
@@ -126,17 +127,20 @@ import Testing
         let downloader = downloader()
         _ = try await fetch(downloader, "/cache/max-age%3D60/pixel-1x1.png")
         await #expect(throws: ImageDownloaderError.self) {
-            _ = try await fetch(downloader, "/cache/max-age%3D60/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
+            _ = try await fetch(
+                downloader, "/cache/max-age%3D60/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
         }
         do {
-            _ = try await fetch(downloader, "/cache/max-age%3D60/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
+            _ = try await fetch(
+                downloader, "/cache/max-age%3D60/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
         } catch let error as ImageDownloaderError {
             #expect(error.code == .cacheNotModified)
         }
 
         do {
             _ = try await fetch(downloader, "/cache/no-cache/horse-rgba.png")
-            _ = try await fetch(downloader, "/cache/no-cache/horse-rgba.png", options: [.useURLCache, .ignoreCachedResponse])
+            _ = try await fetch(
+                downloader, "/cache/no-cache/horse-rgba.png", options: [.useURLCache, .ignoreCachedResponse])
             Issue.record("a 304 with ignoreCachedResponse succeeded")
         } catch let error as ImageDownloaderError {
             #expect(error.code == .cacheNotModified)
@@ -148,7 +152,10 @@ import Testing
         let downloader = downloader()
         for _ in 0..<2 { _ = try await fetch(downloader, "/cache/max-age%3D60/horse-rgba.png", options: []) }
         #expect(server.requests.filter { $0.request.path.hasPrefix("/cache/") }.count == 2)
-        #expect(server.requests.allSatisfy { $0.request.header("If-None-Match") == nil && $0.request.header("If-Modified-Since") == nil })
+        #expect(
+            server.requests.allSatisfy {
+                $0.request.header("If-None-Match") == nil && $0.request.header("If-Modified-Since") == nil
+            })
         #expect(cache.currentDiskUsage == 0)
         #expect(cache.currentMemoryUsage == 0)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// Merging and cancelling, each over HTTP/1.1 and over HTTP/2 with TLS (`Wire`).
@@ -103,14 +104,17 @@ import Testing
         let url = server.url("/files/astronaut-baseline.jpg?delay=200")
         let sizes = (1...10).map { PixelSize(width: 20 * $0, height: 20 * $0) }
         for (index, size) in sizes.enumerated() {
-            downloader.downloadImage(with: url, context: ImageDownloadContext(thumbnailPixelSize: size),
+            downloader.downloadImage(
+                with: url, context: ImageDownloadContext(thumbnailPixelSize: size),
                 completed: recorder.completion(index))
         }
         #expect(recorder.waitForTerminal(10))
         #expect(server.count(for: "/files/astronaut-baseline.jpg") == 1)
         for (index, size) in sizes.enumerated() {
             let image = try #require(recorder.terminals(tag: index).first?.image)
-            #expect(image.width == size.width && image.height == size.height, "caller \(index): \(image.width)×\(image.height)")
+            #expect(
+                image.width == size.width && image.height == size.height,
+                "caller \(index): \(image.width)×\(image.height)")
         }
     }
 
@@ -123,7 +127,9 @@ import Testing
         for index in 0..<8 {
             downloader.downloadImage(with: server.url("/hang?\(index)"), completed: recorder.completion(index))
         }
-        #expect(poll { server.count(for: "/hang") == 2 }, "\(server.requests.map(\.request.path)) \(downloader.currentDownloadCount)")
+        #expect(
+            poll { server.count(for: "/hang") == 2 },
+            "\(server.requests.map(\.request.path)) \(downloader.currentDownloadCount)")
         downloader.cancelAllDownloads()
         #expect(recorder.waitForTerminal(8))
         #expect(recorder.terminals.allSatisfy { $0.error?.code == .cancelled })

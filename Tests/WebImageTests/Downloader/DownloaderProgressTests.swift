@@ -112,7 +112,9 @@ import Testing
                 seen.update { $0.append("\(operation.request.url.lastPathComponent):\(label)") }
             }
         }
-        defer { observers.forEach { NotificationCenter.default.removeObserver($0) } }
+        defer {
+            for observer in observers { NotificationCenter.default.removeObserver(observer) }
+        }
 
         let tokenResponse = Locked<Int?>(nil)
         let recorder = CallbackRecorder()

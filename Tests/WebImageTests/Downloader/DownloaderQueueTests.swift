@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 @Suite struct DownloaderQueueTests {
@@ -40,7 +41,8 @@ import Testing
         let recorder = CallbackRecorder()
         let order = Locked<[Int]>([])
         @Sendable func request(_ n: Int, delay: Int) {
-            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&delay=\(delay)")) { _, _, _, finished in
+            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&delay=\(delay)")) {
+                _, _, _, finished in
                 if finished { order.update { $0.append(n) } }
                 recorder.completion(n)(nil, nil, nil, finished)
             }
@@ -68,7 +70,8 @@ import Testing
         let recorder = CallbackRecorder()
         downloader.isSuspended = true
         for n in 1...20 {
-            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&delay=150"), completed: recorder.completion(n))
+            downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?n=\(n)&delay=150"), completed: recorder.completion(n))
         }
         downloader.isSuspended = false
         #expect(recorder.waitForTerminal(20))
@@ -131,10 +134,12 @@ import Testing
         let downloader = downloader(max: 1)
         let recorder = CallbackRecorder()
         downloader.isSuspended = true
-        downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=1"), options: .lowPriority, completed: recorder.completion(1))
+        downloader.downloadImage(
+            with: server.url("/files/pixel-1x1.png?n=1"), options: .lowPriority, completed: recorder.completion(1))
         downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=2"), completed: recorder.completion(2))
         downloader.downloadImage(
-            with: server.url("/files/pixel-1x1.png?n=3"), options: [.highPriority, .lowPriority], completed: recorder.completion(3))
+            with: server.url("/files/pixel-1x1.png?n=3"), options: [.highPriority, .lowPriority],
+            completed: recorder.completion(3))
         downloader.isSuspended = false
         #expect(recorder.waitForTerminal(3))
         #expect(arrivals("/files/pixel-1x1.png") == [3, 2, 1])
@@ -144,7 +149,8 @@ import Testing
         let downloader = downloader(max: 3)
         let recorder = CallbackRecorder()
         for n in 0..<20 {
-            downloader.downloadImage(with: server.url("/drip/horse-lossless.webp?chunk=1024&interval=40&n=\(n)"),
+            downloader.downloadImage(
+                with: server.url("/drip/horse-lossless.webp?chunk=1024&interval=40&n=\(n)"),
                 completed: recorder.completion(n))
         }
         #expect(poll { server.inFlight == 3 })

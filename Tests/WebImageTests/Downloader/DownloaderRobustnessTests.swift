@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// The three swift-corelibs-foundation OperationQueue crash patterns (DESIGN §3), driven through the
@@ -23,9 +24,12 @@ import Testing
         let recorder = CallbackRecorder()
         for round in 0..<200 {
             let downloader = lifo(max: 2)
-            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?a=\(round)"), completed: recorder.completion())
-            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?b=\(round)&delay=20"), completed: recorder.completion())
-            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?c=\(round)"), completed: recorder.completion())
+            downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?a=\(round)"), completed: recorder.completion())
+            downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?b=\(round)&delay=20"), completed: recorder.completion())
+            downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?c=\(round)"), completed: recorder.completion())
         }
         #expect(recorder.waitForTerminal(600, seconds: 120))
         #expect(recorder.terminals.count == 600)
@@ -41,8 +45,10 @@ import Testing
             let downloader = lifo(max: 1)
             downloaders.append(downloader)
             downloader.isSuspended = true
-            let older = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?o=\(round)"), completed: recorder.completion(1))
-            let newer = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(round)"), completed: recorder.completion(2))
+            let older = downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?o=\(round)"), completed: recorder.completion(1))
+            let newer = downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?n=\(round)"), completed: recorder.completion(2))
             older?.cancel()
             if round % 2 == 1 { newer?.cancel() }
             downloader.isSuspended = false
@@ -63,7 +69,8 @@ import Testing
         for round in 0..<200 {
             let downloader = ImageDownloader()
             downloader.isSuspended = true
-            let token = downloader.downloadImage(with: server.url("/files/pixel-1x1.png?s=\(round)"), completed: recorder.completion())
+            let token = downloader.downloadImage(
+                with: server.url("/files/pixel-1x1.png?s=\(round)"), completed: recorder.completion())
             token?.cancel()
             if round % 2 == 0 { downloader.cancelAllDownloads() }
             downloader.isSuspended = false
@@ -87,7 +94,8 @@ import Testing
                 for index in 0..<2500 {
                     let tag = thread * 2500 + index
                     let url = server.url("/files/pixel-1x1.png?u=\(tag % 100)")
-                    let token = downloader.downloadImage(with: url, options: .avoidDecodeImage, completed: recorder.completion(tag))
+                    let token = downloader.downloadImage(
+                        with: url, options: .avoidDecodeImage, completed: recorder.completion(tag))
                     if Int.random(in: 0..<5, using: &generator) == 0 {
                         token?.cancel()
                         cancelled.update { $0 += 1 }

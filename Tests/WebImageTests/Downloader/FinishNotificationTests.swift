@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// The Finish notification is reserved for success: an operation whose callers all left before they
@@ -22,7 +23,9 @@ import Testing
                 seen.update { $0.append(name) }
             }
         }
-        defer { observers.forEach { NotificationCenter.default.removeObserver($0) } }
+        defer {
+            for observer in observers { NotificationCenter.default.removeObserver(observer) }
+        }
         let token = Locked<ImageDownloadToken?>(nil)
         var context = ImageDownloadContext()
         context.decryptor = ImageDownloaderDecryptor { data, _ in
@@ -31,7 +34,8 @@ import Testing
         }
         let recorder = CallbackRecorder()
         downloader.isSuspended = true
-        token.value = downloader.downloadImage(with: url, options: options, context: context, completed: recorder.completion())
+        token.value = downloader.downloadImage(
+            with: url, options: options, context: context, completed: recorder.completion())
         downloader.isSuspended = false
         #expect(recorder.waitForTerminal(1))
         #expect(poll { downloader.currentDownloadCount == 0 })

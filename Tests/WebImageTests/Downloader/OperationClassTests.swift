@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import WebImage
 
 /// A subclass that counts how many operations were started, as a user's logging subclass might.

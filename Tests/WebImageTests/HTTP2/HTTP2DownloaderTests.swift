@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// What only a multiplexed connection can get wrong: a cancel must reset one stream and leave the

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// The transport over HTTP/2 with TLS: the loopback server offers `h2` by ALPN and curl multiplexes its

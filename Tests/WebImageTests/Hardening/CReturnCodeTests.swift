@@ -3,6 +3,7 @@ import Foundation
 import LocalImageServer
 import Synchronization
 import Testing
+
 @testable import WebImage
 
 /// libcurl's multi, share and cookie-handle return codes reach the error funnel, and a failing poll
@@ -30,7 +31,8 @@ import Testing
         let elapsed = Date().timeIntervalSince(started)
         let count = calls.load(ordering: .relaxed)
         // With no backoff a poll that fails at once runs hundreds of thousands of times a second.
-        #expect(count <= Int(elapsed / TransportLoop.longestPollBackoff) + TransportLoop.pollFailuresBeforeGivingUp + 2,
+        #expect(
+            count <= Int(elapsed / TransportLoop.longestPollBackoff) + TransportLoop.pollFailuresBeforeGivingUp + 2,
             "\(count) polls in \(elapsed) s")
         #expect(count >= TransportLoop.pollFailuresBeforeGivingUp)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// Cache writes never run on the transport thread, which drives every transfer's bytes: while another
@@ -70,7 +71,9 @@ import Testing
         let refresh = try #require(times[1])
         // The drip finished while the lock was still held; the refresh only once it was released.
         #expect(drip < refresh, "the other download waited for the cache write")
-        #expect(releasedAt.timeIntervalSince(drip) > 1, "the drip ended \(releasedAt.timeIntervalSince(drip)) s before release")
+        #expect(
+            releasedAt.timeIntervalSince(drip) > 1,
+            "the drip ended \(releasedAt.timeIntervalSince(drip)) s before release")
         #expect(server.requests.filter { $0.path.hasPrefix("/cache/") }.last?.status == 304)
     }
 }

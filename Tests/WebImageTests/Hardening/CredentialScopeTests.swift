@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// Credentials (user and password) and secret header fields go to the original host only: never to

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// A cancel that reaches the transport before the transfer does (here: from the first progress callback,

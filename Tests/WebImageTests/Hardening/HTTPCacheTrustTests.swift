@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// The HTTP cache directory is shared by every downloader and process of the user: nothing one caller's
@@ -45,7 +46,13 @@ import Testing
             ("Authorization header", downloader(), [], withAuthorization),
             ("Cookie header", downloader(), [], withCookie),
             ("handleCookies", downloader(), .handleCookies, nil),
-            ("credentials", downloader { $0.username = "ann"; $0.password = "secret" }, [], nil),
+            (
+                "credentials",
+                downloader {
+                    $0.username = "ann"
+                    $0.password = "secret"
+                }, [], nil
+            ),
             ("TLS checks off", downloader { $0.caBundlePath = nil }, .allowInvalidSSLCertificates, nil),
         ]
         for (name, downloader, options, context) in cases {
@@ -109,11 +116,13 @@ import Testing
         _ = try await fetch(downloader(), "/vary-key", context: context)
         var custom = ImageDownloadContext()
         custom.headers["X-Custom-Secret"] = "custom-456-do-not-store"
-        _ = try await fetch(downloader { $0.secretHeaderFields.insert("X-Custom-Secret") }, "/vary-key", context: custom)
+        _ = try await fetch(
+            downloader { $0.secretHeaderFields.insert("X-Custom-Secret") }, "/vary-key", context: custom)
         #expect(cache.lookup(ImageDownloadRequest(url: server.url("/vary-key")), now: Date()) == .miss)
 
         // Nothing under the cache directory (index, WAL, bodies) holds either value.
-        let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?
+        let files =
+            FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)?
             .compactMap { $0 as? URL } ?? []
         #expect(!files.isEmpty)
         for file in files {

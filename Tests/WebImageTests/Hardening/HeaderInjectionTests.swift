@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// A header field with CR, LF or NUL (or a name that is not a token) is refused with

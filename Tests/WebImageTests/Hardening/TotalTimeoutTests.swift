@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// A server that trickles bytes just fast enough to dodge the idle timeout still ends at the total

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// One caller's trust (TLS checks off, cookies, credentials, headers) never reaches another caller:

@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+
 @testable import WebImage
 
 /// Records every completion call of one or more downloads and waits (bounded) for the terminal ones.
@@ -22,7 +23,8 @@ final class CallbackRecorder: Sendable {
             let label = DispatchQueue.getSpecific(key: testQueueName) ?? ""
             calls.withLock {
                 $0.append(
-                    Call(tag: tag, image: image, data: data, error: error as? ImageDownloaderError, finished: finished,
+                    Call(
+                        tag: tag, image: image, data: data, error: error as? ImageDownloaderError, finished: finished,
                         queueLabel: label))
             }
             if finished { terminal.signal() }

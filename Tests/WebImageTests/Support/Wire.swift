@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 /// The protocols the downloader's behaviour tests run over: every such test takes a `Wire` argument, so

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Testing
+
 @testable import WebImage
 
 @Suite struct CookieJarTests {
@@ -60,7 +61,8 @@ import Testing
             let downloader = ImageDownloader(config: config)
             #expect(fetch(downloader, "/cookies/set?persisted=abc", cookies: true))
             try jar.set(
-                Cookie(name: "manual", value: "1", domain: "example.org", includesSubdomains: true, isSecure: true,
+                Cookie(
+                    name: "manual", value: "1", domain: "example.org", includesSubdomains: true, isSecure: true,
                     expires: Date(timeIntervalSince1970: 4_000_000_000)))
             try jar.save()
         }
@@ -72,7 +74,8 @@ import Testing
         let reloaded = CookieJar(fileURL: file)
         #expect(reloaded.cookies(for: server.url("/x")).map(\.name) == ["persisted"])
         #expect(reloaded.cookies(for: URL(string: "https://img.example.org/a.png")!).map(\.name) == ["manual"])
-        #expect(reloaded.cookies(for: URL(string: "http://img.example.org/a.png")!).isEmpty, "secure cookie sent over http")
+        #expect(
+            reloaded.cookies(for: URL(string: "http://img.example.org/a.png")!).isEmpty, "secure cookie sent over http")
     }
 
     @Test func netscapeLinesRoundTrip() {

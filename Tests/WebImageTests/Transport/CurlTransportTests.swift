@@ -2,6 +2,7 @@ import Foundation
 import LocalImageServer
 import Synchronization
 import Testing
+
 @testable import WebImage
 
 @Suite struct CurlTransportTests {
@@ -129,7 +130,9 @@ import Testing
         let expected = try Fixtures.corpusFile("horse-lossy-alpha.webp")
         let probes = (0..<200).map { _ in TransferProbe() }
         for probe in probes {
-            capped.start(try capped.makeTransfer(TransferRequest(url: server.url("/files/horse-lossy-alpha.webp")), delegate: probe))
+            capped.start(
+                try capped.makeTransfer(
+                    TransferRequest(url: server.url("/files/horse-lossy-alpha.webp")), delegate: probe))
         }
         for probe in probes { #expect(probe.wait()) }
         #expect(probes.allSatisfy { $0.error == nil && $0.body == expected })

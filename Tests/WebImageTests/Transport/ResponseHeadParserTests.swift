@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import WebImage
 
 @Suite struct ResponseHeadParserTests {
@@ -12,7 +13,9 @@ import Testing
     }
 
     @Test func parsesStatusVersionAndFieldsWithOptionalWhitespace() throws {
-        let parser = parse(["HTTP/1.1 200 OK\r\n", "Content-Type:\timage/png \r\n", "X-Empty:\r\n", "ETag:  \"abc\"\r\n", "\r\n"])
+        let parser = parse([
+            "HTTP/1.1 200 OK\r\n", "Content-Type:\timage/png \r\n", "X-Empty:\r\n", "ETag:  \"abc\"\r\n", "\r\n",
+        ])
         let response = try #require(parser.response(url: URL(string: "http://h/")!))
         #expect(response.statusCode == 200)
         #expect(response.httpVersion == "1.1")
@@ -34,7 +37,9 @@ import Testing
     }
 
     @Test func foldedLinesContinueTheValueAndGarbageIsIgnored() {
-        let parser = parse(["HTTP/1.0 200 OK\r\n", "X-Long: one\r\n", "  two\r\n", "no colon here\r\n", ": nameless\r\n", "\r\n"])
+        let parser = parse([
+            "HTTP/1.0 200 OK\r\n", "X-Long: one\r\n", "  two\r\n", "no colon here\r\n", ": nameless\r\n", "\r\n",
+        ])
         #expect(parser.headers["X-Long"] == "one two")
         #expect(parser.headers.fields.count == 1)
     }

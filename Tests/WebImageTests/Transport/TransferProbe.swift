@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+
 @testable import WebImage
 
 /// Records what a transfer reports, and waits (bounded) for its completion.
@@ -49,7 +50,10 @@ final class TransferProbe: TransferDelegate {
 
 extension CurlTransport {
     /// Runs one transfer to completion and returns its probe.
-    func run(_ request: TransferRequest, verdict: @escaping @Sendable (ImageDownloadResponse) -> ImageDownloaderError? = { _ in nil })
+    func run(
+        _ request: TransferRequest,
+        verdict: @escaping @Sendable (ImageDownloadResponse) -> ImageDownloaderError? = { _ in nil }
+    )
         throws -> TransferProbe
     {
         let probe = TransferProbe(verdict: verdict)
