@@ -42,12 +42,13 @@ demo: deps
 
 # Side-by-side benchmarks (Benchmarks/, DESIGN.md §10): release build, nginx on 127.0.0.1 serving a
 # generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~5 minutes).
+# The benchmarks are their own package (Benchmarks/Package.swift), so `make test` never compiles them.
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
 bench: deps
-	$(SWIFT) build -c release --product WebImageBench
+	$(SWIFT) build -c release --package-path Benchmarks --product WebImageBench
 	@mkdir -p docs
-	$$($(SWIFT) build -c release --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \
+	$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \
 		--corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
 
 format:

@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "CJPEG",
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("turbojpeg")]
+            linkerSettings: [.linkedLibrary("jpeg")]
         ),
         // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafe compiler
         // flags, which SwiftPM refuses in a dependency) is needed.
@@ -66,29 +66,11 @@ let package = Package(
             path: "Examples/webimage",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        .executableTarget(
-            name: "DecodeBenchmark",
-            dependencies: ["WebImage", "CJPEG", "CWebP", "CPNG"],
-            path: "Benchmarks/DecodeBenchmark",
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
         // The smallest embedding of the library: URLs in, PNG thumbnails out.
         .executableTarget(
             name: "thumbnailer",
             dependencies: ["WebImage"],
             path: "Examples/thumbnailer",
-            swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
-        // Benchmarks (see Benchmarks/README.md; `make bench`). Not products: never built for users.
-        .target(
-            name: "CBenchCurl",
-            path: "Benchmarks/CBenchCurl",
-            linkerSettings: [.linkedLibrary("curl")]
-        ),
-        .executableTarget(
-            name: "WebImageBench",
-            dependencies: ["WebImage", "LocalImageServer", "CBenchCurl", "CCurl", "CJPEG", "CPNG", "CWebP", "Locking"],
-            path: "Benchmarks/WebImageBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(

@@ -1,6 +1,4 @@
-import CJPEG
-import CPNG
-import CWebP
+import CBenchCodecs
 import Foundation
 import WebImage
 

@@ -1,18 +1,20 @@
 import Dispatch
 import Foundation
-import Locking
+import Synchronization
 @_spi(Benchmarks) import WebImage
 
 // The two building blocks DESIGN.md §3 puts around every transfer, measured alone, without a network
 // and without any WebImage code: what a file costs before the downloader does anything of its own.
 // They show how much of the "≤ 25 µs CPU per file" budget the required architecture spends by itself.
+// (The library's locks are `Locking.Lock`, on pthread mutexes, for ThreadSanitizer; here `Mutex`, which
+// costs the same order uncontended, since the benchmarks are a separate package that sees only products.)
 
 /// The state an asynchronous operation shaped like `ImageDownloaderOperation` keeps: a phase behind a
 /// lock, changed before the KVO-style `isExecuting` / `isFinished` calls corelibs' queue listens to.
 private class FloorOperation: Operation, @unchecked Sendable {
     // @unchecked Sendable: `phase` is behind its lock; subclasses keep only immutable properties.
     private enum Phase { case waiting, executing, finished }
-    private let phase = Lock(Phase.waiting)
+    private let phase = Mutex(Phase.waiting)
 
     override var isAsynchronous: Bool { true }
     override var isExecuting: Bool { phase.withLock { $0 == .executing } }
@@ -111,7 +113,7 @@ private final class CoalescingQueue: Sendable {
         var scheduled = false
     }
     private let queue = DispatchQueue(label: "floor.callbacks")
-    private let pending = Lock(Pending())
+    private let pending = Mutex(Pending())
 
     func async(_ block: @escaping @Sendable () -> Void) {
         let schedule = pending.withLock { pending -> Bool in

@@ -275,8 +275,8 @@ struct Report {
         text += "(the order of the clients rotates each round). Numbers are medians over the rounds; ratios are "
         text += "medians of the per-round ratios. Concurrency is 6 for every download client.\n\n"
         text += "## Command\n\n```\n\(command)\n```\n\n"
-        text += "which runs `swift build -c release --product WebImageBench` and "
-        text += "`.build/release/WebImageBench run --rounds \(rounds) --output docs/BENCHMARKS.md`.\n\n"
+        text += "which runs `swift build -c release --package-path Benchmarks --product WebImageBench` and "
+        text += "`Benchmarks/.build/release/WebImageBench run --rounds \(rounds) --output docs/BENCHMARKS.md`.\n\n"
         text += "## Machine and versions\n\n| | |\n|---|---|\n"
         for (name, value) in environment.machine + environment.versions { text += "| \(name) | \(value) |\n" }
         text += "\n## Targets\n\n| target | measured | | measured explanation of a miss |\n|---|---:|---|---|\n"

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <jpeglib.h>
 #include <jerror.h>
-#include <turbojpeg.h>
 
 int wi_jpeg_library_version(void) {
 #ifdef LIBJPEG_TURBO_VERSION_NUMBER
@@ -209,40 +208,3 @@ int wi_jpeg_decode(wi_jpeg_decoder *decoder, int denominator, uint8_t *pixels, s
 int wi_jpeg_was_truncated(const wi_jpeg_decoder *decoder) { return decoder->truncated; }
 
 const char *wi_jpeg_error_message(const wi_jpeg_decoder *decoder) { return decoder->message; }
-
-int wi_bench_tj_size(const uint8_t *data, size_t length, int *width, int *height) {
-    tjhandle handle = tjInitDecompress();
-    if (!handle) return -1;
-    int subsampling = 0, colorspace = 0;
-    int result = tjDecompressHeader3(handle, data, (unsigned long)length, width, height, &subsampling, &colorspace);
-    tjDestroy(handle);
-    return result == 0 ? 0 : -1;
-}
-
-int wi_bench_tj_decode(const uint8_t *data, size_t length, uint8_t *pixels, int width, int height) {
-    tjhandle handle = tjInitDecompress();
-    if (!handle) return -1;
-    int result = tjDecompress2(handle, data, (unsigned long)length, pixels, width, width * 4, height, TJPF_RGBA, 0);
-    tjDestroy(handle);
-    return result == 0 ? 0 : -1;
-}
-
-int wi_bench_tj_encode(const uint8_t *pixels, int width, int height, int quality, uint8_t **output,
-                       size_t *length) {
-    tjhandle handle = tjInitCompress();
-    if (!handle) return -1;
-    unsigned char *buffer = NULL;
-    unsigned long size = 0;
-    int result = tjCompress2(handle, pixels, width, width * 4, height, TJPF_RGBA, &buffer, &size, TJSAMP_420,
-                             quality, 0);
-    tjDestroy(handle);
-    if (result != 0) {
-        tjFree(buffer);
-        return -1;
-    }
-    *output = buffer;
-    *length = size;
-    return 0;
-}
-
-void wi_bench_tj_free(uint8_t *buffer) { tjFree(buffer); }

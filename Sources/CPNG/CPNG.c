@@ -280,56 +280,6 @@ const uint8_t *wi_png_stream_pixels(const wi_png_stream *stream) { return stream
 
 const char *wi_png_stream_error_message(const wi_png_stream *stream) { return stream->message; }
 
-// ---- Benchmark baselines ----
-
-int wi_bench_png_size(const uint8_t *data, size_t length, int *width, int *height) {
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&image, data, length)) return -1;
-    *width = (int)image.width;
-    *height = (int)image.height;
-    png_image_free(&image);
-    return 0;
-}
-
-int wi_bench_png_decode(const uint8_t *data, size_t length, uint8_t *pixels, int width, int height) {
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    if (!png_image_begin_read_from_memory(&image, data, length)) return -1;
-    if ((int)image.width != width || (int)image.height != height) {
-        png_image_free(&image);
-        return -1;
-    }
-    image.format = PNG_FORMAT_RGBA;
-    int ok = png_image_finish_read(&image, NULL, pixels, 0, NULL);
-    png_image_free(&image);
-    return ok ? 0 : -1;
-}
-
-int wi_bench_png_encode(const uint8_t *pixels, int width, int height, uint8_t **output, size_t *length) {
-    png_image image;
-    memset(&image, 0, sizeof image);
-    image.version = PNG_IMAGE_VERSION;
-    image.width = (png_uint_32)width;
-    image.height = (png_uint_32)height;
-    image.format = PNG_FORMAT_RGBA;
-    png_alloc_size_t size = 0;
-    if (!png_image_write_get_memory_size(image, size, 0, pixels, 0, NULL)) return -1;
-    uint8_t *buffer = malloc(size);
-    if (!buffer) return -1;
-    if (!png_image_write_to_memory(&image, buffer, &size, 0, pixels, 0, NULL)) {
-        free(buffer);
-        return -1;
-    }
-    *output = buffer;
-    *length = size;
-    return 0;
-}
-
-void wi_bench_png_free(uint8_t *buffer) { free(buffer); }
-
 // ---- Encoder ----
 
 // The PNG grows in a heap buffer that the write callback doubles as needed.

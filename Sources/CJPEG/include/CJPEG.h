@@ -49,16 +49,4 @@ int wi_jpeg_was_truncated(const wi_jpeg_decoder *_Nonnull decoder);
 /// The last error's text from libjpeg ("" when none).
 const char *_Nonnull wi_jpeg_error_message(const wi_jpeg_decoder *_Nonnull decoder);
 
-// Baselines for the decode benchmark (not used by the library).
-
-/// Decodes with TurboJPEG's tjDecompress2 into RGBA; returns 0 or -1.
-int wi_bench_tj_decode(const uint8_t *_Nonnull data, size_t length, uint8_t *_Nonnull pixels, int width,
-                       int height);
-/// Reads a JPEG's size with TurboJPEG; returns 0 or -1.
-int wi_bench_tj_size(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
-/// Encodes RGBA as a 4:2:0 JPEG; free `*output` with `wi_bench_tj_free`. Returns 0 or -1.
-int wi_bench_tj_encode(const uint8_t *_Nonnull pixels, int width, int height, int quality,
-                       uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length);
-/// Frees memory `wi_bench_tj_encode` returned.
-void wi_bench_tj_free(uint8_t *_Nullable buffer);
 #endif

@@ -66,19 +66,6 @@ const uint8_t *_Nullable wi_png_stream_pixels(const wi_png_stream *_Nonnull stre
 /// The last error's text from libpng ("" when none).
 const char *_Nonnull wi_png_stream_error_message(const wi_png_stream *_Nonnull stream);
 
-// Baselines for the decode benchmark (not used by the library).
-
-/// Reads a PNG's size with the simplified API; 0 or -1.
-int wi_bench_png_size(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
-/// Decodes with libpng's simplified API (png_image_*) to RGBA; 0 or -1.
-int wi_bench_png_decode(const uint8_t *_Nonnull data, size_t length, uint8_t *_Nonnull pixels, int width,
-                        int height);
-/// Encodes RGBA as PNG with the simplified API; free `*output` with free(). 0 or -1.
-int wi_bench_png_encode(const uint8_t *_Nonnull pixels, int width, int height, uint8_t *_Nullable *_Nonnull output,
-                        size_t *_Nonnull length);
-/// Frees memory `wi_bench_png_encode` returned.
-void wi_bench_png_free(uint8_t *_Nullable buffer);
-
 // Encoding (used by PNGEncoder and the CLI's contact sheet).
 
 /// Encodes `height` rows of straight-alpha RGBA8 pixels, `stride` bytes apart, as an 8-bit RGBA PNG
