@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds Examples/Package against this repository as a versioned git dependency, the way another
+# package would use it: a bare clone of HEAD, tagged, named by a file:// URL with `from:`. SwiftPM
+# refuses unsafe flags in a dependency and resolves only what the WebImage product needs, so this
+# proves the package is usable by others. Run by `make test-package` (and CI).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$(mktemp -d /tmp/webimage-consumer.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+version="1.0.0"
+
+git clone --quiet --bare "$repo" "$work/WebImage.git"
+git -C "$work/WebImage.git" tag "$version" HEAD
+
+mkdir -p "$work/consumer"
+cp -R "$repo/Examples/Package/Sources" "$work/consumer/"
+sed -e "s|@WEBIMAGE_GIT_URL@|file://$work/WebImage.git|" -e "s|@WEBIMAGE_VERSION@|$version|" \
+    "$repo/Examples/Package/Package.swift.in" > "$work/consumer/Package.swift"
+
+swift build --package-path "$work/consumer" 2>&1 | tee "$work/build.log" | tail -n 3
+"$(swift build --package-path "$work/consumer" --show-bin-path)/WebImageConsumer"
+echo "Resolved:"
+grep -E '"(identity|version)"' "$work/consumer/Package.resolved" | paste - - | sed 's/  */ /g'
