@@ -2,7 +2,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct LibraryVersionsTests {
+@Suite(.timeLimit(.minutes(5))) struct LibraryVersionsTests {
     @Test func everyCLibraryLinksAndReportsAVersion() {
         for (name, version) in LibraryVersions.all {
             let parts = version.split(separator: ".")

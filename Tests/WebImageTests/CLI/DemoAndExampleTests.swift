@@ -3,7 +3,7 @@ import Testing
 import WebImage
 
 /// `webimage demo` and the thumbnailer example, run as built.
-@Suite("webimage demo and the thumbnailer example")
+@Suite("webimage demo and the thumbnailer example", .timeLimit(.minutes(5)))
 struct DemoAndExampleTests {
     @Test("demo exits 0 and writes a contact sheet whose size matches the printed grid")
     func demo() async throws {

@@ -4,7 +4,7 @@ import Testing
 import WebImage
 
 /// `webimage get` run as a child process against the in-process loopback server.
-@Suite("webimage get")
+@Suite("webimage get", .timeLimit(.minutes(5)))
 struct GetCommandTests {
     @Test("--json reports a success, a 404 and a broken image, and the exit status is 1")
     func jsonFields() async throws {

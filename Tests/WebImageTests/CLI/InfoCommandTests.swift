@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `webimage info` on corpus files.
-@Suite("webimage info")
+@Suite("webimage info", .timeLimit(.minutes(5)))
 struct InfoCommandTests {
     @Test(
         "prints format, dimensions, frames, alpha, orientation and bytes",

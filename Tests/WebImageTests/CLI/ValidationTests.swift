@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Bad arguments are rejected by `validate()` with a clear message and exit status 64 (usage).
-@Suite("webimage argument validation")
+@Suite("webimage argument validation", .timeLimit(.minutes(5)))
 struct ValidationTests {
     @Test(
         "rejects bad values",

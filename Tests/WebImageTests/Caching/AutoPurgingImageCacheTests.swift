@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct AutoPurgingImageCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct AutoPurgingImageCacheTests {
     /// A one-row image whose pixels take `bytes` bytes.
     static func image(bytes: Int, fill: UInt8 = 0) -> Image {
         let width = bytes / 4
@@ -83,7 +83,7 @@ import Testing
     }
 }
 
-@Suite struct CostLRUCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct CostLRUCacheTests {
     @Test func keepsRecencyOrderAndCostsThroughSlotReuse() {
         var lru = CostLRU<Int, String>()
         for key in 0..<5 { lru.setValue("\(key)", forKey: key, cost: 10) }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct HTTPCacheDateTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheDateTests {
     /// 1994-11-06 08:49:37 UTC, RFC 9110's example instant.
     let example = Date(timeIntervalSince1970: 784_111_777)
 

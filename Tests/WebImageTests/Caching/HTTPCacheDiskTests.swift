@@ -4,7 +4,7 @@ import Testing
 @testable import WebImage
 
 /// The disk tier: persistence, LRU eviction, damaged bodies and indexes, concurrent instances.
-@Suite struct HTTPCacheDiskTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCacheDiskTests {
     typealias Support = CachingTestSupport
     let t0 = CachingTestSupport.t0
 

@@ -4,7 +4,7 @@ import Testing
 @testable import WebImage
 
 /// RFC 9111 behaviour of `HTTPCache` with fixed clocks, against the memory tier only.
-@Suite struct HTTPCachePolicyTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPCachePolicyTests {
     typealias Support = CachingTestSupport
     let t0 = CachingTestSupport.t0
     let cache = HTTPCache(directory: nil)

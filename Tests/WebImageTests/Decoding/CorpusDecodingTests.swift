@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite("Decoding the shared corpus")
+@Suite("Decoding the shared corpus", .timeLimit(.minutes(5)))
 struct CorpusDecodingTests {
     @Test("The corpus and its manifest are present")
     func corpusIsPresent() {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite("Format detection and the decoder registry")
+@Suite("Format detection and the decoder registry", .timeLimit(.minutes(5)))
 struct DecoderRegistryTests {
     @Test("Magic bytes decide the format, whatever the file is called")
     func detection() throws {

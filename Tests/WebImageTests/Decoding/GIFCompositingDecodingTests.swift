@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite("GIF compositing")
+@Suite("GIF compositing", .timeLimit(.minutes(5)))
 struct GIFCompositingDecodingTests {
     static func pixel(_ frame: ImageFrame, _ x: Int, _ y: Int) -> [UInt8] {
         Array(frame.pixels[(y * frame.bytesPerRow + x * 4)..<(y * frame.bytesPerRow + x * 4 + 4)])

@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite("Progressive decoding")
+@Suite("Progressive decoding", .timeLimit(.minutes(5)))
 struct ProgressiveDecodingTests {
     static let chunkSize = 4096
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite("Size limits, scale-down and thumbnails")
+@Suite("Size limits, scale-down and thumbnails", .timeLimit(.minutes(5)))
 struct ScaleDownDecodingTests {
     /// Peak resident memory of this process in bytes (VmHWM), or nil off Linux.
     private static func peakResidentBytes() -> Int? {

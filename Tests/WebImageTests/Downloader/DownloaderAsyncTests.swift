@@ -4,7 +4,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct DownloaderAsyncTests {
+@Suite(.timeLimit(.minutes(5))) struct DownloaderAsyncTests {
     let server: LocalImageServer
     init() throws { server = try Fixtures.server() }
 

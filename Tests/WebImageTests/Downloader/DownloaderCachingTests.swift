@@ -6,7 +6,7 @@ import Testing
 
 /// `.useURLCache`, `.ignoreCachedResponse` and `config.imageCache` through the downloader, against the
 /// loopback server's caching routes. Each test uses its own cache directory.
-@Suite struct DownloaderCachingTests {
+@Suite(.timeLimit(.minutes(5))) struct DownloaderCachingTests {
     let server: LocalImageServer
     let directory: URL
     let cache: HTTPCache

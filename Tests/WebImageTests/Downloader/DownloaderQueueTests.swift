@@ -4,7 +4,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct DownloaderQueueTests {
+@Suite(.timeLimit(.minutes(5))) struct DownloaderQueueTests {
     let server: LocalImageServer
     init() throws { server = try Fixtures.server() }
 

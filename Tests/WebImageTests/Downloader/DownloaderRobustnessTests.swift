@@ -6,7 +6,7 @@ import Testing
 
 /// The three swift-corelibs-foundation OperationQueue crash patterns (DESIGN §3), driven through the
 /// public API 200 times each, plus a stress run and resource release.
-@Suite struct DownloaderRobustnessTests {
+@Suite(.timeLimit(.minutes(5))) struct DownloaderRobustnessTests {
     let server: LocalImageServer
     init() throws { server = try Fixtures.server() }
 

@@ -15,7 +15,7 @@ final class CountingOperation: ImageDownloaderOperation, @unchecked Sendable {
     }
 }
 
-@Suite struct OperationClassTests {
+@Suite(.timeLimit(.minutes(5))) struct OperationClassTests {
     @Test func configOperationClassIsInstantiated() throws {
         let server = try Fixtures.server()
         var config = ImageDownloaderConfig()

@@ -4,7 +4,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct QueueChannelTests {
+@Suite(.timeLimit(.minutes(5))) struct QueueChannelTests {
     @Test func blocksRunOnTheQueueInTheOrderSentFromSeveralThreads() {
         let queue = namedQueue("test.channel")
         let channel = QueueChannel(queue: queue)

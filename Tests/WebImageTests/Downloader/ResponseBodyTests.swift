@@ -4,7 +4,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct ResponseBodyTests {
+@Suite(.timeLimit(.minutes(5))) struct ResponseBodyTests {
     private func bytes(_ count: Int, seed: UInt8) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed }
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WebImage
 
-@Suite("PNGEncoder")
+@Suite("PNGEncoder", .timeLimit(.minutes(5)))
 struct PNGEncoderTests {
     @Test("an encoded frame decodes back to the same pixels, alpha included")
     func roundTrip() throws {

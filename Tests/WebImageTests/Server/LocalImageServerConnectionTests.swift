@@ -3,7 +3,7 @@ import LocalImageServer
 import Testing
 
 /// Connection-level behaviour: TLS, keep-alive accounting, concurrency, hangs and aborts.
-@Suite("LocalImageServer connections")
+@Suite("LocalImageServer connections", .timeLimit(.minutes(5)))
 struct LocalImageServerConnectionTests {
     private func makeServer(tls: LocalImageServer.TLSMode = .none) throws -> (LocalImageServer, ServerFixtures) {
         let fixtures = try ServerFixtures()

@@ -15,7 +15,7 @@ private func withServer(
     try await body(server, fixtures)
 }
 
-@Suite("LocalImageServer")
+@Suite("LocalImageServer", .timeLimit(.minutes(5)))
 struct LocalImageServerTests {
     @Test("static files come back byte for byte with Content-Length and an image type")
     func staticFile() async throws {

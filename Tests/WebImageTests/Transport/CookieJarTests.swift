@@ -4,7 +4,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct CookieJarTests {
+@Suite(.timeLimit(.minutes(5))) struct CookieJarTests {
     let server: LocalImageServer
     init() throws { server = try Fixtures.server() }
 

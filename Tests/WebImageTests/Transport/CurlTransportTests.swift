@@ -5,7 +5,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct CurlTransportTests {
+@Suite(.timeLimit(.minutes(5))) struct CurlTransportTests {
     let server: LocalImageServer
     let transport: CurlTransport
 
@@ -219,7 +219,7 @@ import Testing
     }
 }
 
-@Suite struct TLSTransportTests {
+@Suite(.timeLimit(.minutes(5))) struct TLSTransportTests {
     @Test func verificationOnFailsAndOffSucceedsAgainstASelfSignedServer() throws {
         let server = try Fixtures.server(tls: .selfSigned)
         defer { server.shutdown() }
@@ -238,7 +238,7 @@ import Testing
     }
 }
 
-@Suite struct TransportParallelismTests {
+@Suite(.timeLimit(.minutes(5))) struct TransportParallelismTests {
     @Test func aSlowFirstResponseDoesNotHoldBackTheNextTransfer() throws {
         let server = try Fixtures.server()
         let transport = try CurlTransport()

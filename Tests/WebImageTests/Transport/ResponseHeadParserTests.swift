@@ -3,7 +3,7 @@ import Testing
 
 @testable import WebImage
 
-@Suite struct ResponseHeadParserTests {
+@Suite(.timeLimit(.minutes(5))) struct ResponseHeadParserTests {
     private func parse(_ lines: [String]) -> ResponseHeadParser {
         var parser = ResponseHeadParser()
         for line in lines {
