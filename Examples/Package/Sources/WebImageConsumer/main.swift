@@ -17,4 +17,6 @@ guard decoded.width == width, decoded.height == height, decoded.frames.first?.pi
     FileHandle.standardError.write(Data("round trip changed the image\n".utf8))
     exit(1)
 }
-print("WebImage \(LibraryVersions.webImage) (libpng \(LibraryVersions.png)) as a dependency: PNG round trip of \(width)x\(height) ok")
+print(
+    "WebImage \(LibraryVersions.webImage) (libpng \(LibraryVersions.png)) as a dependency: "
+        + "PNG round trip of \(width)x\(height) ok")
