@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev pkg-config curl webp openssl nginx
 
-.PHONY: deps build test test-tsan test-asan demo bench format lint clean
+.PHONY: deps build test test-tsan test-asan test-package demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -53,6 +53,10 @@ bench: deps
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Benchmarks
+
+# WebImage as another package's versioned git dependency (Examples/Package/check.sh, about a minute).
+test-package: deps
+	bash Examples/Package/check.sh
 
 # What CI checks: the toolchain's `swift format lint --strict` with .swift-format (fix with `make format`).
 lint:
