@@ -142,7 +142,11 @@ import Testing
         #expect(both.status != 0 && both.stderr.contains("stdin"), "\(both.stderr)")
     }
 
-    @Test("get streams: peak memory over 10,000 URLs stays within 1.5× of 100 URLs")
+    // Not under AddressSanitizer: its allocator keeps freed memory in quarantine (256 MB by default), so
+    // resident memory grows with the work done, not with what the program holds.
+    @Test(
+        "get streams: peak memory over 10,000 URLs stays within 1.5× of 100 URLs",
+        .disabled(if: Sanitizers.addressSanitizerIsOn, "AddressSanitizer's quarantine holds freed memory"))
     func streamingMemory() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }
