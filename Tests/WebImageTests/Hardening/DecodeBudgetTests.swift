@@ -149,11 +149,11 @@ import Testing
         #expect(slow.bytesInUse == 0 && slow.peakBytesInUse == 80)
     }
 
-    // Not under AddressSanitizer: it reserves terabytes of shadow address space, so `ulimit -v` stops
-    // the sanitizer itself before the program runs.
+    // Not under AddressSanitizer or ThreadSanitizer: they reserve terabytes of shadow address space, so
+    // `ulimit -v` stops the sanitizer itself before the program runs.
     @Test(
         "An allocation the system refuses is a badImageData error, not a crash",
-        .disabled(if: Sanitizers.addressSanitizerIsOn, "ulimit -v cannot be used under AddressSanitizer"))
+        .disabled(if: Sanitizers.shadowMemorySanitizerIsOn, "ulimit -v cannot be used under ASan or TSan"))
     func failedAllocationIsAnError() async throws {
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

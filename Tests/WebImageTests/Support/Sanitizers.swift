@@ -5,8 +5,13 @@ import Glibc
 /// Which sanitizer the test binary (and the products built with it) runs under.
 enum Sanitizers {
     /// Whether AddressSanitizer's runtime is linked in (`swift test --sanitize=address`).
-    static let addressSanitizerIsOn: Bool = {
+    static let addressSanitizerIsOn = linked("__asan_init")
+    /// Whether a sanitizer that maps terabytes of shadow memory (address or thread) is linked in: such a
+    /// process cannot run under an address-space limit (`ulimit -v`).
+    static let shadowMemorySanitizerIsOn = linked("__asan_init") || linked("__tsan_init")
+
+    private static func linked(_ symbol: String) -> Bool {
         // RTLD_DEFAULT (a null handle): search every object the process has loaded.
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
-    }()
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), symbol) != nil
+    }
 }
