@@ -118,8 +118,15 @@ enum CLIRunner {
 
     /// VmHWM from a /proc status file, in KiB; nil once the process is gone.
     private static func highWaterMarkKiB(_ path: String) -> Int? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let text = String(decoding: data, as: UTF8.self)
+        // Plain open/read: the file vanishes when the process exits, and Foundation's reader leaks its
+        // buffer when a read fails midway (LeakSanitizer reports it).
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[0..<count], as: UTF8.self)
         for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
             return Int(line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
         }
