@@ -158,15 +158,24 @@ struct URLList: Sequence {
         private static func forEachLine(_ data: Data, _ body: (Int, String) -> Bool) {
             var number = 0
             var start = data.startIndex
-            while start < data.endIndex {
-                let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
-                let line = String(decoding: data[start..<end], as: UTF8.self).trimmingCharacters(
-                    in: .whitespacesAndNewlines)
-                if !line.isEmpty && !line.hasPrefix("#") && !body(number, line) { return }
+            while let (text, next) = line(in: data, at: start) {
+                if isURLLine(text) && !body(number, text) { return }
                 number += 1
-                start = end < data.endIndex ? data.index(after: end) : end
+                start = next
             }
         }
+
+        /// The line starting at `start`, trimmed, and where the next one begins; nil at the end.
+        fileprivate static func line(in data: Data, at start: Data.Index) -> (text: String, next: Data.Index)? {
+            guard start < data.endIndex else { return nil }
+            let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
+            let text = String(decoding: data[start..<end], as: UTF8.self).trimmingCharacters(
+                in: .whitespacesAndNewlines)
+            return (text, end < data.endIndex ? data.index(after: end) : end)
+        }
+
+        /// Blank lines and `#` comments are not URLs.
+        fileprivate static func isURLLine(_ text: String) -> Bool { !text.isEmpty && !text.hasPrefix("#") }
     }
 
     let arguments: [URL]
@@ -187,18 +196,17 @@ struct URLList: Sequence {
 
         mutating func next() -> URL? {
             if let url = arguments.next() { return url }
-            guard let data, var start = offset else { return nil }
-            while start < data.endIndex {
-                let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
-                let line = String(decoding: data[start..<end], as: UTF8.self).trimmingCharacters(
-                    in: .whitespacesAndNewlines)
-                start = end < data.endIndex ? data.index(after: end) : end
-                if line.isEmpty || line.hasPrefix("#") { continue }
-                offset = start
-                // Checked when the list was read.
-                if let url = WebImageCLI.Get.parseURL(line) { return url }
-            }
+            guard let data, let start = offset else { return nil }
             offset = nil
+            var position = start
+            while let (text, next) = Lines.line(in: data, at: position) {
+                position = next
+                // Checked when the list was read.
+                if Lines.isURLLine(text), let url = WebImageCLI.Get.parseURL(text) {
+                    offset = next
+                    return url
+                }
+            }
             return nil
         }
     }

@@ -61,7 +61,7 @@ enum EXIFOrientation {
 }
 
 /// Bounds-checked big/little-endian reads from `Data` (any start index); out of range reads give 0.
-private struct ByteReader {
+struct ByteReader {
     let data: Data
     var count: Int { data.count }
 

@@ -131,9 +131,9 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         if claim == nil, stream != nil {
             // IHDR sits at a fixed place: the 8-byte signature, then length, "IHDR", width, height.
             guard data.count >= 24 else { return nil }
-            let width = data.bigEndianUInt32(at: 16)
-            let height = data.bigEndianUInt32(at: 20)
-            let size = PixelSize(width: Int(width), height: Int(height))
+            let header = ByteReader(data)
+            let size = PixelSize(
+                width: header.uint32(at: 16, bigEndian: true), height: header.uint32(at: 20, bigEndian: true))
             let bytes = PixelMemory.bytes(size)
             if bytes / 4 <= streamLimit,
                 let claimed = try? PixelMemory.claim(
@@ -198,13 +198,5 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         let frame = ImageFrame(
             width: sizing.original.width, height: sizing.original.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(frame, sizing: sizing, hasAlpha: header.hasAlpha != 0, isPartial: isPartial)
-    }
-}
-
-extension Data {
-    /// The big-endian 32-bit integer at `offset` from the start (the caller checked the length).
-    fileprivate func bigEndianUInt32(at offset: Int) -> UInt32 {
-        let start = startIndex + offset
-        return self[start..<start + 4].reduce(0) { $0 << 8 | UInt32($1) }
     }
 }
