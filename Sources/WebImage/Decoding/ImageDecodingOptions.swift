@@ -46,11 +46,15 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// The most bytes of RGBA pixels (4 per pixel) a decode may produce with `scaleDownLargeImages`.
     /// 60 MB (60 × 1024 × 1024) by default, about 15.7 megapixels.
     public var scaleDownLimitBytes: Int
+    /// The default `scaleDownLimitBytes` (also `ImageDownloaderConfig`'s).
+    public static let defaultScaleDownLimitBytes = 60 * 1024 * 1024
     /// The most pixels a file may declare; larger files are refused with `badImageData` before anything
     /// is allocated. It also bounds the work of an animation: frames are composed on the full canvas, so an
     /// animation stops adding frames once canvas pixels × frames decoded would exceed it (`frameCount`
     /// still tells how many the file holds). 16384 × 16384 by default.
     public var maximumImagePixels: Int
+    /// The default `maximumImagePixels` (also `ImageDownloaderConfig`'s).
+    public static let defaultMaximumImagePixels = 16_384 * 16_384
 
     // MARK: - Memory
 
@@ -72,13 +76,13 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     ///
     /// On Linux there is no lazily decoding image source: every frame of an animation is decoded eagerly
     /// unless `decodeFirstFrameOnly` is set, with or without this flag. It is accepted (and takes part in
-    /// equality, so cache keys stay distinct) to keep SDWebImage's option set.
+    /// equality, so callers with and without it are decoded separately) to keep SDWebImage's option set.
     public var preloadAllFrames: Bool
 
     /// Creates options; every parameter has the default its property documents.
     public init(
         thumbnailPixelSize: PixelSize? = nil, scaleDownLargeImages: Bool = false,
-        scaleDownLimitBytes: Int = 60 * 1024 * 1024, maximumImagePixels: Int = 16384 * 16384,
+        scaleDownLimitBytes: Int = defaultScaleDownLimitBytes, maximumImagePixels: Int = defaultMaximumImagePixels,
         decodeFirstFrameOnly: Bool = false, preloadAllFrames: Bool = false
     ) {
         self.thumbnailPixelSize = thumbnailPixelSize

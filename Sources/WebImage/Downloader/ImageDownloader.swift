@@ -35,7 +35,7 @@ public final class ImageDownloader: Sendable {
     public let config: ImageDownloaderConfig
 
     private let queue: OperationQueue
-    let transport: CurlTransport?
+    let transport: (any ImageTransport)?
     private let transportError: ImageDownloaderError?
     private let table: OperationTable
     private let headers: Lock<HTTPHeaders>
@@ -54,17 +54,30 @@ public final class ImageDownloader: Sendable {
     static let decodeQueue = DispatchQueue(label: "WebImage.decode", qos: .userInitiated, attributes: .concurrent)
 
     /// Creates a downloader with its own queue, transport thread and connection pool.
-    public init(config: ImageDownloaderConfig = .default) {
+    public convenience init(config: ImageDownloaderConfig = .default) {
+        let transport: Result<any ImageTransport, ImageDownloaderError>
+        do {
+            transport = .success(try CurlTransport(share: config.cookieStorage?.share))
+        } catch {
+            transport = .failure(error)
+        }
+        self.init(config: config, transport: transport)
+    }
+
+    /// Creates a downloader that runs its transfers on `transport` (tests pass a scripted one), or
+    /// whose every request fails with the transport's error.
+    init(config: ImageDownloaderConfig, transport: Result<any ImageTransport, ImageDownloaderError>) {
         self.config = config
         decodeMemory = DecodeMemoryBudget(limit: config.maximumDecodeMemory)
         queue = OperationQueue()
         queue.name = "WebImage.downloads"
         queue.maxConcurrentOperationCount = max(1, config.maxConcurrentDownloads)
-        do {
-            transport = try CurlTransport(share: config.cookieStorage?.share)
+        switch transport {
+        case .success(let made):
+            self.transport = made
             transportError = nil
-        } catch {
-            transport = nil
+        case .failure(let error):
+            self.transport = nil
             transportError = error
         }
         let table = OperationTable()
@@ -75,10 +88,19 @@ public final class ImageDownloader: Sendable {
         self.callbackQueue = callbackQueue
         let callbacks = QueueChannel(queue: callbackQueue)
         self.callbacks = callbacks
-        environment = transport.map { transport in
+        environment = self.transport.map { transport in
             OperationEnvironment(
                 transport: transport, config: config, callbacks: callbacks, decodeQueue: Self.decodeQueue,
-                decoderRegistry: .shared, onFinish: { operation in table.remove(operation) })
+                onFinish: { operation in
+                    table.remove(operation)
+                    if operation.options.contains(.handleCookies), let jar = config.cookieStorage,
+                        jar.fileURL != nil
+                    {
+                        // A checkpoint of the jar's file, off the thread that finished the operation (often
+                        // the transport's); nobody is there to hear of a failure, the next save retries.
+                        DispatchQueue.global(qos: .utility).async { try? jar.save() }
+                    }
+                })
         }
     }
 
@@ -168,7 +190,7 @@ public final class ImageDownloader: Sendable {
 
         var request = ImageDownloadRequest(
             url: url, headers: headers.withLock { $0 },
-            timeout: config.downloadTimeout > 0 ? config.downloadTimeout : 15)
+            timeout: config.downloadTimeout > 0 ? config.downloadTimeout : ImageDownloaderConfig.defaultDownloadTimeout)
         for field in context?.headers ?? HTTPHeaders() { request.headers[field.name] = field.value }
         if let modifier = context?.requestModifier ?? config.requestModifier {
             guard let modified = modifier.modifiedRequest(request) else {
@@ -202,16 +224,19 @@ public final class ImageDownloader: Sendable {
         let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
         let key = MergeKey(url: url, trust: RequestTrust(request: request, options: options, config: config))
 
-        if let imageCache = config.imageCache, !decodeRequest.avoidsDecoding,
-            let image = imageCache.image(forKey: Self.imageCacheKey(key, decodeRequest))
-        {
+        // The decoded-image cache: looked up here, filled by the operation under the same key.
+        let imageCacheKey =
+            config.imageCache != nil && !decodeRequest.avoidsDecoding ? Self.imageCacheKey(key, decodeRequest) : nil
+        func caller(_ token: ImageDownloadToken, progress: ImageDownloaderProgressBlock?) -> DownloadCaller {
+            DownloadCaller(
+                id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
+                decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey)
+        }
+        if let imageCache = config.imageCache, let imageCacheKey, let image = imageCache.image(forKey: imageCacheKey) {
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
             var metrics = ImageDownloadMetrics()
             metrics.cacheStatus = .imageCache
-            let caller = DownloadCaller(
-                id: callerID, token: token, progress: nil, completion: completed, detailedCompletion: detailed,
-                decoding: decodeRequest, target: callerTarget)
-            caller.complete(image: image, data: nil, error: nil, response: nil, metrics: metrics)
+            caller(token, progress: nil).complete(image: image, data: nil, error: nil, response: nil, metrics: metrics)
             return token
         }
 
@@ -222,21 +247,14 @@ public final class ImageDownloader: Sendable {
             if let existing = entries.operations[key] {
                 let token = ImageDownloadToken(
                     url: url, request: existing.request, callerID: callerID, operation: existing)
-                let caller = DownloadCaller(
-                    id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
-                    decoding: decodeRequest, target: callerTarget)
-                if existing.attach(caller) { return token }
+                if existing.attach(caller(token, progress: progress)) { return token }
             }
             let operation = config.operationClass.init(request: request, options: options, context: context)
-            operation.environment = environment
-            operation.mergeKey = key
+            let gate = config.executionOrder == .lifo ? entries.chainLIFO(operation) : nil
+            operation.install(environment: environment, mergeKey: key, gate: gate)
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: operation)
-            let caller = DownloadCaller(
-                id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
-                decoding: decodeRequest, target: callerTarget)
-            _ = operation.attach(caller)  // a fresh operation always accepts its first caller
+            _ = operation.attach(caller(token, progress: progress))  // a fresh operation accepts its first caller
             entries.operations[key] = operation
-            if config.executionOrder == .lifo { entries.chainLIFO(operation) }
             queue.addOperation(operation)
             return token
         }
@@ -299,7 +317,7 @@ public final class ImageDownloader: Sendable {
     var isTransportStopped: Bool { transport?.isStopped ?? true }
 
     /// For tests: the transport, to watch it stop after the downloader is gone.
-    var transportForTesting: CurlTransport? { transport }
+    var transportForTesting: CurlTransport? { transport as? CurlTransport }
 
     /// For tests: callers waiting on the live operation for `url`.
     func callerCount(for url: URL) -> Int {

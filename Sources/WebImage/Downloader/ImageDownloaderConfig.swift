@@ -30,7 +30,9 @@ public struct ImageDownloaderConfig: Sendable {
 
     /// Idle timeout in seconds: a download fails with `timedOut` when no byte arrives for this long;
     /// also bounds connecting. `15` by default; 0 or less means 15.
-    public var downloadTimeout: TimeInterval = 15
+    public var downloadTimeout: TimeInterval = Self.defaultDownloadTimeout
+    /// The default `downloadTimeout`, also used when it is 0 or less.
+    public static let defaultDownloadTimeout: TimeInterval = 15
     /// Upper bound in seconds on a whole transfer, redirects included: a download fails with `timedOut`
     /// when it has not finished by then, however steadily bytes arrive (a server trickling one byte every
     /// half second never trips the idle timeout). `60` by default; 0 or less means no total limit.
@@ -63,12 +65,15 @@ public struct ImageDownloaderConfig: Sendable {
         "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token",
     ]
     /// Redirects followed before `tooManyRedirects`. `10` by default.
-    public var maximumRedirects: Int = 10
+    public var maximumRedirects: Int = Self.defaultMaximumRedirects
+    static let defaultMaximumRedirects = 10
     /// Schemes a request may use; redirects are only ever followed to http and https.
     /// `["http", "https"]` by default; add `"file"` to read local files.
-    public var allowedProtocols: Set<String> = ["http", "https"]
+    public var allowedProtocols: Set<String> = Self.defaultAllowedProtocols
+    static let defaultAllowedProtocols: Set<String> = ["http", "https"]
     /// Bodies larger than this fail with `responseTooLarge`, and nothing is buffered past it. 256 MB by default.
-    public var maximumResponseSize: Int64 = 256 * 1024 * 1024
+    public var maximumResponseSize: Int64 = Self.defaultMaximumResponseSize
+    static let defaultMaximumResponseSize: Int64 = 256 * 1024 * 1024
     /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.
     public var caBundlePath: String?
 
@@ -102,11 +107,15 @@ public struct ImageDownloaderConfig: Sendable {
 
     // MARK: Decoding
 
+    /// The decoders tried on every body, newest registration first. `ImageDecoderRegistry.shared` by
+    /// default (the built-in formats plus whatever the process registered); give a downloader its own
+    /// registry to decode with a different set.
+    public var decoderRegistry: ImageDecoderRegistry = .shared
     /// With `scaleDownLargeImages`, the most pixel bytes (RGBA8) a decoded image may take. 60 MB by default.
-    public var scaleDownLimitBytes: Int = 60 * 1024 * 1024
+    public var scaleDownLimitBytes: Int = ImageDecodingOptions.defaultScaleDownLimitBytes
     /// Images whose header declares more pixels than this are refused (or scaled down when asked to),
     /// never allocated at full size. 16,384 × 16,384 by default.
-    public var maximumImagePixels: Int = 16_384 * 16_384
+    public var maximumImagePixels: Int = ImageDecodingOptions.defaultMaximumImagePixels
     /// The most pixel memory (bytes of decoded bitmaps, animation canvases included) this downloader's
     /// decodes may hold at the same time. A decode claims what the file declares before it allocates; when
     /// the claim does not fit it waits for earlier decodes to finish (up to 30 s), and one that can never

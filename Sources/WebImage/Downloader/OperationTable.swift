@@ -17,8 +17,9 @@ final class OperationTable: @unchecked Sendable {
         private var pruneThreshold = 64
 
         /// Makes the newest waiting operation wait for `operation` to *start* (see StartGate), so waiting
-        /// operations start newest first while every slot stays busy.
-        mutating func chainLIFO(_ operation: ImageDownloaderOperation) {
+        /// operations start newest first while every slot stays busy. Returns the gate `operation` opens
+        /// when it starts.
+        mutating func chainLIFO(_ operation: ImageDownloaderOperation) -> StartGate {
             dropStartedFromTop()
             if waitingLIFO.count > pruneThreshold {
                 // Started operations in the middle of the stack are dropped in bulk, amortised O(1) per add.
@@ -26,13 +27,13 @@ final class OperationTable: @unchecked Sendable {
                 pruneThreshold = max(64, waitingLIFO.count * 2)
             }
             let gate = StartGate()
-            operation.gate = gate
             if let newestWaiting = waitingLIFO.last {
                 // Only operations that have not started get a dependency (corelibs crash pattern a);
                 // if it starts concurrently, the gate still keeps it alive until the gate opens.
                 gate.hold(newestWaiting)
             }
             waitingLIFO.append(operation)
+            return gate
         }
 
         /// Pops started operations off the top of the LIFO stack. Run on every add and every finish: an

@@ -23,6 +23,12 @@ import Locking
 /// A thread that produces many blocks in a short burst (the transport thread, once per turn of its
 /// loop) may hold the drains back with a `DrainBatch`: blocks are listed as usual, and the drain is
 /// scheduled when the batch is flushed, once for everything the turn produced.
+///
+/// So `async` behaves according to the calling thread: on a thread with a batch installed (only
+/// `CurlTransport`'s loop installs one, in `TransportLoop.run`) the hop waits for the batch's flush;
+/// anywhere else it is scheduled at once. The order of the blocks is the same either way. The same
+/// holds for `DrainBatch.offload`, which `ImageDownloaderOperation.finish()` uses. Tests:
+/// `QueueChannelTests` (`aDrainBatchHoldsTheHopUntilItIsFlushed` and the unbatched cases).
 final class QueueChannel: Sendable {
     private struct Pending {
         var blocks: [@Sendable () -> Void] = []

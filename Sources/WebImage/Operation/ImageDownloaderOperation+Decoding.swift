@@ -19,7 +19,7 @@ extension ImageDownloaderOperation {
     /// The operation's serial decode queue and incremental decoder, made on first use: an operation that
     /// decodes nothing (`avoidDecodeImage`) never creates a queue.
     var decoderBox: IncrementalDecoderBox {
-        let target = environment?.decodeQueue ?? .global()
+        let target = environment.decodeQueue
         return state.withLock { state in
             if let box = state.decoderBox { return box }
             let box = IncrementalDecoderBox(target: target)
@@ -29,11 +29,11 @@ extension ImageDownloaderOperation {
     }
 
     /// Makes a partial image from the bytes so far and hands it to every caller as `(image, nil, nil, false)`.
-    /// At most one runs at a time per operation (`progressiveDecodeInFlight`), and none is delivered once
-    /// the transfer has ended, so a partial image never follows the final one.
+    /// At most one runs at a time per operation, and none is delivered once the transfer has ended, so a
+    /// partial image never follows the final one (`OperationLifecycle.beginPartialDecode`/`endPartialDecode`).
     func decodeProgressively(_ snapshot: Data) {
         let box = decoderBox
-        let firstOptions = state.withLock { $0.callers.first?.decoding.options } ?? ImageDecodingOptions()
+        let firstOptions = state.withLock { $0.lifecycle.callers.first?.decoding.options } ?? ImageDecodingOptions()
         box.queue.async { [self] in
             if box.decoder == nil {
                 box.decoder = registry.makeIncrementalDecoder(for: snapshot, options: firstOptions)
@@ -41,11 +41,11 @@ extension ImageDownloaderOperation {
             }
             let partial = box.decoder?.decodePartial(snapshot)
             state.withLock { state in
-                state.progressiveDecodeInFlight = false
-                guard let partial, state.phase == .transferring else { return }
-                // Dispatched under the lock: the final result is queued only after the phase changes
-                // (also under this lock), so on each callback queue a partial always comes first.
-                for caller in state.callers { caller.deliverPartial(partial) }
+                let callers = state.lifecycle.endPartialDecode()
+                guard let partial else { return }
+                // Dispatched under the lock: the final result is queued only after the transfer's end
+                // changed the state (also under this lock), so on each callback queue a partial comes first.
+                for caller in callers { caller.deliverPartial(partial) }
             }
         }
     }
@@ -59,9 +59,9 @@ extension ImageDownloaderOperation {
         let needsDecodeQueue =
             decryptor != nil
             || state.withLock { state in
-                (storeInCache && state.httpCache != nil) || state.pendingRevalidation != nil
+                (storeInCache && state.httpCache != nil) || state.httpCache?.pendingRevalidation != nil
                     || state.decoderBox != nil
-                    || state.callers.contains { !$0.decoding.avoidsDecoding }
+                    || state.lifecycle.callers.contains { !$0.decoding.avoidsDecoding }
             }
         if needsDecodeQueue {
             let box = decoderBox
@@ -89,11 +89,11 @@ extension ImageDownloaderOperation {
         var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
         if failure == nil {
             // Decode before taking the callers: one cancelled meanwhile gets its `cancelled` and nothing else.
-            for decodeRequest in Set(state.withLock { $0.callers.map(\.decoding) }) {
+            for decodeRequest in Set(state.withLock { $0.lifecycle.callers.map(\.decoding) }) {
                 results[decodeRequest] = decode(payload, decodeRequest, box: box)
             }
         }
-        let (callers, response) = state.withLock { ($0.takeCallers(), $0.response) }
+        let (callers, response) = state.withLock { ($0.lifecycle.takeCallersToServe(), $0.response) }
         var succeeded = false
         // Completions for callers on the notification queue run in one block with the Finish notification
         // (one block instead of one per callback); others on their own queue.
@@ -106,8 +106,8 @@ extension ImageDownloaderOperation {
             switch result {
             case .success(let image):
                 succeeded = true
-                if let image, let imageCache = environment?.config.imageCache, let mergeKey {
-                    imageCache.setImage(image, forKey: ImageDownloader.imageCacheKey(mergeKey, caller.decoding))
+                if let image, let key = caller.imageCacheKey {
+                    environment.config.imageCache?.setImage(image, forKey: key)
                 }
                 callback = caller.terminalCallback(
                     image: image, data: payload, error: nil, response: response, metrics: metrics)
@@ -128,7 +128,8 @@ extension ImageDownloaderOperation {
             }
         }
         // Finish means success for somebody (DESIGN.md §7): not when every caller left (cancelled) before
-        // being served, whether the bytes came from the network or the cache.
+        // being served, whether the bytes came from the network or the cache. (A cancel of the whole
+        // operation never gets here: the lifecycle does not enter processing after one.)
         let postsFinish = succeeded
         if postsFinish || !onNotificationQueue.isEmpty {
             notificationTarget.async { [self, onNotificationQueue] in
@@ -136,7 +137,7 @@ extension ImageDownloaderOperation {
                 if postsFinish { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
             }
         }
-        finish()
+        if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
     }
 
     private func decode(_ data: Data, _ decodeRequest: DecodeRequest, box: IncrementalDecoderBox?) -> Result<
@@ -172,11 +173,12 @@ extension ImageDownloaderOperation {
     /// A response whose `Vary` names one of `config.secretHeaderFields` that the request sent is not
     /// stored: the index would have to hold the secret's value.
     private func storeHTTPResponse(_ data: Data) {
-        let (cache, requestDate, response) = state.withLock { ($0.httpCache, $0.requestDate, $0.response) }
-        guard let cache, let response else { return }
+        let (exchange, response) = state.withLock { ($0.httpCache, $0.response) }
+        guard let exchange, let response else { return }
+        let (cache, requestDate) = (exchange.cache, exchange.requestDate)
         var served = request
         served.url = response.url
-        let secrets = Set((environment?.config.secretHeaderFields ?? []).map { $0.lowercased() })
+        let secrets = Set(environment.config.secretHeaderFields.map { $0.lowercased() })
         let varyNames = response.headers.values(for: "Vary").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         if varyNames.contains(where: { secrets.contains($0) && request.headers.contains($0) }) {
@@ -186,5 +188,5 @@ extension ImageDownloaderOperation {
         cache.store(response, body: data, for: served, requestDate: requestDate, responseDate: Date())
     }
 
-    var registry: ImageDecoderRegistry { environment?.decoderRegistry ?? .shared }
+    var registry: ImageDecoderRegistry { environment.decoderRegistry }
 }

@@ -5,10 +5,6 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// Builds the transfer from the configuration and the first caller's options and hands it to the
     /// transport. Runs once, from `start()`.
     func beginTransfer() {
-        guard let environment else {
-            fail(ImageDownloaderError(.invalidDownloadOperation, "the operation was not created by a downloader"))
-            return
-        }
         let config = environment.config
         var transferRequest = TransferRequest(url: request.url)
         transferRequest.headers = request.headers
@@ -30,41 +26,36 @@ extension ImageDownloaderOperation: TransferDelegate {
         if options.contains(.useURLCache), usesHTTPCache(config) {
             let cache = config.urlCache ?? HTTPCache.shared
             let now = Date()
+            var exchange = HTTPCacheExchange(cache: cache, requestDate: now)
             switch cache.lookup(request, now: now) {
             case .fresh(let cached):
                 completeFromCache(cached)
                 return
             case .stale(let cached, let conditionalHeaders):
                 for field in conditionalHeaders { transferRequest.headers[field.name] = field.value }
-                state.withLock { $0.revalidating = cached }
+                exchange.revalidating = cached
             case .miss:
                 break
             }
-            state.withLock {
-                $0.httpCache = cache
-                $0.requestDate = now
-            }
+            state.withLock { $0.httpCache = exchange }
         }
 
-        let transfer: CurlTransfer
+        let transfer: any TransportTransfer
         do {
             transfer = try environment.transport.makeTransfer(transferRequest, delegate: self)
         } catch {
-            fail(error)
+            failBeforeTransfer(error)
             return
         }
-        let (started, progressBlocks) = state.withLock { state -> (Bool, [ImageDownloaderProgressBlock]) in
-            // A cancel that arrived since start() found no transfer to stop; honour it here.
-            guard !state.isCancelled else { return (false, []) }
-            state.transfer = transfer
-            return (true, state.callers.compactMap(\.progress))
+        switch state.withLock({ $0.lifecycle.transferMade(transfer) }) {
+        case .startTransfer(let callers):
+            for caller in callers { caller.progress?(0, -1, request.url) }
+            environment.transport.start(transfer)
+        case .finish:
+            announceFinish()  // cancelled during the set-up: the transfer is dropped unstarted
+        case .none:
+            break
         }
-        guard started else {
-            finish()
-            return
-        }
-        for progress in progressBlocks { progress(0, -1, request.url) }
-        environment.transport.start(transfer)
     }
 
     // MARK: TransferDelegate (transport thread)
@@ -78,7 +69,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     func transferDidReceiveResponse(_ received: ImageDownloadResponse) -> ImageDownloaderError? {
         var response = received
         var error: ImageDownloaderError?
-        if let modifier = context?.responseModifier ?? environment?.config.responseModifier {
+        if let modifier = context?.responseModifier ?? environment.config.responseModifier {
             if let modified = modifier.modifiedResponse(received) {
                 response = modified
             } else {
@@ -98,12 +89,12 @@ extension ImageDownloaderOperation: TransferDelegate {
         if expected > 0 {
             // One allocation for the whole body instead of repeated growth and copying (transport thread,
             // which owns `body`). The size limit still applies: curl refuses larger declared lengths.
-            body.reserve(Int(min(expected, environment?.config.maximumResponseSize ?? expected)))
+            body.reserve(Int(min(expected, environment.config.maximumResponseSize)))
         }
         let callers = state.withLock { state -> [DownloadCaller] in
             state.response = response
             state.expectedSize = expected
-            return state.callers
+            return state.lifecycle.callers
         }
         for caller in callers { caller.token.recordResponse(response) }
         if error == nil {
@@ -114,7 +105,7 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     /// Response checks in SDWebImage's order: status, content type, then the 304 rule.
     private func validate(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
-        let config = environment?.config ?? ImageDownloaderConfig()
+        let config = environment.config
         if let acceptable = config.acceptableStatusCodes, !acceptable.contains(response.statusCode) {
             var message = "HTTP status \(response.statusCode) is not acceptable"
             if response.statusCode == 401, config.username != nil, !config.allowsCredentialsOverPlainHTTP,
@@ -135,7 +126,7 @@ extension ImageDownloaderOperation: TransferDelegate {
                     statusCode: response.statusCode, response: response)
             }
         }
-        if response.statusCode == 304, state.withLock({ $0.confirmedByServer == nil }) {
+        if response.statusCode == 304, state.withLock({ $0.httpCache?.confirmedByServer == nil }) {
             return ImageDownloaderError(
                 .cacheNotModified, "the server answered 304 Not Modified and nothing is cached", url: request.url,
                 statusCode: 304, response: response)
@@ -145,7 +136,7 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
         body.append(bytes)
-        let interval = environment?.progressIntervalNanoseconds ?? 0
+        let interval = environment.progressIntervalNanoseconds
         let now = DispatchTime.now()
         let wantsProgressive = decodesProgressively
         let (callers, expected, decodeNow) = state.withLock { state -> ([DownloadCaller], Int64, Bool) in
@@ -158,26 +149,21 @@ extension ImageDownloaderOperation: TransferDelegate {
             }
             state.lastProgressTime = now
             let decodeNow =
-                wantsProgressive && expected > 0 && totalReceived < expected && !state.progressiveDecodeInFlight
-            if decodeNow { state.progressiveDecodeInFlight = true }
-            return (state.callers, expected, decodeNow)
+                wantsProgressive && expected > 0 && totalReceived < expected && state.lifecycle.beginPartialDecode()
+            return (state.lifecycle.callers, expected, decodeNow)
         }
         for caller in callers { caller.progress?(Int(totalReceived), Int(expected), request.url) }
         if decodeNow { decodeProgressively(body.snapshot) }
     }
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
-        switch result {
-        case .failure(let error):
-            fail(error)
-        case .success(var metrics):
+        let succeeded = (try? result.get()) != nil
+        let (action, confirmed) = state.withLock { state in
+            (state.lifecycle.transferCompleted(succeeded: succeeded), state.httpCache?.confirmedByServer)
+        }
+        switch (action, result) {
+        case (.process, .success(var metrics)):
             var data = body.take()
-            let (proceed, confirmed) = state.withLock { state -> (Bool, CachedHTTPResponse?) in
-                guard state.phase == .transferring else { return (false, nil) }
-                state.phase = .processing
-                return (true, state.confirmedByServer)
-            }
-            guard proceed else { return }
             if let confirmed {
                 data = confirmed.body
                 metrics.cacheStatus = .revalidated
@@ -186,34 +172,54 @@ extension ImageDownloaderOperation: TransferDelegate {
             // turn's one wake-up of the callback queue (see DrainBatch).
             post(.imageDownloadStop)
             process(data, metrics: metrics, storeInCache: confirmed == nil)
+        case (.fail(let callers, let postsStop), .failure(let error)):
+            fail(callers, with: error, postsStop: postsStop)
+        case (.stopAndFinish, _):
+            post(.imageDownloadStop)
+            writeRevalidationOffThisThread()
+            announceFinish()
+        default:
+            break
         }
     }
 
-    /// Ends the operation with `error` for every caller still waiting.
-    func fail(_ error: ImageDownloaderError) {
+    /// Ends the operation with `error` before any transfer was started (the cache refused, or the
+    /// transfer could not be set up).
+    func failBeforeTransfer(_ error: ImageDownloaderError) {
+        switch state.withLock({ $0.lifecycle.preparationFailed() }) {
+        case .fail(let callers, let postsStop):
+            fail(callers, with: error, postsStop: postsStop)
+        case .finish:
+            announceFinish()
+        default:
+            break
+        }
+    }
+
+    /// Gives `callers` the failure, then finishes.
+    private func fail(_ callers: [DownloadCaller], with error: ImageDownloaderError, postsStop: Bool) {
         var error = error
         if error.url == nil { error.url = request.url }
-        let (callers, response, wasRunning) = state.withLock {
-            state -> ([DownloadCaller], ImageDownloadResponse?, Bool) in
-            let wasRunning = state.phase == .transferring
-            if wasRunning { state.phase = .processing }
-            return (state.takeCallers(), state.response, wasRunning)
-        }
+        let response = self.response
         if error.response == nil, error.code != .cancelled { error.response = response }
         for caller in callers {
             caller.complete(image: nil, data: nil, error: error, response: response, metrics: nil)
         }
-        if wasRunning { post(.imageDownloadStop) }
-        // A 304 answered with ignoreCachedResponse (or for another representation) still updates the
-        // cache; fail() may run on the transport thread, so the SQLite write goes elsewhere.
-        if state.withLock({ $0.pendingRevalidation != nil }) {
+        if postsStop { post(.imageDownloadStop) }
+        writeRevalidationOffThisThread()
+        if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
+    }
+
+    /// A 304 answered with ignoreCachedResponse (or for another representation, or after a cancel) still
+    /// updates the cache; this may be the transport thread, so the SQLite write goes elsewhere.
+    private func writeRevalidationOffThisThread() {
+        if state.withLock({ $0.httpCache?.pendingRevalidation != nil }) {
             DispatchQueue.global(qos: .utility).async { self.persistRevalidation() }
         }
-        finish()
     }
 
     var decryptor: (any ImageDownloaderDecrypting)? {
-        context?.decryptor ?? environment?.config.decryptor
+        context?.decryptor ?? environment.config.decryptor
     }
 
     // MARK: HTTP cache
@@ -236,11 +242,13 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// step (`persistRevalidation`), off the thread that drives every other transfer's bytes.
     private func revalidated(by notModified: ImageDownloadResponse) -> (ImageDownloadResponse, ImageDownloaderError?) {
         let now = Date()
-        let (requestDate, revalidating) = state.withLock { ($0.requestDate, $0.revalidating) }
+        let (requestDate, revalidating) = state.withLock {
+            ($0.httpCache?.requestDate ?? now, $0.httpCache?.revalidating)
+        }
         guard let stored = revalidating else { return (notModified, nil) }  // the 304 rule: cacheNotModified
         guard HTTPCachePolicy.notModified(notModified.headers, matches: stored.response.headers) else {
             // The server validated another representation: what is stored is outdated.
-            state.withLock { $0.pendingRevalidation = .remove }
+            state.withLock { $0.httpCache?.pendingRevalidation = .remove }
             return (notModified, nil)
         }
         var refreshed = stored
@@ -249,7 +257,8 @@ extension ImageDownloaderOperation: TransferDelegate {
         refreshed.requestDate = requestDate
         refreshed.responseDate = now
         state.withLock {
-            $0.pendingRevalidation = .refresh(notModified: notModified, requestDate: requestDate, responseDate: now)
+            $0.httpCache?.pendingRevalidation = .refresh(
+                notModified: notModified, requestDate: requestDate, responseDate: now)
         }
         if options.contains(.ignoreCachedResponse) {
             return (
@@ -259,7 +268,7 @@ extension ImageDownloaderOperation: TransferDelegate {
                     url: request.url, statusCode: 304, response: notModified)
             )
         }
-        state.withLock { $0.confirmedByServer = refreshed }
+        state.withLock { $0.httpCache?.confirmedByServer = refreshed }
         var served = refreshed.response
         served.statusCode = 200
         return (served, nil)
@@ -269,8 +278,8 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// From the processing step or a failure path: never on the transport thread.
     func persistRevalidation() {
         let (cache, pending) = state.withLock { state -> ((any HTTPCaching)?, PendingRevalidation?) in
-            defer { state.pendingRevalidation = nil }
-            return (state.httpCache, state.pendingRevalidation)
+            defer { state.httpCache?.pendingRevalidation = nil }
+            return (state.httpCache?.cache, state.httpCache?.pendingRevalidation)
         }
         guard let cache, let pending else { return }
         switch pending {
@@ -284,23 +293,29 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// Serves a fresh cache entry without touching the network.
     private func completeFromCache(_ cached: CachedHTTPResponse) {
         if options.contains(.ignoreCachedResponse) {
-            fail(
+            failBeforeTransfer(
                 ImageDownloaderError(
                     .cacheNotModified, "a fresh cached response exists and ignoreCachedResponse is set",
                     url: request.url,
                     statusCode: cached.response.statusCode, response: cached.response))
             return
         }
-        let callers = state.withLock { state -> [DownloadCaller] in
-            state.phase = .processing
+        let action = state.withLock { state in
             state.response = cached.response
-            return state.callers
+            return state.lifecycle.cacheHit()
         }
-        for caller in callers { caller.token.recordResponse(cached.response) }
-        var metrics = ImageDownloadMetrics()
-        metrics.cacheStatus = .fresh
-        metrics.bytesReceived = Int64(cached.body.count)
-        metrics.httpVersion = cached.response.httpVersion
-        process(cached.body, metrics: metrics, storeInCache: false)
+        switch action {
+        case .serve(let callers):
+            for caller in callers { caller.token.recordResponse(cached.response) }
+            var metrics = ImageDownloadMetrics()
+            metrics.cacheStatus = .fresh
+            metrics.bytesReceived = Int64(cached.body.count)
+            metrics.httpVersion = cached.response.httpVersion
+            process(cached.body, metrics: metrics, storeInCache: false)
+        case .finish:
+            announceFinish()  // cancelled during the lookup: no callers left, no Finish
+        case .none:
+            break
+        }
     }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// The header list and the error buffer are freed in `deinit`, after the transport has removed the
 /// handle from its multi handle (the transport keeps a strong reference until then); the easy handle
 /// then goes back to the transport's pool, which resets it for the next transfer or frees it.
-final class CurlTransfer: @unchecked Sendable {
+final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     // @unchecked Sendable: the mutable state below is written on the caller's thread only before the
     // transfer is submitted (the submit goes through the transport's mutex, which publishes it), and
     // afterwards only on the transport thread.

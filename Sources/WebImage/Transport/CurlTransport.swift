@@ -15,7 +15,7 @@ import Synchronization
 ///                                                                 write/header callbacks → delegate
 ///                                                                 DONE → remove handle → delegate
 /// ```
-final class CurlTransport: Sendable {
+final class CurlTransport: ImageTransport {
     private let loop: TransportLoop
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
     let share: CurlShare
@@ -58,14 +58,37 @@ final class CurlTransport: Sendable {
         try CurlTransfer(request: request, pool: handles, share: share, delegate: delegate)
     }
 
+    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
+        -> any TransportTransfer
+    {
+        let transfer: CurlTransfer = try makeTransfer(request, delegate: delegate)
+        return transfer
+    }
+
     /// Hands a transfer to the transport thread. After shutdown it completes at once with `cancelled`.
     func start(_ transfer: CurlTransfer) {
         if !loop.submit(.add(transfer)) { transfer.finish(code: nil, cancelled: true) }
     }
 
+    func start(_ transfer: any TransportTransfer) {
+        start(Self.curlTransfer(transfer))
+    }
+
     /// Removes a transfer; it completes with `cancelled` unless it already completed. Any thread.
     func cancel(_ transfer: CurlTransfer) {
         loop.submit(.cancel(transfer))
+    }
+
+    func cancel(_ transfer: any TransportTransfer) {
+        cancel(Self.curlTransfer(transfer))
+    }
+
+    /// A transfer handed back to this transport is one it made (the protocol's contract).
+    private static func curlTransfer(_ transfer: any TransportTransfer) -> CurlTransfer {
+        guard let transfer = transfer as? CurlTransfer else {
+            preconditionFailure("a transfer made by another transport was handed to CurlTransport")
+        }
+        return transfer
     }
 
     /// Cancels every transfer and stops the thread; the multi handle and every easy handle are freed.
@@ -223,7 +246,11 @@ final class TransportLoop: @unchecked Sendable {
 
     func run() {
         // Queue hops requested during a turn of the loop (callback drains, table removals) are
-        // scheduled once, at its end.
+        // scheduled once, at its end. Installing the batch changes what code running on this thread does:
+        // `QueueChannel.async` lists its block but schedules the drain only at `drains.flush()`, and
+        // `DrainBatch.offload` (an operation's `finish()`) moves its work to another thread at the flush
+        // instead of running it here. Another transport (a test's scripted one) installs no batch, and
+        // both then act at once on the calling thread. QueueChannelTests show both behaviours.
         let drains = DrainBatch()
         drains.install()
         defer { drains.uninstall() }

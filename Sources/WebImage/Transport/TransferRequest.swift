@@ -8,18 +8,18 @@ struct TransferRequest: Sendable {
     /// Header fields to send. An empty value removes a header curl would add itself.
     var headers: HTTPHeaders = HTTPHeaders()
     /// Idle timeout: the transfer fails when fewer than one byte per second arrives for this long.
-    var idleTimeout: TimeInterval = 15
+    var idleTimeout: TimeInterval = ImageDownloaderConfig.defaultDownloadTimeout
     /// Upper bound on the whole transfer, redirects included; 0 means none. A server that trickles bytes
     /// just fast enough to dodge the idle timeout still ends here.
     var totalTimeout: TimeInterval = 0
     /// Upper bound on establishing the connection (TCP and TLS).
-    var connectTimeout: TimeInterval = 15
+    var connectTimeout: TimeInterval = ImageDownloaderConfig.defaultDownloadTimeout
     /// Redirects followed before failing with tooManyRedirects.
-    var maximumRedirects: Int = 10
+    var maximumRedirects: Int = ImageDownloaderConfig.defaultMaximumRedirects
     /// Schemes that may be requested and redirected to, lower-case.
-    var allowedProtocols: Set<String> = ["http", "https"]
+    var allowedProtocols: Set<String> = ImageDownloaderConfig.defaultAllowedProtocols
     /// The body may not exceed this many bytes; the transfer is aborted as soon as it does.
-    var maximumResponseSize: Int64 = 256 * 1024 * 1024
+    var maximumResponseSize: Int64 = ImageDownloaderConfig.defaultMaximumResponseSize
     /// Whether the TLS certificate chain and host name are verified.
     var verifiesTLS: Bool = true
     /// A CA bundle to trust in addition to the system's, e.g. a test server's self-signed certificate.

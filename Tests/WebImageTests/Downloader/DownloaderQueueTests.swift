@@ -115,7 +115,7 @@ import Testing
         weak var transport: CurlTransport?
         do {
             let downloader = downloader(max: 1, order: order)
-            transport = downloader.transport
+            transport = downloader.transportForTesting
             let recorder = CallbackRecorder()
             downloader.isSuspended = true
             for n in 1...5 {

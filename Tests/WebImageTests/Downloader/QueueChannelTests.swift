@@ -86,4 +86,16 @@ import Testing
         DrainBatch.offload { ran.update { $0 += 1 } }
         #expect(ran.value == 1)
     }
+
+    @Test func withoutABatchTheDrainIsScheduledAtOnce() {
+        // The same `async` on a thread with no batch (every thread but CurlTransport's loop): the block
+        // is on its queue before `async` returns, so a `sync` after it finds it already run.
+        #expect(DrainBatch.current == nil)
+        let queue = DispatchQueue(label: "test.channel.unbatched")
+        let channel = QueueChannel(queue: queue)
+        let ran = Locked(0)
+        channel.async { ran.update { $0 += 1 } }
+        queue.sync {}
+        #expect(ran.value == 1)
+    }
 }

@@ -109,7 +109,7 @@ import Testing
         let probe = TransferProbe()
         weak var released: CurlTransfer?
         do {
-            let transfer = try transport.makeTransfer(
+            let transfer: CurlTransfer = try transport.makeTransfer(
                 TransferRequest(url: server.url("/drip-bytes?total=100000&chunk=100&interval=50")), delegate: probe)
             released = transfer
             transport.start(transfer)

@@ -1,0 +1,67 @@
+import Dispatch
+import Foundation
+
+/// Everything one caller of `downloadImage` asked for.
+struct DownloadCaller: LifecycleCaller, Sendable {
+    let id: UInt64
+    let token: ImageDownloadToken
+    let progress: ImageDownloaderProgressBlock?
+    let completion: ImageDownloaderCompletedBlock?
+    /// The async APIs' completion, which also needs the response and metrics of this very caller.
+    let detailedCompletion: DetailedCompletion?
+    let decoding: DecodeRequest
+    let target: CallbackTarget
+    /// Where a decoded image for this caller is stored in `config.imageCache` (nil: no image cache, or
+    /// nothing decoded). Computed by the downloader, which also looks it up.
+    let imageCacheKey: String?
+
+    /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
+    /// response is set when the completion runs), then calls the completion on the caller's queue.
+    func complete(
+        image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
+        metrics: ImageDownloadMetrics?
+    ) {
+        guard
+            let callback = terminalCallback(
+                image: image, data: data, error: error, response: response, metrics: metrics)
+        else { return }
+        target.async(callback)
+    }
+
+    /// Records the outcome on the token now and returns the completion call, to be run on `target` by the
+    /// caller of this method (nil when this caller passed no completion).
+    func terminalCallback(
+        image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
+        metrics: ImageDownloadMetrics?
+    ) -> (@Sendable () -> Void)? {
+        let response = response ?? error?.response
+        token.complete(response: response, metrics: metrics)
+        if let detailedCompletion {
+            return { detailedCompletion(image, data, error, true, response, metrics) }
+        } else if let completion {
+            return { completion(image, data, error, true) }
+        }
+        return nil
+    }
+
+    /// Hands a partial image to this caller as `(image, nil, nil, false)`.
+    func deliverPartial(_ image: Image) {
+        if let detailedCompletion {
+            target.async { detailedCompletion(image, nil, nil, false, nil, nil) }
+        } else if let completion {
+            target.async { completion(image, nil, nil, false) }
+        }
+    }
+}
+
+/// (image, data, error, finished, response, metrics)
+typealias DetailedCompletion =
+    @Sendable (
+        Image?, Data?, ImageDownloaderError?, Bool, ImageDownloadResponse?, ImageDownloadMetrics?
+    ) -> Void
+
+/// How one group of callers wants the bytes turned into an image.
+struct DecodeRequest: Sendable, Hashable {
+    var avoidsDecoding: Bool
+    var options: ImageDecodingOptions
+}

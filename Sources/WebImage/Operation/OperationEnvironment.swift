@@ -1,0 +1,32 @@
+import Dispatch
+
+/// What an operation needs from its downloader: one shared, immutable instance per downloader (a class,
+/// so the hot paths read a field through one pointer instead of copying the whole configuration).
+final class OperationEnvironment: Sendable {
+    let transport: any ImageTransport
+    let config: ImageDownloaderConfig
+    /// The downloader's callback queue, through the channel every library block for it takes.
+    let callbacks: QueueChannel
+    let decodeQueue: DispatchQueue
+    /// `config.decoderRegistry`.
+    let decoderRegistry: ImageDecoderRegistry
+    /// The downloader's part of an operation's end: the URL table's removal, the cookie jar's checkpoint.
+    /// Runs after the queue was told, off the transport thread when the transfer ended there.
+    let onFinish: @Sendable (ImageDownloaderOperation) -> Void
+    /// `config.minimumProgressInterval` clamped to 0…1, in nanoseconds.
+    let progressIntervalNanoseconds: UInt64
+
+    init(
+        transport: any ImageTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
+        decodeQueue: DispatchQueue,
+        onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
+    ) {
+        self.transport = transport
+        self.config = config
+        self.callbacks = callbacks
+        self.decodeQueue = decodeQueue
+        decoderRegistry = config.decoderRegistry
+        self.onFinish = onFinish
+        progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
+    }
+}
