@@ -47,7 +47,10 @@ public struct ImageDownloadRequest: Sendable, Hashable {
     public var timeout: TimeInterval
 
     /// Creates a request.
-    public init(url: URL, headers: HTTPHeaders = HTTPHeaders(), timeout: TimeInterval = 15) {
+    public init(
+        url: URL, headers: HTTPHeaders = HTTPHeaders(),
+        timeout: TimeInterval = ImageDownloaderConfig.defaultDownloadTimeout
+    ) {
         self.url = url
         self.headers = headers
         self.timeout = timeout
