@@ -33,17 +33,12 @@ static inline CURLcode wi_easy_setopt_share(CURL *handle, CURLSH *_Nullable shar
 }
 
 typedef size_t (*wi_data_callback)(char *_Nonnull ptr, size_t size, size_t count, void *_Nullable userdata);
-typedef int (*wi_xferinfo_callback)(void *_Nullable userdata, curl_off_t dltotal, curl_off_t dlnow,
-                                    curl_off_t ultotal, curl_off_t ulnow);
 
 static inline CURLcode wi_easy_setopt_write_function(CURL *handle, wi_data_callback _Nullable fn) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, fn);
 }
 static inline CURLcode wi_easy_setopt_header_function(CURL *handle, wi_data_callback _Nullable fn) {
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, fn);
-}
-static inline CURLcode wi_easy_setopt_xferinfo_function(CURL *handle, wi_xferinfo_callback _Nullable fn) {
-    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, fn);
 }
 
 // MARK: easy info
