@@ -49,10 +49,12 @@ import Testing
     @Test func cancellingTheLastCallerStopsTheTransferAndPostsStopButNoFinish() throws {
         let transport = ScriptedTransport()
         let downloader = ImageDownloader(transport: transport)
-        let notifications = NotificationLog(url: Self.url)
+        // A URL of its own: notifications are told apart by URL, and the other tests run in parallel.
+        let url = URL(string: "http://scripted.test/cancelled-last.png")!
+        let notifications = NotificationLog(url: url)
         defer { notifications.stop() }
         let recorder = CallbackRecorder()
-        let token = downloader.downloadImage(with: Self.url, completed: recorder.completion())
+        let token = downloader.downloadImage(with: url, completed: recorder.completion())
         let transfer = try #require(transport.waitForStarted(1)?.first)
         token?.cancel()
         #expect(recorder.waitForTerminal(1))
@@ -119,6 +121,38 @@ import Testing
         let names = transport.started.map(\.url.lastPathComponent)
         #expect(
             names == (order == .fifo ? ["1.png", "2.png", "3.png", "4.png"] : ["4.png", "3.png", "2.png", "1.png"]))
+    }
+}
+
+extension ScriptedDownloaderTests {
+    /// Claims bodies starting with "TEST" and answers with a 2×3 image.
+    struct TestFormatDecoder: ImageDecoding {
+        func canDecode(_ data: Data) -> Bool { data.starts(with: Array("TEST".utf8)) }
+        func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+            Image(
+                format: .unknown, width: 2, height: 3,
+                frames: [ImageFrame(width: 2, height: 3, bytesPerRow: 8, pixels: [UInt8](repeating: 9, count: 24))])
+        }
+    }
+
+    @Test func theConfigsDecoderRegistryDecodesTheDownloads() throws {
+        var config = ImageDownloaderConfig.default
+        config.decoderRegistry = ImageDecoderRegistry(decoders: [TestFormatDecoder()])
+        let testBody = Data("TEST body".utf8)
+        let pixel = self.pixel
+        let transport = ScriptedTransport { request in
+            request.url.lastPathComponent == "custom" ? .image(testBody, contentType: "image/x-test") : .image(pixel)
+        }
+        let downloader = ImageDownloader(config: config, transport: transport)
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: URL(string: "http://scripted.test/custom"), completed: recorder.completion(1))
+        downloader.downloadImage(with: URL(string: "http://scripted.test/a.png"), completed: recorder.completion(2))
+        #expect(recorder.waitForTerminal(2))
+        let custom = try #require(recorder.terminals(tag: 1).first)
+        #expect(custom.image?.width == 2 && custom.image?.height == 3)
+        // The registry replaces the shared one: without PNG in it, the PNG is data nobody recognises.
+        #expect(recorder.terminals(tag: 2).first?.error?.code == .badImageData)
+        #expect(ImageDecoderRegistry.shared.decoder(for: testBody) == nil)
     }
 }
 
