@@ -32,7 +32,7 @@ test: build
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget"
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification"
 
 test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan
