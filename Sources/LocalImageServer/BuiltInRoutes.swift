@@ -7,7 +7,8 @@ extension ServerCore {
     typealias Response = LocalImageServer.Response
 
     /// The response for `request`: a custom route when one matches, else a built-in one. A `delay=<ms>`
-    /// query parameter delays the head of any built-in route.
+    /// query parameter delays the head of any built-in route, and `gate=<name>` holds it until the test
+    /// opens that gate.
     func response(for request: Request) -> Response {
         if let route = customRoute(for: request.path) {
             return route.handler(request)
@@ -15,6 +16,9 @@ extension ServerCore {
         var response = builtInResponse(for: request)
         if let delay = request.queryValue("delay").flatMap(Int.init), delay > 0 {
             response.delay += .milliseconds(delay)
+        }
+        if let gate = request.queryValue("gate"), !gate.isEmpty {
+            response.gate = gate
         }
         return response
     }

@@ -136,8 +136,32 @@ final class ConnectionHandler: ChannelInboundHandler {
                 sequence: sequence, keepAlive: carrier == .http2Stream || head.isKeepAlive, version: head.version,
                 bodyless: bodyless,
                 response: response))
-        if response.delay > .zero {
-            schedule(context: context, after: response.delay) { $0.sendHead(context: context) }
+        if let gate = response.gate {
+            // The gate may open on any thread; the handler and its context belong to the event loop, so the
+            // opening hops there. A connection closed meanwhile has left `.responding` and ignores it.
+            let loopBound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            core.whenGateOpens(gate) {
+                eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    handler.gateOpened(sequence: sequence, context: context)
+                }
+            }
+        } else {
+            startResponse(context: context)
+        }
+    }
+
+    private func gateOpened(sequence: Int, context: ChannelHandlerContext) {
+        guard case .responding(let exchange) = state, exchange.sequence == sequence, !exchange.headSent else { return }
+        startResponse(context: context)
+    }
+
+    /// Sends the head now, or after the response's delay.
+    private func startResponse(context: ChannelHandlerContext) {
+        guard case .responding(let exchange) = state else { return }
+        if exchange.response.delay > .zero {
+            schedule(context: context, after: exchange.response.delay) { $0.sendHead(context: context) }
         } else {
             sendHead(context: context)
         }

@@ -58,21 +58,51 @@ extension LocalImageServer {
 
     // MARK: Waiting
 
-    /// Waits until `condition` holds or `timeout` passes, checking every 5 ms; returns whether it held.
+    /// Waits until `condition` holds or `timeout` passes; returns whether it held. The condition is checked
+    /// again after each change the server makes to its log or counters (a request arriving, a head or body
+    /// bytes going out, a request ending, a connection opening or closing), not on a timer.
     ///
     /// For tests that must observe the server side, for example "the request has arrived" before
     /// cancelling a download:
     /// ```swift
-    /// let arrived = await server.waitUntil { $0.count(for: "/hang") == 1 }
+    /// #expect(server.wait { $0.count(for: "/hang") == 1 })
     /// ```
+    public func wait(timeout: Duration = .seconds(5), until condition: (LocalImageServer) -> Bool) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        return core.wait(until: deadline) { condition(self) }
+    }
+
+    /// The same as ``wait(timeout:until:)`` for async code: the waiting happens on a Dispatch thread, so
+    /// no thread of Swift's cooperative pool is blocked.
     public func waitUntil(
-        timeout: Duration = .seconds(5), _ condition: @Sendable (LocalImageServer) -> Bool
+        timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (LocalImageServer) -> Bool
     ) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while !condition(self) {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(5))
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: self.wait(timeout: timeout, until: condition))
+            }
         }
-        return true
+    }
+
+    // MARK: Gates
+
+    /// Opens the gate `name`: every response held with `?gate=<name>` (or ``Response/gate``) sends its
+    /// head now, and later ones pass straight through. A gate lets a test keep a request open for exactly
+    /// as long as it needs (until other callers have joined, say), with no delay to tune.
+    ///
+    /// ```swift
+    /// let url = server.url("/files/a.png?gate=joined")
+    /// downloader.downloadImage(with: url, completed: first)
+    /// downloader.downloadImage(with: url, completed: second)   // joins the held transfer
+    /// server.openGate("joined")
+    /// ```
+    public func openGate(_ name: String) {
+        core.openGate(name)
+    }
+
+    /// How many responses are held at the gate `name` now.
+    public func waitingCount(atGate name: String) -> Int {
+        core.waitingCount(at: name)
     }
 }

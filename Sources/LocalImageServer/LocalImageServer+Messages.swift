@@ -95,6 +95,9 @@ extension LocalImageServer {
         public var delivery: Delivery
         /// How long the server waits before sending the head. `.zero` by default.
         public var delay: Duration
+        /// The head waits until ``LocalImageServer/openGate(_:)`` opens this gate (then `delay` runs).
+        /// nil by default.
+        public var gate: String?
 
         /// Creates a response.
         public init(
@@ -102,13 +105,15 @@ extension LocalImageServer {
             headers: [HeaderField] = [],
             body: Body = .data(Data()),
             delivery: Delivery = .contentLength,
-            delay: Duration = .zero
+            delay: Duration = .zero,
+            gate: String? = nil
         ) {
             self.status = status
             self.headers = headers
             self.body = body
             self.delivery = delivery
             self.delay = delay
+            self.gate = gate
         }
 
         /// A `text/plain; charset=utf-8` response.

@@ -27,7 +27,7 @@ import NIOSSL
 ///
 /// `<name>` is a file path relative to `root` (or installed with ``setFile(name:data:contentType:etag:lastModified:)``,
 /// which takes precedence). Unknown names give 404. Every built-in route accepts `?delay=<ms>`, which
-/// delays the response head. Custom routes added with ``route(_:_:)`` win over built-in ones.
+/// delays the response head, and `?gate=<name>`, which holds it until ``openGate(_:)`` opens that gate. Custom routes added with ``route(_:_:)`` win over built-in ones.
 ///
 /// - `/files/<name>`: the file with `Content-Length` and a `Content-Type` from the extension
 ///   (`image/jpeg`, `image/png`, `image/gif`, `image/webp`, else `application/octet-stream`).

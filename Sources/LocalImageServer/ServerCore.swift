@@ -30,10 +30,16 @@ final class ServerCore: Sendable {
         var maxInFlight = 0
         var files: [String: ServedFile] = [:]
         var routes: [CustomRoute] = []
+        /// Gates opened with `openGate`, and the responses still waiting at the closed ones.
+        var openGates: Set<String> = []
+        var gateWaiters: [String: [@Sendable () -> Void]] = [:]
     }
 
     let root: URL?
     let state = Lock(State())
+    /// Announced after every change of the log or the counters, so tests can wait for the server's
+    /// side of an exchange as an event (`LocalImageServer.wait(timeout:until:)`) instead of polling.
+    private let changes = ChangeSignal()
 
     init(root: URL?) {
         self.root = root
@@ -43,7 +49,8 @@ final class ServerCore: Sendable {
 
     /// Counts an accepted connection and returns its id.
     func connectionOpened() -> Int {
-        state.withLock { state in
+        defer { announceChange() }
+        return state.withLock { state in
             state.acceptedConnections += 1
             state.openConnections += 1
             defer { state.nextConnectionID += 1 }
@@ -53,13 +60,15 @@ final class ServerCore: Sendable {
 
     func connectionClosed() {
         state.withLock { $0.openConnections -= 1 }
+        announceChange()
     }
 
     // MARK: Request log
 
     /// Logs a request whose head just arrived and counts it in flight; returns its sequence number.
     func requestStarted(_ request: LocalImageServer.Request) -> Int {
-        state.withLock { state in
+        defer { announceChange() }
+        return state.withLock { state in
             let sequence = state.nextSequence
             state.nextSequence += 1
             state.logIndex[sequence] = state.log.count
@@ -83,10 +92,12 @@ final class ServerCore: Sendable {
 
     func responseHeadSent(_ sequence: Int, status: Int) {
         state.withLock { state in updateEntry(sequence, in: &state) { $0.status = status } }
+        announceChange()
     }
 
     func bodyBytesSent(_ sequence: Int, count: Int) {
         state.withLock { state in updateEntry(sequence, in: &state) { $0.bytesSent += count } }
+        announceChange()
     }
 
     /// Ends the request `sequence`: it leaves the in-flight count exactly once, whatever the outcome.
@@ -95,6 +106,7 @@ final class ServerCore: Sendable {
             state.inFlight -= 1
             updateEntry(sequence, in: &state) { $0.outcome = outcome }
         }
+        announceChange()
     }
 
     func resetLog() {
@@ -104,6 +116,45 @@ final class ServerCore: Sendable {
             state.acceptedConnections = 0
             state.maxInFlight = state.inFlight
         }
+        announceChange()
+    }
+
+    // MARK: Waiting for changes
+
+    private func announceChange() {
+        changes.announce()
+    }
+
+    /// Waits until `condition` holds, re-checking it after every change of the log or the counters;
+    /// returns false when `deadline` passes first.
+    func wait(until deadline: Date, for condition: () -> Bool) -> Bool {
+        changes.wait(until: deadline, for: condition)
+    }
+
+    // MARK: Gates
+
+    /// Runs `action` once the gate `name` is open: now if it already is, else when `openGate` opens it.
+    func whenGateOpens(_ name: String, _ action: @escaping @Sendable () -> Void) {
+        let isOpen = state.withLock { state -> Bool in
+            if state.openGates.contains(name) { return true }
+            state.gateWaiters[name, default: []].append(action)
+            return false
+        }
+        if isOpen { action() }
+    }
+
+    /// Opens the gate `name`: the responses waiting there go on, and later ones pass straight through.
+    func openGate(_ name: String) {
+        let waiting = state.withLock { state -> [@Sendable () -> Void] in
+            state.openGates.insert(name)
+            return state.gateWaiters.removeValue(forKey: name) ?? []
+        }
+        for action in waiting { action() }
+    }
+
+    /// How many responses wait at the gate `name` now.
+    func waitingCount(at name: String) -> Int {
+        state.withLock { $0.gateWaiters[name]?.count ?? 0 }
     }
 
     // MARK: Files and routes
@@ -155,6 +206,37 @@ final class ServerCore: Sendable {
                 if route.prefix.count >= (best?.prefix.count ?? -1) { best = route }
             }
             return best
+        }
+    }
+}
+
+/// A generation counter behind a condition variable: `announce` moves it on and wakes every waiter;
+/// a waiter re-checks its condition after each announcement, so none is missed between the check and
+/// the sleep (the waiter remembers the generation it checked against).
+final class ChangeSignal: @unchecked Sendable {
+    // @unchecked Sendable: `generation` is only read or written while `condition` is locked.
+    private let condition = NSCondition()
+    private var generation = 0
+
+    func announce() {
+        condition.lock()
+        generation &+= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `check` returns true or `deadline` passes; `check` runs without `condition` locked.
+    func wait(until deadline: Date, for check: () -> Bool) -> Bool {
+        while true {
+            condition.lock()
+            let seen = generation
+            condition.unlock()
+            if check() { return true }
+            condition.lock()
+            defer { condition.unlock() }
+            while generation == seen {
+                guard condition.wait(until: deadline) else { return false }
+            }
         }
     }
 }

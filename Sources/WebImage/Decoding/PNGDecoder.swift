@@ -9,7 +9,7 @@ import Foundation
 /// gives the rows that arrived with `isPartial == true`. Its incremental decoder is libpng's progressive
 /// reader (`png_process_data`): rows, or interlace passes, appear as bytes arrive.
 ///
-/// This file is the only one that calls libpng (through the CPNG shim, which keeps libpng's `longjmp` in C).
+/// libpng is reached only through the CPNG shim (here and in `PNGEncoder`), which keeps its `longjmp` in C.
 public struct PNGDecoder: ImageDecoding {
     /// The largest box-averaging factor tried when scaling down non-interlaced images.
     static let maximumBoxFactor = 64

@@ -12,10 +12,13 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        let url = server.url("/files/horse-rgba.png?delay=200")
+        // The response waits at a gate until both callers are attached: they cannot miss each other.
+        let url = server.url("/files/horse-rgba.png?gate=joined")
         let first = downloader.downloadImage(with: url, completed: recorder.completion(1))
         let second = downloader.downloadImage(with: url, completed: recorder.completion(2))
         #expect(first !== second)
+        #expect(downloader.callerCount(for: url) == 2)
+        server.openGate("joined")
         #expect(recorder.waitForTerminal(2))
         #expect(server.count(for: "/files/horse-rgba.png") == 1)
         #expect(recorder.terminals(tag: 1).count == 1 && recorder.terminals(tag: 2).count == 1)
@@ -28,12 +31,15 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        let url = server.url("/files/horse-rgba.png?delay=300")
+        let url = server.url("/files/horse-rgba.png?gate=cancelled")
         let first = downloader.downloadImage(with: url, completed: recorder.completion(1))
         downloader.downloadImage(with: url, completed: recorder.completion(2))
         first?.cancel()
         first?.cancel()  // a second cancel does nothing
-        #expect(recorder.waitForTerminal(2))
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals.map(\.tag) == [1])
+        server.openGate("cancelled")
+        #expect(recorder.waitForTerminal(1))
         downloader.drainCallbacks()
         #expect(recorder.terminals(tag: 1).map { $0.error?.code } == [.cancelled])
         #expect(recorder.terminals(tag: 2).count == 1)
@@ -47,10 +53,12 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        let url = server.url("/files/horse-rgba.png?delay=300")
+        let url = server.url("/files/horse-rgba.png?gate=again")
         downloader.downloadImage(with: url, completed: recorder.completion(1))?.cancel()
         downloader.downloadImage(with: url, completed: recorder.completion(2))
-        #expect(recorder.waitForTerminal(2))
+        #expect(recorder.waitForTerminal(1))
+        server.openGate("again")
+        #expect(recorder.waitForTerminal(1))
         downloader.drainCallbacks()
         #expect(recorder.terminals(tag: 1).map { $0.error?.code } == [.cancelled])
         #expect(recorder.terminals(tag: 2).count == 1)
@@ -64,9 +72,20 @@ import Testing
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
         let url = server.url("/drip/horse-lossless.webp?chunk=512&interval=20")
+        // Each caller is added after the next event of the downloads so far (a body chunk or an outcome):
+        // callers join before the first byte, at every chunk, while the outcome is delivered and after it
+        // (then a new transfer starts), paced by the transfers themselves rather than by sleeps.
+        let events = EventCounter()
         for index in 0..<201 {
-            downloader.downloadImage(with: url, completed: recorder.completion(index))
-            usleep(10_000)
+            let seen = events.value
+            let completion = recorder.completion(index)
+            downloader.downloadImage(
+                with: url, progress: { _, _, _ in events.record() },
+                completed: { image, data, error, finished in
+                    completion(image, data, error, finished)
+                    events.record()
+                })
+            #expect(events.wait(forMoreThan: seen), "no event after caller \(index) joined")
         }
         #expect(recorder.waitForTerminal(201, seconds: 60))
         downloader.drainCallbacks()
@@ -84,9 +103,10 @@ import Testing
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
         for index in 0..<11 {
-            downloader.downloadImage(with: server.url("/empty?delay=30"), completed: recorder.completion(index))
-            usleep(10_000)
+            downloader.downloadImage(with: server.url("/empty?gate=failing"), completed: recorder.completion(index))
         }
+        #expect(downloader.callerCount(for: server.url("/empty?gate=failing")) == 11)
+        server.openGate("failing")
         #expect(recorder.waitForTerminal(11))
         downloader.drainCallbacks()
         #expect(recorder.all.count == 11)
@@ -101,13 +121,14 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        let url = server.url("/files/astronaut-baseline.jpg?delay=200")
+        let url = server.url("/files/astronaut-baseline.jpg?gate=sizes")
         let sizes = (1...10).map { PixelSize(width: 20 * $0, height: 20 * $0) }
         for (index, size) in sizes.enumerated() {
             downloader.downloadImage(
                 with: url, context: ImageDownloadContext(thumbnailPixelSize: size),
                 completed: recorder.completion(index))
         }
+        server.openGate("sizes")
         #expect(recorder.waitForTerminal(10))
         #expect(server.count(for: "/files/astronaut-baseline.jpg") == 1)
         for (index, size) in sizes.enumerated() {
@@ -128,7 +149,7 @@ import Testing
             downloader.downloadImage(with: server.url("/hang?\(index)"), completed: recorder.completion(index))
         }
         #expect(
-            poll { server.count(for: "/hang") == 2 },
+            server.wait { $0.count(for: "/hang") == 2 },
             "\(server.requests.map(\.request.path)) \(downloader.currentDownloadCount)")
         downloader.cancelAllDownloads()
         #expect(recorder.waitForTerminal(8))

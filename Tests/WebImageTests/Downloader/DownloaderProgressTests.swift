@@ -131,7 +131,7 @@ import Testing
         downloader.downloadImage(with: server.url("/status/404"), completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
         let cancelled = downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion())
-        #expect(poll { server.count(for: "/hang") == 1 })
+        #expect(server.wait { $0.count(for: "/hang") == 1 })
         cancelled?.cancel()
         #expect(recorder.waitForTerminal(1))
         #expect(poll { seen.value.filter { $0.hasPrefix("hang:") }.count == 2 })

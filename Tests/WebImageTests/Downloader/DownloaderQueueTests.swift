@@ -28,7 +28,10 @@ import Testing
             downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)"), completed: recorder.completion(n))
         }
         #expect(downloader.currentDownloadCount == 14)
-        usleep(100_000)
+        // A request through another downloader makes a full round trip to the same server meanwhile.
+        let probe = CallbackRecorder()
+        ImageDownloader().downloadImage(with: server.url("/pixel.png"), completed: probe.completion())
+        #expect(probe.waitForTerminal(1))
         #expect(server.count(for: "/files/pixel-1x1.png") == 0, "a suspended downloader sent requests")
         downloader.isSuspended = false
         #expect(recorder.waitForTerminal(14))
@@ -40,8 +43,10 @@ import Testing
         let downloader = downloader(max: 1, order: .lifo)
         let recorder = CallbackRecorder()
         let order = Locked<[Int]>([])
-        @Sendable func request(_ n: Int, delay: Int) {
-            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)&delay=\(delay)")) {
+        // 1 and 7 wait at gates: 1 until 2–7 are queued, 7 until 8–14 are.
+        @Sendable func request(_ n: Int) {
+            let gate = n == 1 || n == 7 ? "&gate=\(n)" : ""
+            downloader.downloadImage(with: server.url("/files/pixel-1x1.png?n=\(n)\(gate)")) {
                 _, _, _, finished in
                 if finished { order.update { $0.append(n) } }
                 recorder.completion(n)(nil, nil, nil, finished)
@@ -54,13 +59,14 @@ import Testing
             guard let operation = note.object as? ImageDownloaderOperation, operation.request.url.port == port,
                 operation.request.url.query?.hasPrefix("n=7&") == true
             else { return }
-            for n in 8...14 { request(n, delay: 10) }
+            for n in 8...14 { request(n) }
+            server.openGate("7")
         }
         defer { NotificationCenter.default.removeObserver(observer) }
-        request(1, delay: 300)
-        #expect(poll { server.count(for: "/files/pixel-1x1.png") == 1 })
-        for n in 2...6 { request(n, delay: 10) }
-        request(7, delay: 300)
+        request(1)
+        #expect(server.wait { $0.count(for: "/files/pixel-1x1.png") == 1 })
+        for n in 2...7 { request(n) }
+        server.openGate("1")
         #expect(recorder.waitForTerminal(14))
         #expect(order.value == [1, 7, 14, 13, 12, 11, 10, 9, 8, 6, 5, 4, 3, 2])
     }
@@ -71,9 +77,18 @@ import Testing
         downloader.isSuspended = true
         for n in 1...20 {
             downloader.downloadImage(
-                with: server.url("/files/pixel-1x1.png?n=\(n)&delay=150"), completed: recorder.completion(n))
+                with: server.url("/files/pixel-1x1.png?n=\(n)&gate=\(n)"), completed: recorder.completion(n))
         }
         downloader.isSuspended = false
+        // Every response waits at its own gate. Each round: the slots fill up, then the oldest request the
+        // server holds is let go, which frees one slot for the next waiting download.
+        for released in 0..<20 {
+            #expect(
+                server.wait { $0.count(for: "/files/pixel-1x1.png") == min(released + 3, 20) },
+                "round \(released): \(arrivals("/files/pixel-1x1.png"))")
+            guard let oldest = arrivals("/files/pixel-1x1.png").dropFirst(released).first else { break }
+            server.openGate("\(oldest)")
+        }
         #expect(recorder.waitForTerminal(20))
         let seen = arrivals("/files/pixel-1x1.png")
         #expect(seen.count == 20)
@@ -150,16 +165,21 @@ import Testing
         let recorder = CallbackRecorder()
         for n in 0..<20 {
             downloader.downloadImage(
-                with: server.url("/drip/horse-lossless.webp?chunk=1024&interval=40&n=\(n)"),
-                completed: recorder.completion(n))
+                with: server.url("/files/pixel-1x1.png?n=\(n)&gate=\(n)"), completed: recorder.completion(n))
         }
-        #expect(poll { server.inFlight == 3 })
-        // Each drip lasts about 200 ms; let several complete and be replaced while the limit is 3.
-        #expect(poll(seconds: 30) { recorder.terminals.count >= 3 })
+        #expect(server.wait { $0.inFlight == 3 })
+        // Let three finish: each is replaced by a waiting download while the limit is 3.
+        for released in 0..<3 {
+            let oldest = arrivals("/files/pixel-1x1.png")[released]
+            server.openGate("\(oldest)")
+            #expect(recorder.waitForTerminal(1))
+            #expect(server.wait { $0.count(for: "/files/pixel-1x1.png") == 4 + released && $0.inFlight == 3 })
+        }
         #expect(server.maxInFlight == 3, "the server saw more than 3 downloads at once")
         downloader.maxConcurrentDownloads = 5
-        #expect(poll { server.inFlight == 5 }, "raising the limit while running did not start more downloads")
-        #expect(recorder.waitForTerminal(20))
+        #expect(server.wait { $0.inFlight == 5 }, "raising the limit while running did not start more downloads")
+        for n in 0..<20 { server.openGate("\(n)") }
+        #expect(recorder.waitForTerminal(17))
         #expect(server.maxInFlight == 5)
         #expect(downloader.maxConcurrentDownloads == 5)
     }

@@ -125,7 +125,7 @@ import Testing
         #expect(first.waitForTerminal(1))
         #expect(poll { downloader.transportForTesting?.liveHandleCount == 1 })
         downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion())
-        #expect(poll { server.count(for: "/hang") == 1 })
+        #expect(server.wait { $0.count(for: "/hang") == 1 })
         downloader.invalidate(cancelPendingDownloads: true)
         #expect(recorder.waitForTerminal(1))
         #expect(recorder.terminals.first?.error?.code == .cancelled)
@@ -148,7 +148,7 @@ import Testing
         downloader.downloadImage(
             with: server.url("/drip-bytes?total=5000&chunk=1000&interval=100"), options: .avoidDecodeImage,
             completed: recorder.completion())
-        #expect(poll { server.count(for: "/drip-bytes") == 1 })
+        #expect(server.wait { $0.count(for: "/drip-bytes") == 1 })
         downloader.invalidate(cancelPendingDownloads: false)
         #expect(downloader.waitUntilInvalidated(timeout: 30))
         // No polling: when the wait returns, the thread has stopped (the completion itself runs on the
@@ -167,7 +167,7 @@ import Testing
             let downloader = ImageDownloader()
             weakDownloader = downloader
             downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion())
-            #expect(poll { server.count(for: "/hang") == 1 })
+            #expect(server.wait { $0.count(for: "/hang") == 1 })
             transferHandle = downloader.transportForTesting
         }
         #expect(weakDownloader == nil)

@@ -19,7 +19,7 @@ import Testing
         let hanging = downloader.downloadImage(with: server.url("/hang"), completed: recorder.completion(1))
         downloader.downloadImage(
             with: server.url("/drip/horse-rgba.png?chunk=4096&interval=20"), completed: recorder.completion(2))
-        #expect(poll { server.count(for: "/hang") == 1 && server.count(for: "/drip/horse-rgba.png") == 1 })
+        #expect(server.wait { $0.count(for: "/hang") == 1 && $0.count(for: "/drip/horse-rgba.png") == 1 })
         hanging?.cancel()
         #expect(recorder.waitForTerminal(2))
         downloader.drainCallbacks()
@@ -27,7 +27,7 @@ import Testing
         #expect(recorder.terminals(tag: 1).map { $0.error?.code } == [.cancelled])
         #expect(recorder.terminals(tag: 2).first?.image?.width == 400)
         // The server saw the cancelled stream end early (RST_STREAM), on the one connection still open.
-        #expect(poll { server.requests(for: "/hang").first?.outcome == .connectionClosed })
+        #expect(server.wait { $0.requests(for: "/hang").first?.outcome == .connectionClosed })
         #expect(server.acceptedConnections == 1)
         #expect(server.openConnections == 1)
         #expect(Set(server.requests.map(\.connectionID)).count == 1)
@@ -71,7 +71,7 @@ import Testing
         downloader.downloadImage(
             with: server.url("/drip/horse-rgba.png?chunk=512&interval=30"), options: .allowInvalidSSLCertificates,
             completed: recorder.completion(1))
-        #expect(poll { server.count(for: "/drip/horse-rgba.png") == 1 })
+        #expect(server.wait { $0.count(for: "/drip/horse-rgba.png") == 1 })
         downloader.downloadImage(with: server.url("/files/pixel-1x1.png"), completed: recorder.completion(2))
         #expect(recorder.waitForTerminal(2))
         #expect(recorder.terminals(tag: 1).first?.image?.width == 400)

@@ -13,10 +13,14 @@ import Testing
         defer { server.shutdown() }
         let downloader = ImageDownloader()  // the system trust store: the self-signed certificate fails
         let recorder = CallbackRecorder()
-        let url = server.url("/files/horse-rgba.png?delay=300")
+        // The insecure caller's response waits at a gate, so the strict caller arrives while it runs.
+        let url = server.url("/files/horse-rgba.png?gate=insecure")
         downloader.downloadImage(with: url, options: .allowInvalidSSLCertificates, completed: recorder.completion(1))
         downloader.downloadImage(with: url, completed: recorder.completion(2))
-        #expect(recorder.waitForTerminal(2))
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals(tag: 2).first?.error?.code == .sslFailure)
+        server.openGate("insecure")
+        #expect(recorder.waitForTerminal(1))
         #expect(recorder.terminals(tag: 1).first?.image?.width == 400)
         #expect(recorder.terminals(tag: 2).first?.image?.width == nil)
         #expect(recorder.terminals(tag: 2).first?.error?.code == .sslFailure)
@@ -28,7 +32,7 @@ import Testing
         defer { server.shutdown() }
         let downloader = server.downloader()
         let recorder = CallbackRecorder()
-        let url = server.url("/files/horse-rgba.png?delay=300")
+        let url = server.url("/files/horse-rgba.png")
         func context(_ fields: [(String, String)]) -> ImageDownloadContext {
             var context = ImageDownloadContext()
             for (name, value) in fields { context.headers[name] = value }

@@ -84,12 +84,11 @@ struct LocalImageServerConnectionTests {
             server.shutdown()
             fixtures.remove()
         }
-        // 20 drips of 100 bytes, 400 ms apart: each download lasts about eight seconds, so the three curl
-        // processes overlap even when the machine is busy starting them.
-        let url = server.url("/drip-bytes?total=2000&chunk=100&interval=400").absoluteString
+        // Every response waits at one gate, opened once all three curl processes are in flight.
+        let url = server.url("/bytes/2000?gate=overlap").absoluteString
         let launched = try (0..<3).map { _ in try Curl.launch([url]) }
-        // Polled on a Dispatch thread: the cooperative pool may be busy with CPU-heavy tests.
-        let overlapped = await offCooperativePool { poll(seconds: 30) { server.inFlight == 3 } }
+        let overlapped = await server.waitUntil(timeout: .seconds(30)) { $0.inFlight == 3 }
+        server.openGate("overlap")
         var results: [Curl.Result] = []
         for curl in launched { results.append(await curl.result()) }
         #expect(overlapped)
@@ -182,6 +181,34 @@ struct LocalImageServerConnectionTests {
         let size = try fixtures.data("horse-rgba.png").count
         #expect(sent > 0 && sent < size)
         #expect(server.openConnections == 0)
+    }
+
+    @Test("a gate holds responses until it opens, then lets later ones straight through")
+    func gateHoldsUntilOpened() async throws {
+        let (server, fixtures) = try makeServer()
+        defer {
+            server.shutdown()
+            fixtures.remove()
+        }
+        let url = server.url("/files/pixel-1x1.png?gate=g").absoluteString
+        // A client that gives up while held: its request ends as closed, and opening later is harmless.
+        let gaveUp = try await Curl.run(["-m", "1", url])
+        #expect(gaveUp.exitCode == 28)
+        #expect(server.requests(for: "/files/pixel-1x1.png").first?.status == nil)
+        let held = try (0..<2).map { _ in try Curl.launch([url]) }
+        #expect(await server.waitUntil { $0.inFlight == 2 })
+        #expect(server.waitingCount(atGate: "g") == 3)
+        #expect(server.requests(for: "/files/pixel-1x1.png").allSatisfy { $0.status == nil })
+        server.openGate("g")
+        for curl in held {
+            let result = await curl.result()
+            #expect(result.exitCode == 0)
+            #expect(result.body == (try fixtures.data("pixel-1x1.png")))
+        }
+        #expect(server.waitingCount(atGate: "g") == 0)
+        let after = try await Curl.run([url])
+        #expect(after.exitCode == 0)
+        #expect(server.requests(for: "/files/pixel-1x1.png").map(\.status) == [nil, 200, 200, 200])
     }
 
     @Test("delay holds the head back, and lifecycle calls are idempotent")

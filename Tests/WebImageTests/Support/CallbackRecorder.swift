@@ -68,3 +68,36 @@ final class Locked<Value: Sendable>: Sendable {
     }
     func update<T>(_ body: (inout Value) -> T) -> T { storage.withLock { body(&$0) } }
 }
+
+/// Counts events (progress callbacks, completions, notifications) and lets a test wait for the next one,
+/// so a test can pace itself on what the downloader does instead of on sleeps.
+final class EventCounter: @unchecked Sendable {
+    // @unchecked Sendable: `count` is only read or written while `condition` is locked.
+    private let condition = NSCondition()
+    private var count = 0
+
+    /// Events so far.
+    var value: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return count
+    }
+
+    func record() {
+        condition.lock()
+        count += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until more than `seen` events happened in all; false when `seconds` pass first.
+    func wait(forMoreThan seen: Int, seconds: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while count <= seen {
+            guard condition.wait(until: deadline) else { return false }
+        }
+        return true
+    }
+}

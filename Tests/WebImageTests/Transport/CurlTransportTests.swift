@@ -101,7 +101,7 @@ import Testing
         let streamed = try transport.run(chunked)
         #expect(streamed.error?.code == .responseTooLarge)
         #expect(streamed.body.count <= 1024 * 1024)
-        #expect(poll { server.requests(for: "/bytes/\(total)").first?.outcome != .inFlight })
+        #expect(server.wait { $0.requests(for: "/bytes/\(total)").first?.outcome != .inFlight })
         #expect(server.bytesSent(for: "/bytes/\(total)") < total / 2, "the server kept sending after the abort")
     }
 
@@ -113,7 +113,7 @@ import Testing
                 TransferRequest(url: server.url("/drip-bytes?total=100000&chunk=100&interval=50")), delegate: probe)
             released = transfer
             transport.start(transfer)
-            #expect(poll { server.count(for: "/drip-bytes") == 1 })
+            #expect(server.wait { $0.count(for: "/drip-bytes") == 1 })
             let cancelled = Date()
             DispatchQueue.global().async { [transport] in transport.cancel(transfer) }
             #expect(probe.wait(seconds: 5))
@@ -205,12 +205,11 @@ import Testing
         let doomed = try CurlTransport()
         let probe = TransferProbe()
         doomed.start(try doomed.makeTransfer(TransferRequest(url: server.url("/hang")), delegate: probe))
-        #expect(poll { server.count(for: "/hang") == 1 })
+        #expect(server.wait { $0.count(for: "/hang") == 1 })
         doomed.shutdown()
         #expect(probe.wait(seconds: 5))
         #expect(probe.error?.code == .cancelled)
-        let deadline = Date().addingTimeInterval(5)
-        while !doomed.isStopped, Date() < deadline { usleep(10_000) }
+        #expect(doomed.waitUntilStopped(timeout: 5))
         #expect(doomed.isStopped)
         let late = TransferProbe()
         doomed.start(try doomed.makeTransfer(TransferRequest(url: server.url("/files/pixel-1x1.png")), delegate: late))
@@ -244,7 +243,7 @@ import Testing
         let transport = try CurlTransport()
         let hanging = TransferProbe()
         transport.start(try transport.makeTransfer(TransferRequest(url: server.url("/hang")), delegate: hanging))
-        #expect(poll { server.count(for: "/hang") == 1 })
+        #expect(server.wait { $0.count(for: "/hang") == 1 })
         let quick = try transport.run(TransferRequest(url: server.url("/files/pixel-1x1.png")))
         #expect(quick.error == nil)
         #expect(hanging.record.withLock { $0.result } == nil)
