@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // C libraries. Each system library is a module map over Debian's headers; the variadic or
@@ -40,7 +42,11 @@ let package = Package(
         .target(name: "Locking", swiftSettings: [.swiftLanguageMode(.v6)]),
         .target(
             name: "WebImage",
-            dependencies: ["Locking", "CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite"],
+            dependencies: [
+                "Locking", "CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .target(
@@ -75,7 +81,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageTests",
-            dependencies: ["WebImage", "LocalImageServer", "Locking"],
+            dependencies: [
+                "WebImage", "LocalImageServer", "Locking",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import Logging
 
 /// The default `HTTPCaching`: a private RFC 9111 cache with an LRU memory tier in front of a
 /// crash-safe disk tier that several processes may share.
@@ -30,14 +31,6 @@ import Locking
 /// }
 /// ```
 public final class HTTPCache: HTTPCaching {
-    /// Receives the cache's warnings (damaged index or body, failed I/O).
-    public typealias Logger = @Sendable (String) -> Void
-
-    /// Writes each message as a line to standard error. The default logger.
-    public static let standardErrorLogger: Logger = { message in
-        FileHandle.standardError.write(Data((message + "\n").utf8))
-    }
-
     /// `$XDG_CACHE_HOME/webimage` when `XDG_CACHE_HOME` is an absolute path, else
     /// `~/.cache/webimage`; the default directory of the disk tier.
     public static var defaultDirectory: URL {
@@ -79,18 +72,19 @@ public final class HTTPCache: HTTPCaching {
     ///     `HTTPCache.defaultDirectory` by default.
     ///   - synchronousWrites: `fsync` each body before indexing it (survives power loss, slower).
     ///     `false` by default; process crashes are safe either way.
-    ///   - logger: receives warnings; `HTTPCache.standardErrorLogger` by default.
+    ///   - logger: receives the cache's warnings (a damaged index or body, failed I/O) at `.warning`; a
+    ///     logger labelled `WebImage.HTTPCache` from the process's `LoggingSystem` by default.
     public init(
         memoryCapacity: Int = 20 * 1024 * 1024, diskCapacity: Int = 150 * 1024 * 1024,
         directory: URL? = HTTPCache.defaultDirectory, synchronousWrites: Bool = false,
-        logger: @escaping Logger = HTTPCache.standardErrorLogger
+        logger: Logger = Logger(label: "WebImage.HTTPCache")
     ) {
         self.memoryCapacity = max(0, memoryCapacity)
         self.directory = directory
         if let directory {
             self.diskCapacity = max(0, diskCapacity)
             self.disk = HTTPCacheDiskStore(
-                directory: directory, capacity: diskCapacity, synchronousWrites: synchronousWrites, log: logger)
+                directory: directory, capacity: diskCapacity, synchronousWrites: synchronousWrites, logger: logger)
         } else {
             self.diskCapacity = 0
             self.disk = nil

@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import Logging
 
 /// The disk tier of `HTTPCache`: a SQLite index (WAL mode) of stored responses plus one body file
 /// per response.
@@ -21,7 +22,7 @@ final class HTTPCacheDiskStore: Sendable {
     let capacity: Int
     private let databasePath: String
     private let files: HTTPCacheBodyFiles
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     private let index: Lock<IndexState>
 
     private struct IndexState {
@@ -41,12 +42,12 @@ final class HTTPCacheDiskStore: Sendable {
 
     /// Opens or creates the store under `directory`. Problems are logged, never thrown: a store that
     /// cannot open its index answers every lookup with a miss and retries opening on later calls.
-    init(directory: URL, capacity: Int, synchronousWrites: Bool, log: @escaping @Sendable (String) -> Void) {
+    init(directory: URL, capacity: Int, synchronousWrites: Bool, logger: Logger) {
         self.directory = directory
         self.capacity = max(0, capacity)
         self.databasePath = directory.appendingPathComponent("index.sqlite").path
         self.files = HTTPCacheBodyFiles(directory: directory, synchronousWrites: synchronousWrites)
-        self.log = log
+        self.logger = logger
         self.index = Lock(IndexState())
         let referenced = withIndex("open") { database throws(SQLiteError) in
             try Set(Self.allFileNames(database))
@@ -69,9 +70,11 @@ final class HTTPCacheDiskStore: Sendable {
             return nil
         }
         guard body.count == record.bodySize, BodyChecksum.hash(body) == record.checksum else {
-            log(
-                "WebImage.HTTPCache: dropping \(key): body file \(record.fileName) has \(body.count) bytes "
-                    + "(index says \(record.bodySize)) or a wrong checksum")
+            logger.warning(
+                """
+                dropping \(key): body file \(record.fileName) has \(body.count) bytes \
+                (index says \(record.bodySize)) or a wrong checksum
+                """)
             drop(key: key, fileName: record.fileName)
             return nil
         }
@@ -93,7 +96,7 @@ final class HTTPCacheDiskStore: Sendable {
         do {
             try files.write(cached.body, named: fileName)
         } catch {
-            log("WebImage.HTTPCache: could not write a body for \(key): \(error)")
+            logger.warning("could not write a body for \(key): \(error)")
             return
         }
         let obsolete = withIndex("save") { database throws(SQLiteError) in
@@ -263,10 +266,10 @@ final class HTTPCacheDiskStore: Sendable {
                 return try body(database)
             } catch {
                 if error.isCorruption {
-                    log("WebImage.HTTPCache: the index at \(databasePath) is damaged (\(error)); rebuilding it")
+                    logger.warning("the index at \(databasePath) is damaged (\(error)); rebuilding it")
                     recover(&state)
                 } else {
-                    log("WebImage.HTTPCache: \(operation) failed: \(error)")
+                    logger.warning("\(operation) failed: \(error)")
                 }
                 return nil
             }
@@ -283,7 +286,7 @@ final class HTTPCacheDiskStore: Sendable {
         do throws(SQLiteError) {
             try openDatabase(&state)
         } catch  where error.isCorruption {
-            log("WebImage.HTTPCache: the index at \(databasePath) is damaged (\(error)); rebuilding it")
+            logger.warning("the index at \(databasePath) is damaged (\(error)); rebuilding it")
             recover(&state)
         } catch {
             reportOpenFailure("cannot open the index at \(databasePath)", error, &state)
@@ -297,7 +300,7 @@ final class HTTPCacheDiskStore: Sendable {
             try statement.step() ? statement.string(at: 0) : ""
         }
         if journalMode.lowercased() != "wal" {
-            log("WebImage.HTTPCache: SQLite kept journal mode \(journalMode) for \(databasePath)")
+            logger.warning("SQLite kept journal mode \(journalMode) for \(databasePath)")
         }
         // NORMAL in WAL mode: a killed process loses nothing committed; power loss may lose the last
         // transactions, never consistency.
@@ -339,7 +342,7 @@ final class HTTPCacheDiskStore: Sendable {
         }
         do {
             try openDatabase(&state)
-            log("WebImage.HTTPCache: moved the damaged index to \(databasePath).corrupt and created a new one")
+            logger.warning("moved the damaged index to \(databasePath).corrupt and created a new one")
         } catch {
             reportOpenFailure("cannot create a new index at \(databasePath)", error, &state)
         }
@@ -353,7 +356,7 @@ final class HTTPCacheDiskStore: Sendable {
         let key = "\(what) [\(nsError.domain) \(nsError.code) \(Self.underlyingCode(of: nsError))]"
         guard state.lastOpenFailure != key else { return }
         state.lastOpenFailure = key
-        log("WebImage.HTTPCache: \(what): \(error); the disk tier is unavailable")
+        logger.warning("\(what): \(error); the disk tier is unavailable")
     }
 
     private static func underlyingCode(of error: NSError) -> String {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Locking
+import Metrics
 import Synchronization
 
 /// Called while a download runs: bytes received so far and the expected total (-1 when unknown).
@@ -45,6 +46,8 @@ public final class ImageDownloader: Sendable {
     private let invalidated = Atomic<Bool>(false)
     /// The pixel memory all this downloader's decodes share (`config.maximumDecodeMemory`).
     private let decodeMemory: DecodeMemoryBudget
+    /// `config.logger` and the metrics (see DownloadInstruments).
+    private let instruments: DownloadInstruments
     let callbackQueue: DispatchQueue
     /// Every block the library sends to `callbackQueue` goes through this channel (see QueueChannel).
     private let callbacks: QueueChannel
@@ -69,6 +72,9 @@ public final class ImageDownloader: Sendable {
     init(config: ImageDownloaderConfig, transport: Result<any ImageTransport, ImageDownloaderError>) {
         self.config = config
         decodeMemory = DecodeMemoryBudget(limit: config.maximumDecodeMemory)
+        let instruments = DownloadInstruments(
+            logger: config.logger, factory: config.metricsFactory ?? MetricsSystem.factory)
+        self.instruments = instruments
         queue = OperationQueue()
         queue.name = "WebImage.downloads"
         queue.maxConcurrentOperationCount = max(1, config.maxConcurrentDownloads)
@@ -91,14 +97,21 @@ public final class ImageDownloader: Sendable {
         environment = self.transport.map { transport in
             OperationEnvironment(
                 transport: transport, config: config, callbacks: callbacks, decodeQueue: Self.decodeQueue,
+                instruments: instruments,
                 onFinish: { operation in
                     table.remove(operation)
                     if operation.options.contains(.handleCookies), let jar = config.cookieStorage,
                         jar.fileURL != nil
                     {
                         // A checkpoint of the jar's file, off the thread that finished the operation (often
-                        // the transport's); nobody is there to hear of a failure, the next save retries.
-                        DispatchQueue.global(qos: .utility).async { try? jar.save() }
+                        // the transport's); a failure is logged, and the next save retries.
+                        DispatchQueue.global(qos: .utility).async {
+                            do {
+                                try jar.save()
+                            } catch {
+                                instruments.logger.warning("could not save the cookie jar: \(error)")
+                            }
+                        }
                     }
                 })
         }
@@ -165,7 +178,9 @@ public final class ImageDownloader: Sendable {
         progress: ImageDownloaderProgressBlock?, completed: ImageDownloaderCompletedBlock?,
         detailed: DetailedCompletion?
     ) -> ImageDownloadToken? {
+        let startedAt = DispatchTime.now().uptimeNanoseconds
         func failNow(_ error: ImageDownloaderError) -> ImageDownloadToken? {
+            instruments.served(url, error: error, metrics: nil, startedAt: startedAt)
             if let detailed {
                 detailed(nil, nil, error, true, nil, nil)
             } else {
@@ -230,7 +245,8 @@ public final class ImageDownloader: Sendable {
         func caller(_ token: ImageDownloadToken, progress: ImageDownloaderProgressBlock?) -> DownloadCaller {
             DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
-                decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey)
+                decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey,
+                instruments: instruments, startedAt: startedAt)
         }
         if let imageCache = config.imageCache, let imageCacheKey, let image = imageCache.image(forKey: imageCacheKey) {
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)

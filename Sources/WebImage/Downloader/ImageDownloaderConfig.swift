@@ -1,5 +1,7 @@
+import CoreMetrics
 import Dispatch
 import Foundation
+import Logging
 
 /// How an `ImageDownloader` behaves. The downloader copies it at init; later changes to your copy
 /// do not reach it (only `maxConcurrentDownloads`, `isSuspended` and the headers are live on the downloader).
@@ -104,6 +106,19 @@ public struct ImageDownloaderConfig: Sendable {
     public var responseModifier: (any ImageDownloaderResponseModifying)?
     /// Transforms downloaded bytes before decoding. nil by default.
     public var decryptor: (any ImageDownloaderDecrypting)?
+
+    // MARK: Observability
+
+    /// Where the downloader logs (swift-log): a transfer that failed at `.debug`; each transfer's start and
+    /// end and each caller's outcome at `.trace`; a cookie jar it could not save at `.warning`. A logger
+    /// labelled `WebImage` from the process's `LoggingSystem` by default. The HTTP cache logs through its
+    /// own (`HTTPCache(logger:)`).
+    public var logger = Logger(label: "WebImage")
+    /// Where the downloader's metrics go (swift-metrics): downloads by result, errors by code, cache
+    /// hits, bytes received and a download-duration timer (the labels are listed on `DownloadInstruments`
+    /// in the source and in the README). nil (the default) means the factory the process bootstrapped with
+    /// `MetricsSystem.bootstrap`, as it is when the downloader is created (no-op when none was).
+    public var metricsFactory: (any MetricsFactory)?
 
     // MARK: Decoding
 

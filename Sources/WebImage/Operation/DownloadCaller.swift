@@ -14,6 +14,10 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     /// Where a decoded image for this caller is stored in `config.imageCache` (nil: no image cache, or
     /// nothing decoded). Computed by the downloader, which also looks it up.
     let imageCacheKey: String?
+    /// The downloader's metrics and logger, told of the outcome.
+    let instruments: DownloadInstruments
+    /// `DispatchTime.now().uptimeNanoseconds` when the caller called `downloadImage`.
+    let startedAt: UInt64
 
     /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
     /// response is set when the completion runs), then calls the completion on the caller's queue.
@@ -36,6 +40,7 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     ) -> (@Sendable () -> Void)? {
         let response = response ?? error?.response
         token.complete(response: response, metrics: metrics)
+        instruments.served(token.url, error: error, metrics: metrics, startedAt: startedAt)
         if let detailedCompletion {
             return { detailedCompletion(image, data, error, true, response, metrics) }
         } else if let completion {

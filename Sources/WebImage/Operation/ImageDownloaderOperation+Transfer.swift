@@ -50,6 +50,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         switch state.withLock({ $0.lifecycle.transferMade(transfer) }) {
         case .startTransfer(let callers):
             for caller in callers { caller.progress?(0, -1, request.url) }
+            environment.instruments.transferStarted(request.url)
             environment.transport.start(transfer)
         case .finish:
             announceFinish()  // cancelled during the set-up: the transfer is dropped unstarted
@@ -158,6 +159,7 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
         let succeeded = (try? result.get()) != nil
+        environment.instruments.transferCompleted(request.url, result)
         let (action, confirmed) = state.withLock { state in
             (state.lifecycle.transferCompleted(succeeded: succeeded), state.httpCache?.confirmedByServer)
         }

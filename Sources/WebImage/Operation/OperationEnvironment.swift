@@ -13,12 +13,14 @@ final class OperationEnvironment: Sendable {
     /// The downloader's part of an operation's end: the URL table's removal, the cookie jar's checkpoint.
     /// Runs after the queue was told, off the transport thread when the transfer ended there.
     let onFinish: @Sendable (ImageDownloaderOperation) -> Void
+    /// `config.logger` and the metrics, shared with the downloader.
+    let instruments: DownloadInstruments
     /// `config.minimumProgressInterval` clamped to 0…1, in nanoseconds.
     let progressIntervalNanoseconds: UInt64
 
     init(
         transport: any ImageTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
-        decodeQueue: DispatchQueue,
+        decodeQueue: DispatchQueue, instruments: DownloadInstruments,
         onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
     ) {
         self.transport = transport
@@ -26,6 +28,7 @@ final class OperationEnvironment: Sendable {
         self.callbacks = callbacks
         self.decodeQueue = decodeQueue
         decoderRegistry = config.decoderRegistry
+        self.instruments = instruments
         self.onFinish = onFinish
         progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
     }

@@ -47,17 +47,6 @@ enum CachingTestSupport {
     static func httpDate(_ date: Date) -> String { HTTPDate.format(date) }
 }
 
-/// Collects the messages a cache logs, for tests that expect (or forbid) warnings.
-final class LogCollector: Sendable {
-    private let storage = Lock<[String]>([])
-
-    var logger: HTTPCache.Logger {
-        { [self] message in storage.withLock { $0.append(message) } }
-    }
-
-    var messages: [String] { storage.withLock { $0 } }
-}
-
 extension HTTPCacheLookup {
     var isMiss: Bool { if case .miss = self { true } else { false } }
     var isFresh: Bool { if case .fresh = self { true } else { false } }

@@ -41,7 +41,8 @@ import Testing
         let count = environment["WEBIMAGE_CACHE_CRASH_CHILD_COUNT"].flatMap { Int($0) } ?? 100_000
         let cache = HTTPCache(
             memoryCapacity: 0, diskCapacity: 3 * 1024 * 1024, directory: URL(fileURLWithPath: directory),
-            logger: { message in FileHandle.standardOutput.write(Data("log \(message)\n".utf8)) })
+            logger: LogCollector { record in FileHandle.standardOutput.write(Data("log \(record.message)\n".utf8)) }
+                .logger)
         for index in start..<(start + count) {
             let body = Self.body(for: index)
             cache.store(

@@ -185,6 +185,7 @@ import Testing
 
         let cache = diskOnlyCache(directory, log: log)
         #expect(log.messages.contains { $0.contains("damaged") })
+        #expect(log.records.allSatisfy { $0.level == .warning })
         #expect(FileManager.default.fileExists(atPath: databasePath + ".corrupt"))
         #expect(cache.lookup(Support.request("0.png"), now: t0).isMiss)
         let body = Support.body(seed: 5, count: 3000)
