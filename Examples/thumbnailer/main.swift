@@ -55,4 +55,8 @@ let failures = await withTaskGroup(of: Bool.self) { group in
     for await succeeded in group where !succeeded { failed += 1 }
     return failed
 }
+// Every download has ended; let the transport close its connections before the process exits (the
+// README's advice for command-line tools).
+downloader.invalidate(cancelPendingDownloads: false)
+downloader.waitUntilInvalidated()
 exit(failures == 0 ? 0 : 1)

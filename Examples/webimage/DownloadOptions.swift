@@ -13,11 +13,8 @@ struct DownloadOptions: ParsableArguments {
     @Flag(help: "Start the most recently queued download first (LIFO) instead of FIFO.")
     var lifo = false
 
-    @Flag(help: "Queue downloads with high priority (.highPriority).")
-    var high = false
-
-    @Flag(help: "Queue downloads with low priority (.lowPriority).")
-    var low = false
+    @Option(help: "Queue priority of the downloads: high (.highPriority), normal or low (.lowPriority).")
+    var priority: Priority = .normal
 
     // MARK: Transfer
 
@@ -35,8 +32,9 @@ struct DownloadOptions: ParsableArguments {
         name: .customLong("header"),
         help: ArgumentHelp(
             "Send a header field with every request, e.g. 'Referer: https://x/' (repeatable).",
-            valueName: "name: value"))
-    var headers: [String] = []
+            valueName: "name: value"),
+        transform: HeaderArgument.init(parsing:))
+    var headers: [HeaderArgument] = []
 
     @Option(help: "User name, sent only after a 401 challenge.")
     var user: String?
@@ -56,19 +54,29 @@ struct DownloadOptions: ParsableArguments {
     @Flag(help: "Accept any TLS certificate and host name (.allowInvalidSSLCertificates).")
     var insecure = false
 
-    @Option(
-        help: ArgumentHelp(
-            "Send and store cookies (.handleCookies); with FILE, load and save them as a Netscape cookie file.",
-            valueName: "file"))
-    var cookies: String?
+    @Flag(help: "Send and store cookies (.handleCookies), in memory for this run.")
+    var cookies = false
 
     @Option(
+        name: .customLong("cookies-file"),
+        help: ArgumentHelp(
+            "Like --cookies, loading and saving them in FILE (a Netscape cookie file).", valueName: "file"))
+    var cookiesFile: String?
+
+    @Flag(
         name: .customLong("http-cache"),
-        help: ArgumentHelp(
-            "Use the RFC 9111 HTTP cache (.useURLCache), in DIR or the default location.", valueName: "dir"))
-    var httpCache: String?
+        help: "Use the RFC 9111 HTTP cache (.useURLCache) in its default location ($XDG_CACHE_HOME/webimage).")
+    var httpCache = false
 
-    @Flag(help: "With --http-cache: fail with cacheNotModified (1002) when the cache answers (.ignoreCachedResponse).")
+    @Option(
+        name: .customLong("http-cache-dir"),
+        help: ArgumentHelp("Like --http-cache, with the cache in DIR.", valueName: "dir"))
+    var httpCacheDirectory: String?
+
+    @Flag(
+        help:
+            "With --http-cache(-dir): fail with cacheNotModified (1002) when the cache answers (.ignoreCachedResponse)."
+    )
     var ignoreCached = false
 
     // MARK: Decoding
@@ -79,8 +87,10 @@ struct DownloadOptions: ParsableArguments {
     @Flag(help: "Decode huge images at a smaller size, at most 60 MB of pixels (.scaleDownLargeImages).")
     var scaleDown = false
 
-    @Option(help: ArgumentHelp("Decode to fit inside this size, e.g. 256x256.", valueName: "WxH"))
-    var thumbnail: String?
+    @Option(
+        help: ArgumentHelp("Decode to fit inside this size, e.g. 256x256.", valueName: "WxH"),
+        transform: DownloadOptions.parseSize)
+    var thumbnail: PixelSize?
 
     @Flag(help: "Decode only the first frame of animations (.decodeFirstFrameOnly).")
     var firstFrameOnly = false
@@ -91,79 +101,77 @@ struct DownloadOptions: ParsableArguments {
         guard (1...256).contains(concurrency) else {
             throw ValidationError("--concurrency must be between 1 and 256, got \(concurrency).")
         }
-        guard !(high && low) else { throw ValidationError("--high and --low cannot be used together.") }
         guard maxTime > 0, maxTime.isFinite else {
             throw ValidationError("--max-time must be a positive number of seconds, got \(maxTime).")
         }
         guard timeout > 0, timeout.isFinite else {
             throw ValidationError("--timeout must be a positive number of seconds, got \(timeout).")
         }
-        for header in headers where Self.parseHeader(header) == nil {
-            throw ValidationError(
-                "--header \(header.debugDescription) is not of the form 'Name: value' (a token name, and no CR, LF "
-                    + "or NUL in the value).")
-        }
         if password != nil && user == nil { throw ValidationError("--password needs --user.") }
         if passwordStdin && user == nil { throw ValidationError("--password-stdin needs --user.") }
         if passwordStdin && password != nil {
             throw ValidationError("--password and --password-stdin exclude each other.")
         }
-        if let thumbnail, Self.parseSize(thumbnail) == nil {
-            throw ValidationError(
-                "--thumbnail '\(thumbnail)' is not a size like 256x256 (two whole numbers from 1 to 16384).")
+        if ignoreCached && !usesHTTPCache {
+            throw ValidationError("--ignore-cached needs --http-cache or --http-cache-dir.")
         }
-        if ignoreCached && httpCache == nil { throw ValidationError("--ignore-cached needs --http-cache.") }
-        for (name, value) in [("--cookies", cookies), ("--http-cache", httpCache)] where value?.isEmpty == true {
-            throw ValidationError("\(name) needs a non-empty path, or no value at all for the default.")
+        if httpCache && httpCacheDirectory != nil {
+            throw ValidationError("--http-cache and --http-cache-dir exclude each other; give one.")
+        }
+        if cookies && cookiesFile != nil {
+            throw ValidationError("--cookies and --cookies-file exclude each other; give one.")
+        }
+        for (name, value) in [("--cookies-file", cookiesFile), ("--http-cache-dir", httpCacheDirectory)]
+        where value?.isEmpty == true {
+            throw ValidationError("\(name) needs a non-empty path.")
         }
     }
 
-    /// "Name: value" split at the first colon; nil unless the name is a non-empty token without spaces.
-    static func parseHeader(_ text: String) -> (name: String, value: String)? {
-        guard let colon = text.firstIndex(of: ":") else { return nil }
-        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        // The library's own rule: a token name, and no CR, LF or NUL in the value (header injection).
-        guard HTTPHeaders.isValidFieldName(name), HTTPHeaders.isValidFieldValue(value) else { return nil }
-        return (name, value)
-    }
-
-    /// "WxH" (or "W×H") with both sides in 1…16384.
-    static func parseSize(_ text: String) -> PixelSize? {
+    /// "WxH" (or "W×H") with both sides in 1…16384; `--thumbnail`'s parser.
+    static func parseSize(_ text: String) throws -> PixelSize {
         let parts = text.lowercased().split(whereSeparator: { $0 == "x" || $0 == "×" })
         guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
             (1...16384).contains(width), (1...16384).contains(height)
-        else { return nil }
+        else {
+            throw ValidationError("not a size like 256x256 (two whole numbers from 1 to 16384)")
+        }
         return PixelSize(width: width, height: height)
     }
+
+    /// Whether a request uses the HTTP cache (`--http-cache` or `--http-cache-dir`).
+    var usesHTTPCache: Bool { httpCache || httpCacheDirectory != nil }
+
+    /// Whether requests handle cookies (`--cookies` or `--cookies-file`).
+    var handlesCookies: Bool { cookies || cookiesFile != nil }
 
     // MARK: Library values
 
     /// The option set these flags select.
     var downloaderOptions: ImageDownloaderOptions {
         var options: ImageDownloaderOptions = []
-        if high { options.insert(.highPriority) }
-        if low { options.insert(.lowPriority) }
+        switch priority {
+        case .high: options.insert(.highPriority)
+        case .low: options.insert(.lowPriority)
+        case .normal: break
+        }
         if progressive { options.insert(.progressiveLoad) }
         if insecure { options.insert(.allowInvalidSSLCertificates) }
         if scaleDown { options.insert(.scaleDownLargeImages) }
         if firstFrameOnly { options.insert(.decodeFirstFrameOnly) }
-        if cookies != nil { options.insert(.handleCookies) }
-        if httpCache != nil { options.formUnion(HTTPCacheSupport.options(ignoreCached: ignoreCached)) }
+        if handlesCookies { options.insert(.handleCookies) }
+        if usesHTTPCache { options.formUnion(HTTPCacheSupport.options(ignoreCached: ignoreCached)) }
         return options
     }
 
     /// The per-request context: the thumbnail size.
     var context: ImageDownloadContext? {
-        guard let thumbnail, let size = Self.parseSize(thumbnail) else { return nil }
-        return ImageDownloadContext(thumbnailPixelSize: size)
+        thumbnail.map { ImageDownloadContext(thumbnailPixelSize: $0) }
     }
 
-    /// The cookie jar `--cookies` asks for: persisted to FILE, or in memory for the run.
+    /// The cookie jar `--cookies` or `--cookies-file` asks for: in memory for the run, or persisted to FILE.
     func makeCookieJar() -> CookieJar? {
-        guard let cookies else { return nil }
-        guard cookies != OptionalValueOptions.defaultMarker else { return CookieJar() }
-        return CookieJar(fileURL: URL(fileURLWithPath: cookies))
+        if let cookiesFile { return CookieJar(fileURL: URL(fileURLWithPath: cookiesFile)) }
+        return cookies ? CookieJar() : nil
     }
 
     /// The password for `--user`: `--password`, else the first line of stdin with `--password-stdin`, else
@@ -187,14 +195,36 @@ struct DownloadOptions: ParsableArguments {
         config.executionOrder = lifo ? .lifo : .fifo
         config.downloadTimeout = timeout
         config.totalTimeout = maxTime
-        for header in headers {
-            if let (name, value) = Self.parseHeader(header) { config.headers[name] = value }
-        }
+        for header in headers { config.headers[header.name] = header.value }
         config.username = user
         config.password = user == nil ? nil : resolvedPassword()
         config.allowsCredentialsOverPlainHTTP = allowCredentialsOverHttp
         if let cookieJar { config.cookieStorage = cookieJar }
-        if let httpCache { try HTTPCacheSupport.configure(&config, directory: httpCache) }
+        if usesHTTPCache { try HTTPCacheSupport.configure(&config, directory: httpCacheDirectory) }
         return config
+    }
+}
+
+/// `--priority`: the queue priority option a download carries.
+enum Priority: String, CaseIterable, ExpressibleByArgument {
+    case high, normal, low
+}
+
+/// One `--header 'Name: value'`, checked when the command line is parsed.
+struct HeaderArgument {
+    let name: String
+    let value: String
+
+    /// Splits at the first colon; the name must be a token and the value free of CR, LF and NUL (the
+    /// library's own header-injection rule).
+    init(parsing text: String) throws {
+        let colon = text.firstIndex(of: ":")
+        let name = colon.map { text[..<$0].trimmingCharacters(in: .whitespaces) } ?? ""
+        let value = colon.map { text[text.index(after: $0)...].trimmingCharacters(in: .whitespaces) } ?? ""
+        guard colon != nil, HTTPHeaders.isValidFieldName(name), HTTPHeaders.isValidFieldValue(value) else {
+            throw ValidationError("not of the form 'Name: value' (a token name, and no CR, LF or NUL in the value)")
+        }
+        self.name = name
+        self.value = value
     }
 }

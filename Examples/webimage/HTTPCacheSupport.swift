@@ -3,18 +3,15 @@ import WebImage
 
 /// Everything the CLI does with the HTTP cache, in one place.
 enum HTTPCacheSupport {
-    /// Whether the linked library has an HTTP cache (`config.urlCache`, `HTTPCache`).
-    static let isAvailable = true
-
     /// The flags `--http-cache` (and `--ignore-cached`) add.
     static func options(ignoreCached: Bool) -> ImageDownloaderOptions {
         ignoreCached ? [.useURLCache, .ignoreCachedResponse] : [.useURLCache]
     }
 
-    /// Points `config` at the cache in `directory`, or at `HTTPCache.shared` (20 MB memory, 150 MB disk
-    /// under `$XDG_CACHE_HOME/webimage`) for `OptionalValueOptions.defaultMarker`.
-    static func configure(_ config: inout ImageDownloaderConfig, directory: String) throws {
-        guard directory != OptionalValueOptions.defaultMarker else {
+    /// Points `config` at the cache in `directory` (`--http-cache-dir`), or at `HTTPCache.shared` (20 MB
+    /// memory, 150 MB disk under `$XDG_CACHE_HOME/webimage`) for nil (`--http-cache`).
+    static func configure(_ config: inout ImageDownloaderConfig, directory: String?) throws {
+        guard let directory else {
             config.urlCache = nil  // nil means HTTPCache.shared
             return
         }
@@ -22,7 +19,7 @@ enum HTTPCacheSupport {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
-            throw CLIError("cannot create the --http-cache directory '\(directory)': \(error.localizedDescription)")
+            throw CLIError("cannot create the --http-cache-dir directory '\(directory)': \(error.localizedDescription)")
         }
         config.urlCache = HTTPCache(directory: url)
     }

@@ -15,6 +15,8 @@ enum CLIRunner {
         var stderr: String
         /// The child's peak resident memory in KiB (its VmHWM, read every 5 ms while it ran).
         var peakRSSKiB = 0
+        /// The names of the child's threads seen while it ran (`/proc/PID/task/*/comm`, read every 5 ms).
+        var threadNames: Set<String> = []
         var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
@@ -99,8 +101,10 @@ enum CLIRunner {
                 // This thread watches the child's high-water mark until it exits.
                 let statusFile = "/proc/\(process.processIdentifier)/status"
                 var peak = 0
+                var threadNames: Set<String> = []
                 while process.isRunning {
                     if let kib = Self.highWaterMarkKiB(statusFile) { peak = max(peak, kib) }
+                    threadNames.formUnion(Self.threadNames(of: process.processIdentifier))
                     usleep(5_000)
                 }
                 process.waitUntilExit()
@@ -111,9 +115,31 @@ enum CLIRunner {
                         signalled: process.terminationReason == .uncaughtSignal,
                         stdout: String(decoding: stdout.withLock { $0 }, as: UTF8.self),
                         stderr: String(decoding: stderr.withLock { $0 }, as: UTF8.self),
-                        peakRSSKiB: peak))
+                        peakRSSKiB: peak, threadNames: threadNames))
             }
         }
+    }
+
+    /// The names of the threads of process `pid` now (empty once it is gone).
+    static func threadNames(of pid: Int32) -> Set<String> {
+        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
+        defer { closedir(directory) }
+        var names: Set<String> = []
+        while let entry = readdir(directory) {
+            let task = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let tid = Int(task) else { continue }
+            let descriptor = open("/proc/\(pid)/task/\(tid)/comm", O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+            if count > 0 {
+                names.insert(String(decoding: buffer[0..<count], as: UTF8.self).trimmingCharacters(in: .newlines))
+            }
+        }
+        return names
     }
 
     /// VmHWM from a /proc status file, in KiB; nil once the process is gone.

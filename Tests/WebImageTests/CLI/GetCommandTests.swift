@@ -106,7 +106,7 @@ struct GetCommandTests {
         #expect(output.stderr.contains("stdin line 2"))
     }
 
-    @Test("--http-cache DIR: the second run is answered by a 304 and reported fromCache")
+    @Test("--http-cache-dir DIR: the second run is answered by a 304 and reported fromCache")
     func httpCacheSecondPass() async throws {
         let server = try Fixtures.server()
         defer { server.shutdown() }
@@ -114,22 +114,64 @@ struct GetCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = server.url("/cache/no-cache/horse-rgba.png").absoluteString
         let first = try CLIRunner.jsonObjects(
-            try await CLIRunner.run("webimage", ["get", "--json", "--http-cache", folder.path, url]))
+            try await CLIRunner.run("webimage", ["get", "--json", "--http-cache-dir", folder.path, url]))
         let second = try CLIRunner.jsonObjects(
-            try await CLIRunner.run("webimage", ["get", "--json", url, "--http-cache", folder.path]))
+            try await CLIRunner.run("webimage", ["get", "--json", url, "--http-cache-dir", folder.path]))
         #expect(first.first?["fromCache"] as? Bool == false)
         #expect(second.first?["fromCache"] as? Bool == true)
         #expect(second.first?["cache"] as? String == "revalidated")
         #expect(server.requests(for: "/cache/no-cache/horse-rgba.png").map(\.status) == [200, 304])
 
         let ignored = try await CLIRunner.run(
-            "webimage", ["get", "--json", "--http-cache", folder.path, "--ignore-cached", url])
+            "webimage", ["get", "--json", "--http-cache-dir", folder.path, "--ignore-cached", url])
         #expect(ignored.status == 1)
         let error = try CLIRunner.jsonObjects(ignored).first?["error"] as? [String: Any]
         #expect(error?["code"] as? Int == 1002)
     }
 
-    @Test("--cookies FILE stores the server's cookies in a Netscape cookie file")
+    @Test("--http-cache without a value uses the default location, $XDG_CACHE_HOME/webimage")
+    func httpCacheDefaultLocation() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/cache/no-cache/coffee-rgb.png").absoluteString
+        let environment = ["XDG_CACHE_HOME": folder.path]
+        for _ in 0..<2 {
+            let output = try await CLIRunner.run(
+                "webimage", ["get", "--json", "--http-cache", "--priority", "high", url], environment: environment)
+            #expect(output.status == 0, "\(output.stderr)")
+        }
+        #expect(server.requests(for: "/cache/no-cache/coffee-rgb.png").map(\.status) == [200, 304])
+        let stored = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("webimage").path)
+        #expect(!stored.isEmpty)
+    }
+
+    @Test("get and info run without SwiftNIO's threads; demo, which serves over NIO, has them")
+    func onlyTheDemoStartsNIO() async throws {
+        // The check itself: this test process runs a NIO server, so its own threads show the name.
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        #expect(CLIRunner.threadNames(of: getpid()).contains { $0.hasPrefix("NIO-ELT") })
+
+        // Each command is kept busy a while (the server holds its answer) so its threads are sampled.
+        let get = try await CLIRunner.run(
+            "webimage", ["get", "--timeout", "1", server.url("/hang").absoluteString])
+        #expect(get.status == 1)
+        #expect(!get.threadNames.isEmpty)
+        #expect(!get.threadNames.contains { $0.hasPrefix("NIO") }, "\(get.threadNames)")
+        let info = try await CLIRunner.run(
+            "webimage", ["info", server.url("/drip/pixel-1x1.png?chunk=10&interval=100").absoluteString])
+        #expect(!info.threadNames.isEmpty)
+        #expect(!info.threadNames.contains { $0.hasPrefix("NIO") }, "\(info.threadNames)")
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let demo = try await CLIRunner.run("webimage", ["demo", "--output", folder.path], in: Fixtures.packageRoot)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        #expect(demo.threadNames.contains { $0.hasPrefix("NIO-ELT") }, "\(demo.threadNames)")
+    }
+
+    @Test("--cookies-file FILE stores the server's cookies in a Netscape cookie file")
     func cookiesFile() async throws {
         let server = try Fixtures.server()
         defer { server.shutdown() }
@@ -138,7 +180,7 @@ struct GetCommandTests {
         let jar = folder.appendingPathComponent("cookies.txt")
         // The body is not an image, so the download fails; the cookie is stored all the same.
         _ = try await CLIRunner.run(
-            "webimage", ["get", "--cookies", jar.path, server.url("/cookies/set?flavour=oat").absoluteString])
+            "webimage", ["get", "--cookies-file", jar.path, server.url("/cookies/set?flavour=oat").absoluteString])
         let text = try String(contentsOf: jar, encoding: .utf8)
         #expect(text.contains("flavour\toat"))
     }

@@ -7,17 +7,23 @@ struct ValidationTests {
     @Test(
         "rejects bad values",
         arguments: [
-            (["--thumbnail", "0x10"], "--thumbnail '0x10' is not a size like 256x256"),
-            (["--thumbnail", "wide"], "--thumbnail 'wide' is not a size like 256x256"),
-            (["--thumbnail", "20000x10"], "--thumbnail '20000x10' is not a size like 256x256"),
+            (["--thumbnail", "0x10"], "The value '0x10' is invalid for '--thumbnail <WxH>': not a size like 256x256"),
+            (["--thumbnail", "wide"], "The value 'wide' is invalid for '--thumbnail <WxH>': not a size like 256x256"),
+            (
+                ["--thumbnail", "20000x10"],
+                "The value '20000x10' is invalid for '--thumbnail <WxH>': not a size like 256x256"
+            ),
             (["--concurrency", "0"], "--concurrency must be between 1 and 256, got 0."),
             (["--concurrency", "1000"], "--concurrency must be between 1 and 256, got 1000."),
-            (["--high", "--low"], "--high and --low cannot be used together."),
+            (["--priority", "urgent"], "The value 'urgent' is invalid for '--priority <priority>'"),
             (["--timeout", "0"], "--timeout must be a positive number of seconds"),
-            (["--header", "no colon"], "is not of the form 'Name: value'"),
+            (["--header", "no colon"], "'--header <name: value>': not of the form 'Name: value'"),
             (["--password", "secret"], "--password needs --user."),
             (["--png"], "--png needs -o DIR."),
-            (["--ignore-cached"], "--ignore-cached needs --http-cache."),
+            (["--ignore-cached"], "--ignore-cached needs --http-cache or --http-cache-dir."),
+            (["--http-cache", "--http-cache-dir", "/tmp/x"], "--http-cache and --http-cache-dir exclude each other"),
+            (["--cookies", "--cookies-file", "/tmp/x"], "--cookies and --cookies-file exclude each other"),
+            (["--cookies-file", ""], "--cookies-file needs a non-empty path."),
         ])
     func rejects(arguments: [String], message: String) async throws {
         let output = try await CLIRunner.run("webimage", ["get"] + arguments + ["http://127.0.0.1:1/a.png"])
@@ -40,7 +46,8 @@ struct ValidationTests {
         let output = try await CLIRunner.run("webimage", ["get", "--help"])
         #expect(output.status == 0)
         for flag in [
-            "--concurrency", "--lifo", "--high", "--low", "--progressive", "--cookies", "--http-cache",
+            "--concurrency", "--lifo", "--priority", "--progressive", "--cookies", "--cookies-file", "--http-cache",
+            "--http-cache-dir",
             "--ignore-cached", "--insecure", "--scale-down", "--thumbnail", "--first-frame-only", "--timeout",
             "--header", "--user", "--password", "--input", "-o <dir>", "--png", "--json",
         ] {
