@@ -5,7 +5,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
-	libgif-dev libsqlite3-dev pkg-config curl webp openssl nginx
+	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
 
 .PHONY: deps build test test-tsan test-asan test-package demo bench format lint clean
 

@@ -25,6 +25,11 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // No pkgConfig for these two: their .pc files carry -D flags SwiftPM refuses (and warns about); the
+        // headers are in /usr/include and the module maps name the libraries.
+        .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
+        .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // zlib for the test server's gzip route only (not a dependency of the WebImage library).
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
@@ -43,7 +48,7 @@ let package = Package(
         .target(
             name: "WebImage",
             dependencies: [
-                "Locking", "CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite",
+                "Locking", "CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite", "CAVIF", "CJXL", "CLCMS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],

@@ -9,6 +9,8 @@ enum ContentTypes {
         case "png": "image/png"
         case "gif": "image/gif"
         case "webp": "image/webp"
+        case "avif": "image/avif"
+        case "jxl": "image/jxl"
         case "html", "htm": "text/html; charset=utf-8"
         case "txt": "text/plain; charset=utf-8"
         default: "application/octet-stream"

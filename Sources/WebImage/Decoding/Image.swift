@@ -10,6 +10,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case gif
     /// WebP: a RIFF container whose form type is WEBP.
     case webp
+    /// AVIF: an ISOBMFF (HEIF) file whose `ftyp` brands include `avif` (still) or `avis` (sequence).
+    case avif
+    /// JPEG XL: a bare codestream (FF 0A) or the ISOBMFF container (its 12-byte `JXL ` signature box).
+    case jxl
     /// Anything else.
     case unknown
 }

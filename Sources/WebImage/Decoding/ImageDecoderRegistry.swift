@@ -14,9 +14,10 @@ public final class ImageDecoderRegistry: Sendable {
     /// The registry the downloader uses unless told otherwise; starts with `builtInDecoders`.
     public static let shared = ImageDecoderRegistry()
 
-    /// JPEG (libjpeg-turbo), PNG (libpng), GIF (giflib) and WebP (libwebp), in registration order.
+    /// JPEG (libjpeg-turbo), PNG (libpng), GIF (giflib), WebP (libwebp), AVIF (libavif) and JPEG XL
+    /// (libjxl), in registration order.
     public static var builtInDecoders: [any ImageDecoding] {
-        [JPEGDecoder(), PNGDecoder(), GIFDecoder(), WebPDecoder()]
+        [JPEGDecoder(), PNGDecoder(), GIFDecoder(), WebPDecoder(), AVIFDecoder(), JXLDecoder()]
     }
 
     private let decoders: Lock<[any ImageDecoding]>

@@ -42,9 +42,10 @@ public struct ImageDownloaderConfig: Sendable {
     /// Minimum seconds between progress callbacks (and progressive decodes) when the length is known,
     /// clamped to 0…1. `0` by default (every chunk).
     public var minimumProgressInterval: TimeInterval = 0
-    /// Header fields sent with every request. `Accept` and `User-Agent` by default.
+    /// Header fields sent with every request. `Accept` (the formats the built-in decoders read, newest
+    /// first, so a CDN that negotiates sends AVIF or JPEG XL) and `User-Agent` by default.
     public var headers: HTTPHeaders = [
-        "Accept": "image/webp,image/*,*/*;q=0.8",
+        "Accept": "image/avif,image/jxl,image/webp,image/*,*/*;q=0.8",
         "User-Agent": "WebImage/\(LibraryVersions.webImage) libcurl/\(LibraryVersions.curl)",
     ]
     /// Sent after a 401 challenge only (any scheme curl supports), to the request's own origin only: never

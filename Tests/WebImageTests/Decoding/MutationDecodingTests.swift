@@ -22,6 +22,12 @@ struct SeededGenerator: RandomNumberGenerator {
 struct MutationDecodingTests {
     static let variantsPerFormat = 10_000
 
+    /// The 64 × 52 AVIF and JPEG XL files of Tests/Fixtures/pipeline (lossy with alpha; JXL also lossless).
+    static let pipelineFiles: [ImageFormat: [String]] = [
+        .avif: ["small-horse.avif"],
+        .jxl: ["small-horse.jxl", "small-horse-lossless.jxl"],
+    ]
+
     static let interlacedGIF = TestGIFWriter(
         width: 16, height: 12, loopCount: 2,
         frames: [
@@ -59,10 +65,15 @@ struct MutationDecodingTests {
     @Test(
         "10,000 corrupted variants per format decode or fail with badImageData",
         .timeLimit(.minutes(3)),
-        arguments: [ImageFormat.jpeg, .png, .gif, .webp])
+        arguments: [ImageFormat.jpeg, .png, .gif, .webp, .avif, .jxl])
     func corruptedVariants(format: ImageFormat) async throws {
-        let files = try #require(DecodingCorpus.smallFiles[format])
-        var originals = try files.map { [UInt8](try DecodingCorpus.data($0)) }
+        var originals: [[UInt8]]
+        if let pipelineFiles = Self.pipelineFiles[format] {
+            originals = try pipelineFiles.map { [UInt8](try PipelineFixtures.data($0)) }
+        } else {
+            let files = try #require(DecodingCorpus.smallFiles[format])
+            originals = try files.map { [UInt8](try DecodingCorpus.data($0)) }
+        }
         if format == .gif {
             // chelsea.gif alone costs ~3 ms a decode in debug; small generated animations keep the loop fast
             // and cover disposal, transparency and interlacing.

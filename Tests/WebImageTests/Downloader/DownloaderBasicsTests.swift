@@ -127,7 +127,7 @@ import Testing
         let server = try wire.startServer()
         defer { server.shutdown() }
         let downloader = server.downloader()
-        #expect(downloader.value(forHTTPHeaderField: "accept") == "image/webp,image/*,*/*;q=0.8")
+        #expect(downloader.value(forHTTPHeaderField: "accept") == "image/avif,image/jxl,image/webp,image/*,*/*;q=0.8")
         downloader.setValue("42", forHTTPHeaderField: "X-Custom")
         downloader.setValue(nil, forHTTPHeaderField: "User-Agent")
         let recorder = CallbackRecorder()
@@ -135,7 +135,7 @@ import Testing
             with: server.url("/headers"), options: .avoidDecodeImage, completed: recorder.completion())
         #expect(recorder.waitForTerminal(1))
         let sent = try #require(server.requests(for: "/headers").first?.request)
-        #expect(sent.header("Accept") == "image/webp,image/*,*/*;q=0.8")
+        #expect(sent.header("Accept") == "image/avif,image/jxl,image/webp,image/*,*/*;q=0.8")
         #expect(sent.header("X-Custom") == "42")
         #expect(sent.header("User-Agent") == nil)
 

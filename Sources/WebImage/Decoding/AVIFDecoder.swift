@@ -1,0 +1,120 @@
+import CAVIF
+import Foundation
+
+/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (reduced to
+/// 8 bits per channel by libavif's YUV→RGB step), and image sequences as animation frames.
+///
+/// The declared size is checked (`maximumImagePixels`) and the pixel memory claimed before libavif decodes
+/// anything (libavif's own size limit, 16,384 × 16,384, stays in force too), and a sequence decodes at most the
+/// frames `DecodeSizing.animationPlan` allows. libavif cannot scale while decoding, so thumbnails and
+/// scale-down decode at full size and are then averaged down (`PixelResampler`). A frame's duration is
+/// its sample's duration; a sequence loops forever (libavif 0.11 does not read the edit list's repeat).
+/// The `irot`/`imir` transforms are reported as the equivalent `exifOrientation`, not applied, as the
+/// EXIF orientation of the other formats is. Data cut short fails with `badImageData` (AV1 frames decode
+/// whole or not at all).
+///
+/// This file is the only one that calls libavif's decoder.
+public struct AVIFDecoder: ImageDecoding {
+    /// Creates the decoder; it holds no state.
+    public init() {}
+
+    /// Whether `data` is an ISOBMFF file whose brands name AVIF (`avif` or `avis`).
+    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .avif }
+
+    /// Decodes `data`.
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        guard let decoder = avifDecoderCreate() else { throw DecodingFailure.badImageData("AVIF: out of memory") }
+        defer { avifDecoderDestroy(decoder) }
+        decoder.pointee.maxThreads = 1
+        decoder.pointee.ignoreXMP = AVIF_TRUE
+        decoder.pointee.ignoreExif = AVIF_TRUE
+        return try data.withUnsafeBytes { raw -> Image in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                throw DecodingFailure.emptyData()
+            }
+            try Self.check(avifDecoderSetIOMemory(decoder, base, raw.count), "AVIF input unusable")
+            try Self.check(avifDecoderParse(decoder), "AVIF header unreadable")
+            guard let header = decoder.pointee.image else { throw DecodingFailure.badImageData("AVIF has no image") }
+            let sizing = try DecodeSizing(
+                width: Int(header.pointee.width), height: Int(header.pointee.height), format: .avif,
+                options: options)
+            let declaredFrames = max(1, Int(decoder.pointee.imageCount))
+            // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
+            // of it at 10 or 12 bits) and, when the frames are averaged down, the full-size RGBA buffer each
+            // is converted into first.
+            let plan = sizing.animationPlan(
+                declaredFrames: declaredFrames, canvases: sizing.isFullSize ? 1 : 2, options: options)
+            let claim = try PixelMemory.claim(
+                plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
+                for: "AVIF \(sizing.original) × \(plan.frames) frames")
+            defer { claim.release() }
+
+            var frames: [ImageFrame] = []
+            var result = AVIF_RESULT_OK
+            while frames.count < plan.frames {
+                result = avifDecoderNextImage(decoder)
+                guard result == AVIF_RESULT_OK, let image = decoder.pointee.image else { break }
+                guard Int(image.pointee.width) == sizing.original.width,
+                    Int(image.pointee.height) == sizing.original.height
+                else {
+                    throw DecodingFailure.badImageData("AVIF frame size disagrees with the first frame")
+                }
+                let pixels = try Self.rgba(image, size: sizing.original)
+                var frame = ImageFrame(
+                    width: sizing.original.width, height: sizing.original.height,
+                    bytesPerRow: sizing.original.width * 4, pixels: pixels,
+                    duration: declaredFrames > 1 ? decoder.pointee.imageTiming.duration : 0)
+                if !sizing.isFullSize { frame = PixelResampler.resample(frame, to: sizing.target) }
+                frames.append(frame)
+            }
+            guard !frames.isEmpty else {
+                throw DecodingFailure.badImageData("AVIF undecodable: \(Self.describe(result))")
+            }
+            return Image(
+                format: .avif, width: frames[0].width, height: frames[0].height,
+                originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
+                frameCount: declaredFrames, loopCount: 0, exifOrientation: Self.orientation(header.pointee),
+                hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE,
+                isPartial: frames.count < min(declaredFrames, plan.frames))
+        }
+    }
+
+    /// The decoded YUV(A) planes of `image` as straight-alpha RGBA8.
+    private static func rgba(_ image: UnsafeMutablePointer<avifImage>, size: PixelSize) throws -> [UInt8] {
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, image)
+        rgb.format = AVIF_RGB_FORMAT_RGBA
+        rgb.depth = 8
+        rgb.alphaPremultiplied = AVIF_FALSE
+        rgb.rowBytes = UInt32(size.width * 4)
+        var result = AVIF_RESULT_OK
+        let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * 4) { buffer, count in
+            rgb.pixels = buffer.baseAddress
+            result = avifImageYUVToRGB(image, &rgb)
+            count = result == AVIF_RESULT_OK ? buffer.count : 0
+        }
+        try check(result, "AVIF colour conversion failed")
+        return pixels
+    }
+
+    /// The EXIF orientation (1…8) equal to the image's `irot` then `imir` transforms: `irot` turns the
+    /// image `angle` × 90° anti-clockwise, then `imir` mode 0 swaps top and bottom, mode 1 left and right.
+    static func orientation(_ image: avifImage) -> Int {
+        let angle = image.transformFlags & AVIF_TRANSFORM_IROT.rawValue != 0 ? Int(image.irot.angle & 3) : 0
+        let mirror = image.transformFlags & AVIF_TRANSFORM_IMIR.rawValue != 0 ? Int(image.imir.mode) : -1
+        // Rows: angle 0, 90° anti-clockwise, 180°, 270° anti-clockwise. Columns: no mirror, mode 0, mode 1.
+        let table = [[1, 4, 2], [8, 5, 7], [3, 2, 4], [6, 7, 5]]
+        return table[angle][mirror < 0 ? 0 : (mirror == 0 ? 1 : 2)]
+    }
+
+    private static func check(_ result: avifResult, _ message: String) throws {
+        guard result == AVIF_RESULT_OK else {
+            throw DecodingFailure.badImageData("\(message): \(describe(result))")
+        }
+    }
+
+    private static func describe(_ result: avifResult) -> String {
+        avifResultToString(result).map { String(cString: $0) } ?? "error \(result.rawValue)"
+    }
+}

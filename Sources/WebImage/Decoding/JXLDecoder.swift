@@ -1,0 +1,166 @@
+import CJXL
+import Foundation
+
+/// Decodes JPEG XL with libjxl: bare codestreams and the ISOBMFF container, lossy and lossless, alpha,
+/// animations, and the passes of a progressive file.
+///
+/// The basic info is read first: the declared size is checked (`maximumImagePixels`) and the pixel memory
+/// claimed before any pixel is decoded. An animation's frames are counted by a first pass over the frame
+/// headers (no pixels decoded), so the frames kept follow `DecodeSizing.animationPlan` like the other
+/// formats; a frame's duration is its ticks at the animation's tick rate. Thumbnails and scale-down
+/// decode at full size and are then averaged down (`PixelResampler`). The orientation the file declares is
+/// reported as `exifOrientation`, not applied. Data that ends early gives what libjxl can show from it
+/// (`JxlDecoderFlushImage`: the passes of a progressive file that arrived, the groups of another) with
+/// `isPartial == true`, or `badImageData` when nothing can be shown yet; the default incremental decoder
+/// re-decodes the bytes so far, so `.progressiveLoad` sees the passes refine.
+///
+/// This file is the only one that calls libjxl.
+public struct JXLDecoder: ImageDecoding {
+    /// Creates the decoder; it holds no state.
+    public init() {}
+
+    /// Whether `data` starts like a JPEG XL codestream (FF 0A) or container.
+    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .jxl }
+
+    /// Decodes `data`.
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        return try data.withUnsafeBytes { raw -> Image in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+                throw DecodingFailure.emptyData()
+            }
+            let session = try Session(base, raw.count, events: JXL_DEC_BASIC_INFO)
+            guard try session.next() == JXL_DEC_BASIC_INFO else {
+                throw DecodingFailure.badImageData("JPEG XL header incomplete (\(raw.count) bytes)")
+            }
+            var info = JxlBasicInfo()
+            try Self.check(JxlDecoderGetBasicInfo(session.decoder, &info), "JPEG XL basic info unreadable")
+            let sizing = try DecodeSizing(
+                width: Int(info.xsize), height: Int(info.ysize), format: .jxl, options: options)
+            let animated = info.have_animation != JXL_FALSE
+            let declaredFrames = animated ? Self.frameCount(base, raw.count) : 1
+            // libjxl's own full-size buffers (counted as one RGBA canvas) and the frame being written.
+            let plan = sizing.animationPlan(declaredFrames: declaredFrames, canvases: 2, options: options)
+            let claim = try PixelMemory.claim(
+                plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
+                for: "JPEG XL \(sizing.original) × \(plan.frames) frames")
+            defer { claim.release() }
+            let (frames, isPartial) = try decodeFrames(
+                base, raw.count, info: info, sizing: sizing, limit: plan.frames)
+            return Image(
+                format: .jxl, width: frames[0].width, height: frames[0].height,
+                originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
+                frameCount: max(declaredFrames, frames.count), loopCount: animated ? Int(info.animation.num_loops) : 0,
+                exifOrientation: Int(info.orientation.rawValue), hasAlpha: info.alpha_bits > 0,
+                isPartial: isPartial || frames.count < min(declaredFrames, plan.frames))
+        }
+    }
+
+    private func decodeFrames(
+        _ base: UnsafePointer<UInt8>, _ length: Int, info: JxlBasicInfo, sizing: DecodeSizing, limit: Int
+    ) throws -> (frames: [ImageFrame], isPartial: Bool) {
+        let session = try Session(
+            base, length,
+            events: JxlDecoderStatus(rawValue: JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue))
+        let size = sizing.original
+        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height * 4)
+        defer { buffer.deallocate() }
+        var frames: [ImageFrame] = []
+        var duration: TimeInterval = 0
+        var bufferSet = false
+        let ticks =
+            info.have_animation != JXL_FALSE && info.animation.tps_numerator > 0
+            ? Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator) : 0
+
+        func keep() {
+            var frame = ImageFrame(
+                width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: Array(buffer),
+                duration: duration)
+            if !sizing.isFullSize { frame = PixelResampler.resample(frame, to: sizing.target) }
+            frames.append(frame)
+        }
+
+        while frames.count < limit {
+            switch try session.next() {
+            case JXL_DEC_FRAME:
+                var header = JxlFrameHeader()
+                try Self.check(JxlDecoderGetFrameHeader(session.decoder, &header), "JPEG XL frame header unreadable")
+                duration = Double(header.duration) * ticks
+            case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                var needed = 0
+                try Self.check(
+                    JxlDecoderImageOutBufferSize(session.decoder, &format, &needed), "JPEG XL buffer size unknown")
+                guard needed == buffer.count else {
+                    throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
+                }
+                try Self.check(
+                    JxlDecoderSetImageOutBuffer(session.decoder, &format, buffer.baseAddress, buffer.count),
+                    "JPEG XL output buffer refused")
+                bufferSet = true
+            case JXL_DEC_FULL_IMAGE:
+                keep()
+                bufferSet = false
+            case JXL_DEC_SUCCESS:
+                return (try Self.nonEmpty(frames), false)
+            case JXL_DEC_NEED_MORE_INPUT:
+                // The data ends here: show what the bytes so far hold of the frame being decoded.
+                if bufferSet, JxlDecoderFlushImage(session.decoder) == JXL_DEC_SUCCESS { keep() }
+                guard !frames.isEmpty else {
+                    throw DecodingFailure.badImageData("JPEG XL data ends before any pixel (\(length) bytes)")
+                }
+                return (frames, true)
+            default:
+                break
+            }
+        }
+        return (frames, false)
+    }
+
+    /// The frames an animation holds, from its frame headers alone (0 when they cannot be read).
+    private static func frameCount(_ base: UnsafePointer<UInt8>, _ length: Int) -> Int {
+        guard let session = try? Session(base, length, events: JXL_DEC_FRAME) else { return 0 }
+        var count = 0
+        while let status = try? session.next(), status == JXL_DEC_FRAME { count += 1 }
+        return count
+    }
+
+    private static func nonEmpty(_ frames: [ImageFrame]) throws -> [ImageFrame] {
+        guard !frames.isEmpty else { throw DecodingFailure.badImageData("JPEG XL holds no frame") }
+        return frames
+    }
+
+    private static func check(_ status: JxlDecoderStatus, _ message: String) throws {
+        guard status == JXL_DEC_SUCCESS else { throw DecodingFailure.badImageData(message) }
+    }
+
+    /// One libjxl decoder over the whole input, reporting `events`. The input is not closed, so data that
+    /// ends early shows as `JXL_DEC_NEED_MORE_INPUT` (which `JxlDecoderFlushImage` can follow).
+    private final class Session {
+        let decoder: OpaquePointer
+
+        init(_ base: UnsafePointer<UInt8>, _ length: Int, events: JxlDecoderStatus) throws {
+            guard let decoder = JxlDecoderCreate(nil) else {
+                throw DecodingFailure.badImageData("JPEG XL: out of memory")
+            }
+            // Pixels as stored: the orientation is reported, like EXIF orientation in other formats.
+            _ = JxlDecoderSetKeepOrientation(decoder, JXL_TRUE)
+            guard JxlDecoderSubscribeEvents(decoder, Int32(bitPattern: events.rawValue)) == JXL_DEC_SUCCESS,
+                JxlDecoderSetInput(decoder, base, length) == JXL_DEC_SUCCESS
+            else {
+                JxlDecoderDestroy(decoder)
+                throw DecodingFailure.badImageData("JPEG XL decoder refused its set-up")
+            }
+            self.decoder = decoder
+        }
+
+        deinit { JxlDecoderDestroy(decoder) }
+
+        /// The next event; `badImageData` for a stream libjxl cannot decode.
+        func next() throws -> JxlDecoderStatus {
+            let status = JxlDecoderProcessInput(decoder)
+            guard status != JXL_DEC_ERROR else { throw DecodingFailure.badImageData("JPEG XL undecodable") }
+            return status
+        }
+    }
+}
