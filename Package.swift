@@ -88,6 +88,8 @@ let package = Package(
             name: "WebImageTests",
             dependencies: [
                 "WebImage", "LocalImageServer", "Locking",
+                // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves.
+                "CLCMS", "CJPEG",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

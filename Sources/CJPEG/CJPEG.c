@@ -30,6 +30,7 @@ struct wi_jpeg_decoder {
     int headerRead;
     int truncated;
     int rowsDecoded;
+    int rawCMYK;
     char message[JMSG_LENGTH_MAX + 32];
 };
 
@@ -72,6 +73,8 @@ wi_jpeg_decoder *wi_jpeg_create(const uint8_t *data, size_t length) {
     decoder->progress.progress_monitor = wi_jpeg_progress;
     decoder->cinfo.progress = &decoder->progress;
     jpeg_mem_src(&decoder->cinfo, data, (unsigned long)length);
+    // APP2 holds the ICC profile (in up to 255 chunks); libjpeg-turbo reassembles it.
+    jpeg_save_markers(&decoder->cinfo, JPEG_APP0 + 2, 0xFFFF);
     return decoder;
 }
 
@@ -182,7 +185,15 @@ int wi_jpeg_decode(wi_jpeg_decoder *decoder, int denominator, uint8_t *pixels, s
         if (cmyk) {
             JSAMPROW row = cmykRow;
             if (jpeg_read_scanlines(cinfo, &row, 1) != 1) break;
-            wi_jpeg_cmyk_to_rgba(cmykRow, pixels + (size_t)y * stride, width, cinfo->saw_Adobe_marker);
+            if (decoder->rawCMYK) {
+                // Ink amounts (0 = none), whatever the file's convention, for a colour-managed conversion.
+                uint8_t *out = pixels + (size_t)y * stride;
+                for (int i = 0; i < width * 4; i++) {
+                    out[i] = cinfo->saw_Adobe_marker ? (uint8_t)(255 - cmykRow[i]) : cmykRow[i];
+                }
+            } else {
+                wi_jpeg_cmyk_to_rgba(cmykRow, pixels + (size_t)y * stride, width, cinfo->saw_Adobe_marker);
+            }
         } else {
             JSAMPROW rows[16];
             int count = height - y < 16 ? height - y : 16;
@@ -206,5 +217,22 @@ int wi_jpeg_decode(wi_jpeg_decoder *decoder, int denominator, uint8_t *pixels, s
 }
 
 int wi_jpeg_was_truncated(const wi_jpeg_decoder *decoder) { return decoder->truncated; }
+
+int wi_jpeg_icc_profile(wi_jpeg_decoder *decoder, uint8_t **profile, unsigned int *length) {
+    *profile = NULL;
+    *length = 0;
+    if (!decoder->headerRead) return -1;
+    if (setjmp(decoder->jump)) return -1;
+    JOCTET *data = NULL;
+    unsigned int size = 0;
+    if (!jpeg_read_icc_profile(&decoder->cinfo, &data, &size)) return 0;
+    *profile = data;
+    *length = size;
+    return 1;
+}
+
+void wi_jpeg_free(void *memory) { free(memory); }
+
+void wi_jpeg_set_raw_cmyk(wi_jpeg_decoder *decoder, int raw) { decoder->rawCMYK = raw; }
 
 const char *wi_jpeg_error_message(const wi_jpeg_decoder *decoder) { return decoder->message; }

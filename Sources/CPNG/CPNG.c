@@ -27,6 +27,21 @@ static void wi_png_fill_header(png_structp png, png_infop info, wi_png_header *h
     header->colorType = png_get_color_type(png, info);
     header->interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
     header->hasAlpha = (header->colorType & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS);
+    header->hasSRGB = png_get_valid(png, info, PNG_INFO_sRGB) ? 1 : 0;
+    png_charp name = NULL;
+    int compression = 0;
+    png_bytep profile = NULL;
+    png_uint_32 length = 0;
+    if (png_get_iCCP(png, info, &name, &compression, &profile, &length) == PNG_INFO_iCCP && profile && length > 0) {
+        header->iccProfile = profile;
+        header->iccProfileLength = length;
+    }
+    double gamma = 0;
+    header->hasGamma = png_get_gAMA(png, info, &gamma) == PNG_INFO_gAMA && gamma > 0 ? 1 : 0;
+    header->gamma = gamma;
+    double *c = header->chromaticities;
+    header->hasChromaticities =
+        png_get_cHRM(png, info, &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6], &c[7]) == PNG_INFO_cHRM ? 1 : 0;
 }
 
 // Every color type and depth to RGBA8: palette and gray below 8 bits expand, tRNS becomes alpha,

@@ -46,6 +46,17 @@ int wi_jpeg_decode(wi_jpeg_decoder *_Nonnull decoder, int denominator, uint8_t *
                    int width, int height, int *_Nonnull rowsDecoded);
 /// Whether the data ended before the image did (libjpeg then decodes the rest as gray).
 int wi_jpeg_was_truncated(const wi_jpeg_decoder *_Nonnull decoder);
+/// The ICC profile of the APP2 markers, reassembled, after `wi_jpeg_read_header`: returns 1 and sets
+/// `*profile` (free it with `wi_jpeg_free`) and `*length`; 0 when there is none (or it is damaged); -1 on
+/// error.
+int wi_jpeg_icc_profile(wi_jpeg_decoder *_Nonnull decoder, uint8_t *_Nullable *_Nonnull profile,
+                        unsigned int *_Nonnull length);
+/// Frees memory `wi_jpeg_icc_profile` returned.
+void wi_jpeg_free(void *_Nullable memory);
+/// For CMYK files only: with `raw` set, `wi_jpeg_decode` writes the four CMYK samples of each pixel as ink
+/// amounts (0 = no ink; Adobe's inverted files are turned around) instead of converting to RGBA, so the
+/// caller can convert them through the file's ICC profile.
+void wi_jpeg_set_raw_cmyk(wi_jpeg_decoder *_Nonnull decoder, int raw);
 /// The last error's text from libjpeg ("" when none).
 const char *_Nonnull wi_jpeg_error_message(const wi_jpeg_decoder *_Nonnull decoder);
 

@@ -9,7 +9,7 @@
 /// The libpng version string of the linked library, e.g. "1.6.39".
 const char *_Nonnull wi_png_library_version(void);
 
-/// What the IHDR and tRNS chunks declare.
+/// What the IHDR and tRNS chunks declare, and the colour chunks before the image data.
 typedef struct {
     uint32_t width;
     uint32_t height;
@@ -17,6 +17,15 @@ typedef struct {
     int colorType;
     int interlaced;
     int hasAlpha;  // an alpha channel or a tRNS chunk
+    int hasSRGB;   // an sRGB chunk
+    // The iCCP chunk's profile, decompressed; NULL when absent. Owned by libpng: valid until the reader
+    // or stream is destroyed.
+    const uint8_t *_Nullable iccProfile;
+    uint32_t iccProfileLength;
+    int hasGamma;   // a gAMA chunk
+    double gamma;   // its file gamma (e.g. 0.45455)
+    int hasChromaticities;   // a cHRM chunk
+    double chromaticities[8];  // white x, y, red x, y, green x, y, blue x, y
 } wi_png_header;
 
 /// One-shot decode of a PNG held in memory. Not thread-safe; one per decode.

@@ -13,6 +13,9 @@ import Foundation
 /// EXIF orientation of the other formats is. Data cut short fails with `badImageData` (AV1 frames decode
 /// whole or not at all).
 ///
+/// Colour: an ICC profile in the `colr` box is applied as `ImageDecodingOptions.colorSpace` asks. CICP
+/// (`nclx`) colour descriptions other than sRGB's are not converted yet: their pixels are kept as stored.
+///
 /// This file is the only one that calls libavif's decoder.
 public struct AVIFDecoder: ImageDecoding {
     /// Creates the decoder; it holds no state.
@@ -71,12 +74,17 @@ public struct AVIFDecoder: ImageDecoding {
             guard !frames.isEmpty else {
                 throw DecodingFailure.badImageData("AVIF undecodable: \(Self.describe(result))")
             }
-            return Image(
+            var image = Image(
                 format: .avif, width: frames[0].width, height: frames[0].height,
                 originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
                 frameCount: declaredFrames, loopCount: 0, exifOrientation: Self.orientation(header.pointee),
                 hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE,
                 isPartial: frames.count < min(declaredFrames, plan.frames))
+            let icc = header.pointee.icc
+            if let bytes = icc.data, icc.size > 0 {
+                ColorManagement.apply(.icc(Data(bytes: bytes, count: icc.size)), to: &image, options: options)
+            }
+            return image
         }
     }
 

@@ -65,12 +65,15 @@ public struct Image: Sendable {
     public var hasAlpha: Bool
     /// Whether this is a partial image from a progressive decode of incomplete data.
     public var isPartial: Bool
+    /// The RGB ICC profile the pixels are in, when decoded with `colorSpace = .preserve` from a file that
+    /// carried one; nil otherwise (the pixels are then sRGB, or unlabelled).
+    public var iccProfile: Data?
 
     /// Creates an image.
     public init(
         format: ImageFormat, width: Int, height: Int, originalWidth: Int? = nil, originalHeight: Int? = nil,
         frames: [ImageFrame], frameCount: Int? = nil, loopCount: Int = 0, exifOrientation: Int = 1,
-        hasAlpha: Bool = false, isPartial: Bool = false
+        hasAlpha: Bool = false, isPartial: Bool = false, iccProfile: Data? = nil
     ) {
         self.format = format
         self.width = width
@@ -83,6 +86,7 @@ public struct Image: Sendable {
         self.exifOrientation = exifOrientation
         self.hasAlpha = hasAlpha
         self.isPartial = isPartial
+        self.iccProfile = iccProfile
     }
 
     /// Bytes of pixel memory held by all frames; the cost an image cache charges.

@@ -17,6 +17,17 @@ public struct PixelSize: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(width)×\(height)" }
 }
 
+/// What a decoder does with the colour space a file declares (an ICC profile; PNG's gAMA and cHRM; CMYK).
+public enum ImageColorSpace: String, Sendable, Hashable, CaseIterable {
+    /// Convert the pixels to sRGB with LittleCMS (the default), so every image's numbers mean the same
+    /// colours. `Image.iccProfile` is then nil.
+    case sRGB
+    /// Keep the pixels as stored and the file's RGB ICC profile on `Image.iccProfile` (for an encoder to
+    /// embed). CMYK files are still converted to sRGB (RGBA cannot hold CMYK), and gray profiles, which
+    /// do not describe RGBA pixels, are dropped.
+    case preserve
+}
+
 /// How a decoder turns bytes into an `Image`: size limits, thumbnailing and which frames to decode.
 ///
 /// Declared dimensions are always checked against `maximumImagePixels` before any pixel memory is
@@ -55,6 +66,11 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     public var maximumImagePixels: Int
     /// The default `maximumImagePixels` (also `ImageDownloaderConfig`'s).
     public static let defaultMaximumImagePixels = 16_384 * 16_384
+
+    // MARK: - Colour
+
+    /// What happens to the colours of a file that says which colour space it is in. `.sRGB` by default.
+    public var colorSpace: ImageColorSpace = .sRGB
 
     // MARK: - Memory
 
@@ -101,6 +117,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         lhs.thumbnailPixelSize == rhs.thumbnailPixelSize && lhs.scaleDownLargeImages == rhs.scaleDownLargeImages
             && lhs.scaleDownLimitBytes == rhs.scaleDownLimitBytes && lhs.maximumImagePixels == rhs.maximumImagePixels
             && lhs.decodeFirstFrameOnly == rhs.decodeFirstFrameOnly && lhs.preloadAllFrames == rhs.preloadAllFrames
+            && lhs.colorSpace == rhs.colorSpace
     }
 
     /// Hashes the options `==` compares.
@@ -111,6 +128,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         hasher.combine(maximumImagePixels)
         hasher.combine(decodeFirstFrameOnly)
         hasher.combine(preloadAllFrames)
+        hasher.combine(colorSpace)
     }
 
     /// These options for a progressive decode: a claim on the budget that does not fit fails at once.

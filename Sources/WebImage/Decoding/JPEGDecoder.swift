@@ -4,6 +4,10 @@ import Foundation
 /// Decodes JPEG with libjpeg-turbo: baseline, progressive, grayscale, CMYK and YCCK (including Adobe's
 /// inverted CMYK), straight to RGBA8.
 ///
+/// Colour: an ICC profile in APP2 is applied as `ImageDecodingOptions.colorSpace` asks (see
+/// `ImageColorSpace`). CMYK files with a CMYK profile are converted through it by LittleCMS; without one,
+/// by the usual naive formula (ink × black).
+///
 /// Scale-down and thumbnails use libjpeg's DCT scaling (1/2, 1/4, 1/8), so the full-size bitmap is never
 /// allocated when a smaller one was asked for. The EXIF orientation in APP1 is reported, not applied.
 /// Truncated data decodes to an image with `isPartial == true` (libjpeg fills what is missing with gray).
@@ -58,6 +62,11 @@ private final class JPEGDecompressor {
         }
         let sizing = try DecodeSizing(
             width: Int(header.width), height: Int(header.height), format: .jpeg, options: options)
+        let profile = iccProfile()
+        // CMYK with a CMYK profile: libjpeg hands over ink amounts and LittleCMS converts them.
+        let managedCMYK =
+            header.colorSpace == Int32(WI_JPEG_CMYK) && profile.map(ColorManagement.isCMYKProfile) == true
+        wi_jpeg_set_raw_cmyk(handle, managedCMYK ? 1 : 0)
         var candidates: [PixelSize] = []
         for denominator in JPEGDecoder.scaleDenominators {
             var width: Int32 = 0
@@ -96,11 +105,26 @@ private final class JPEGDecompressor {
         }
         guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("JPEG undecodable: \(message)") }
         let isPartial = status != 0 || wi_jpeg_was_truncated(handle) != 0
-        var frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
+        var converted = pixels
+        if managedCMYK, let profile, !ColorManagement.convertCMYK(&converted, profileData: profile) {
+            throw DecodingFailure.badImageData("JPEG: the CMYK profile could not be used")
+        }
+        var frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: converted)
         frame = PixelResampler.resample(frame, to: final)
-        return Image(
+        var image = Image(
             format: .jpeg, width: final.width, height: final.height, originalWidth: sizing.original.width,
             originalHeight: sizing.original.height, frames: [frame], exifOrientation: orientation, hasAlpha: false,
             isPartial: isPartial)
+        if !managedCMYK, let profile { ColorManagement.apply(.icc(profile), to: &image, options: options) }
+        return image
+    }
+
+    /// The ICC profile of the APP2 markers, when there is one.
+    private func iccProfile() -> Data? {
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var length: UInt32 = 0
+        guard wi_jpeg_icc_profile(handle, &bytes, &length) == 1, let bytes else { return nil }
+        defer { wi_jpeg_free(bytes) }
+        return Data(bytes: bytes, count: Int(length))
     }
 }

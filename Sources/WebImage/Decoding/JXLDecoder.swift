@@ -14,6 +14,9 @@ import Foundation
 /// `isPartial == true`, or `badImageData` when nothing can be shown yet; the default incremental decoder
 /// re-decodes the bytes so far, so `.progressiveLoad` sees the passes refine.
 ///
+/// Colour: pixels in a space other than sRGB come with libjxl's ICC description of it, applied as
+/// `ImageDecodingOptions.colorSpace` asks.
+///
 /// This file is the only one that calls libjxl.
 public struct JXLDecoder: ImageDecoding {
     /// Creates the decoder; it holds no state.
@@ -29,12 +32,15 @@ public struct JXLDecoder: ImageDecoding {
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
             }
-            let session = try Session(base, raw.count, events: JXL_DEC_BASIC_INFO)
+            let session = try Session(
+                base, raw.count,
+                events: JxlDecoderStatus(rawValue: JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue))
             guard try session.next() == JXL_DEC_BASIC_INFO else {
                 throw DecodingFailure.badImageData("JPEG XL header incomplete (\(raw.count) bytes)")
             }
             var info = JxlBasicInfo()
             try Self.check(JxlDecoderGetBasicInfo(session.decoder, &info), "JPEG XL basic info unreadable")
+            let color = try session.next() == JXL_DEC_COLOR_ENCODING ? Self.colorSpace(session.decoder) : nil
             let sizing = try DecodeSizing(
                 width: Int(info.xsize), height: Int(info.ysize), format: .jxl, options: options)
             let animated = info.have_animation != JXL_FALSE
@@ -47,12 +53,14 @@ public struct JXLDecoder: ImageDecoding {
             defer { claim.release() }
             let (frames, isPartial) = try decodeFrames(
                 base, raw.count, info: info, sizing: sizing, limit: plan.frames)
-            return Image(
+            var image = Image(
                 format: .jxl, width: frames[0].width, height: frames[0].height,
                 originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
                 frameCount: max(declaredFrames, frames.count), loopCount: animated ? Int(info.animation.num_loops) : 0,
                 exifOrientation: Int(info.orientation.rawValue), hasAlpha: info.alpha_bits > 0,
                 isPartial: isPartial || frames.count < min(declaredFrames, plan.frames))
+            ColorManagement.apply(color, to: &image, options: options)
+            return image
         }
     }
 
@@ -115,6 +123,29 @@ public struct JXLDecoder: ImageDecoding {
             }
         }
         return (frames, false)
+    }
+
+    /// The colour space the pixels come out in: nil for sRGB (the usual case, and what libjxl produces from
+    /// an XYB file whose original space was sRGB), else its ICC profile.
+    private static func colorSpace(_ decoder: OpaquePointer) -> EmbeddedColorSpace? {
+        var encoding = JxlColorEncoding()
+        if JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding)
+            == JXL_DEC_SUCCESS,
+            encoding.color_space == JXL_COLOR_SPACE_RGB, encoding.white_point == JXL_WHITE_POINT_D65,
+            encoding.primaries == JXL_PRIMARIES_SRGB, encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB
+        {
+            return nil
+        }
+        var size = 0
+        guard JxlDecoderGetICCProfileSize(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS,
+            size > 0, size < 16 << 20
+        else { return nil }
+        var profile = [UInt8](repeating: 0, count: size)
+        guard
+            JxlDecoderGetColorAsICCProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &profile, size)
+                == JXL_DEC_SUCCESS
+        else { return nil }
+        return .icc(Data(profile))
     }
 
     /// The frames an animation holds, from its frame headers alone (0 when they cannot be read).

@@ -2,7 +2,9 @@ import CPNG
 import Foundation
 
 /// Decodes PNG with libpng: every color type and bit depth, palette with tRNS, gray + alpha, 16-bit
-/// (high byte kept), Adam7 interlaced — to RGBA8, without gamma correction (pixels as stored).
+/// (high byte kept), Adam7 interlaced — to RGBA8. Colour: an iCCP profile, or gAMA (with cHRM) when
+/// there is neither a profile nor an sRGB chunk, is applied as `ImageDecodingOptions.colorSpace` asks
+/// (gAMA 1/2.2, alone or with sRGB's cHRM, counts as sRGB, as browsers take it).
 ///
 /// Scale-down of non-interlaced images averages boxes of rows while reading, so the full-size bitmap is
 /// never allocated; interlaced images are decoded at full size and then averaged down. Truncated data
@@ -89,18 +91,38 @@ private final class PNGReader {
         }
         guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("PNG undecodable: \(message)") }
         let frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
-        return PNGDecoder.image(frame, sizing: sizing, hasAlpha: header.hasAlpha != 0, isPartial: status != 0)
+        return PNGDecoder.image(
+            frame, sizing: sizing, header: header, isPartial: status != 0, options: options)
     }
 }
 
 extension PNGDecoder {
-    /// The image for `frame`, averaged down to the size `sizing` asks for.
-    fileprivate static func image(_ frame: ImageFrame, sizing: DecodeSizing, hasAlpha: Bool, isPartial: Bool) -> Image {
+    /// The image for `frame`, averaged down to the size `sizing` asks for, in the colour space the options
+    /// ask for.
+    fileprivate static func image(
+        _ frame: ImageFrame, sizing: DecodeSizing, header: wi_png_header, isPartial: Bool,
+        options: ImageDecodingOptions
+    ) -> Image {
         let final = sizing.finalSize(native: PixelSize(width: frame.width, height: frame.height))
         let frame = PixelResampler.resample(frame, to: final)
-        return Image(
+        var image = Image(
             format: .png, width: final.width, height: final.height, originalWidth: sizing.original.width,
-            originalHeight: sizing.original.height, frames: [frame], hasAlpha: hasAlpha, isPartial: isPartial)
+            originalHeight: sizing.original.height, frames: [frame], hasAlpha: header.hasAlpha != 0,
+            isPartial: isPartial)
+        ColorManagement.apply(colorSpace(of: header), to: &image, options: options)
+        return image
+    }
+
+    /// The colour space the chunks declare: iCCP first, then sRGB (nothing to do), then gAMA with cHRM.
+    static func colorSpace(of header: wi_png_header) -> EmbeddedColorSpace? {
+        if let profile = header.iccProfile, header.iccProfileLength > 0 {
+            return .icc(Data(bytes: profile, count: Int(header.iccProfileLength)))
+        }
+        guard header.hasSRGB == 0, header.hasGamma != 0 else { return nil }
+        let chromaticities =
+            header.hasChromaticities != 0
+            ? withUnsafeBytes(of: header.chromaticities) { Array($0.bindMemory(to: Double.self)) } : nil
+        return .gamma(header.gamma, chromaticities: chromaticities)
     }
 }
 
@@ -197,6 +219,6 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         let pixels = Array(UnsafeBufferPointer(start: source, count: stride * sizing.original.height))
         let frame = ImageFrame(
             width: sizing.original.width, height: sizing.original.height, bytesPerRow: stride, pixels: pixels)
-        return PNGDecoder.image(frame, sizing: sizing, hasAlpha: header.hasAlpha != 0, isPartial: isPartial)
+        return PNGDecoder.image(frame, sizing: sizing, header: header, isPartial: isPartial, options: options)
     }
 }

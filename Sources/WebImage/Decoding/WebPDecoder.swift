@@ -11,6 +11,8 @@ import Foundation
 /// images give the rows that arrived with `isPartial == true`. Its incremental decoder is libwebp's
 /// `WebPIDecoder`.
 ///
+/// Colour: an ICC profile in the ICCP chunk is applied as `ImageDecodingOptions.colorSpace` asks.
+///
 /// This file is the only one that calls libwebp.
 public struct WebPDecoder: ImageDecoding {
     /// Creates the decoder; it holds no state.
@@ -22,6 +24,12 @@ public struct WebPDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        var image = try decodePixels(data, options: options)
+        ColorManagement.apply(Self.iccProfile(data).map { .icc($0) }, to: &image, options: options)
+        return image
+    }
+
+    private func decodePixels(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let orientation = Self.exifOrientation(data)
         return try data.withUnsafeBytes { raw -> Image in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
@@ -189,6 +197,23 @@ public struct WebPDecoder: ImageDecoding {
             hasAlpha: hasAlpha, isPartial: isPartial)
     }
 
+    /// The ICC profile in the ICCP chunk of a VP8X file; nil when absent.
+    fileprivate static func iccProfile(_ data: Data) -> Data? {
+        data.withUnsafeBytes { raw -> Data? in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+            var webpData = WebPData(bytes: base, size: raw.count)
+            var state = WEBP_DEMUX_PARSING_HEADER
+            guard let demux = WebPDemuxPartial(&webpData, &state) else { return nil }
+            defer { WebPDemuxDelete(demux) }
+            guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ICCP_FLAG.rawValue != 0 else { return nil }
+            var iterator = WebPChunkIterator()
+            guard WebPDemuxGetChunk(demux, "ICCP", 1, &iterator) != 0 else { return nil }
+            defer { WebPDemuxReleaseChunkIterator(&iterator) }
+            guard let bytes = iterator.chunk.bytes, iterator.chunk.size > 0 else { return nil }
+            return Data(bytes: bytes, count: iterator.chunk.size)
+        }
+    }
+
     /// The orientation in the EXIF chunk of a VP8X file; 1 when absent.
     fileprivate static func exifOrientation(_ data: Data) -> Int {
         data.withUnsafeBytes { raw -> Int in
@@ -340,6 +365,12 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
 
     /// The rows decoded so far, when more arrived since the last call.
     func decodePartial(_ data: Data) -> Image? {
+        guard var image = partialPixels(data) else { return nil }
+        ColorManagement.apply(WebPDecoder.iccProfile(data).map { .icc($0) }, to: &image, options: options)
+        return image
+    }
+
+    private func partialPixels(_ data: Data) -> Image? {
         feed(data)
         if animated { return firstFramePartial(data) }
         guard let state, let sizing, status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED else { return nil }
@@ -353,7 +384,9 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
     func decodeFinal(_ data: Data) throws -> Image {
         feed(data)
         if let state, let sizing, status == VP8_STATUS_OK {
-            return image(state, sizing: sizing, orientation: WebPDecoder.exifOrientation(data), isPartial: false)
+            var image = image(state, sizing: sizing, orientation: WebPDecoder.exifOrientation(data), isPartial: false)
+            ColorManagement.apply(WebPDecoder.iccProfile(data).map { .icc($0) }, to: &image, options: options)
+            return image
         }
         // The one-shot decode claims its own memory; give this decoder's back first, so it never waits
         // while holding memory.

@@ -23,6 +23,10 @@ public struct ImageDownloadContext: Sendable {
     public var callbackQueue: DispatchQueue?
     /// Header fields added to (or, with an empty value, removed from) this request only.
     public var headers: HTTPHeaders = HTTPHeaders()
+    /// What this caller's decode does with a file's colour space (`ImageDecodingOptions.colorSpace`):
+    /// `.sRGB` (the default) converts, `.preserve` keeps the pixels and `Image.iccProfile`. Each caller's
+    /// own, like `thumbnailPixelSize`.
+    public var colorSpace: ImageColorSpace = .sRGB
 
     /// Creates an empty context.
     public init(

@@ -232,6 +232,7 @@ public final class ImageDownloader: Sendable {
             decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
             preloadAllFrames: options.contains(.preloadAllFrames))
         decodeOptions.memoryBudget = decodeMemory
+        decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
             decodeOptions.thumbnailPixelSize = nil
         }
@@ -276,14 +277,15 @@ public final class ImageDownloader: Sendable {
         }
     }
 
-    /// The decoded-image cache key: the URL, every option that changes the decoded pixels, and the
+    /// The decoded-image cache key: the URL, every option that changes the decoded pixels (the colour space
+    /// included), and the
     /// request's trust, so an image fetched under one trust is never served to a request of another.
     static func imageCacheKey(_ key: MergeKey, _ decoding: DecodeRequest) -> String {
         let options = decoding.options
         let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
         return
             "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
-            + "\(options.decodeFirstFrameOnly ? 1 : 0)#\(key.trust.cacheKeyComponent)"
+            + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)#\(key.trust.cacheKeyComponent)"
     }
 
     /// A field for an error message: the name as a Swift string literal (escapes visible), the value

@@ -135,10 +135,18 @@ def main():
         icc = open(out("display-p3.icc"), "rb").read()
         in_p3.save(out("coffee-p3.jpg"), quality=95, icc_profile=icc)
         in_p3.save(out("coffee-p3.png"), icc_profile=icc)
-        manifest.append(dict(file="coffee-p3.jpg", format="jpeg", width=600, height=400, alpha=False, frames=1,
-                             profile="display-p3.icc"))
-        manifest.append(dict(file="coffee-p3.png", format="png", width=600, height=400, alpha=False, frames=1,
-                             profile="display-p3.icc"))
+        in_p3.save(out("coffee-p3.webp"), quality=95, icc_profile=icc)
+        in_p3.save(out("coffee-p3.avif"), quality=95, icc_profile=icc)
+        run("cjxl", out("coffee-p3.png"), out("coffee-p3.jxl"), "-d", "0")
+        for name, format in [("coffee-p3.jpg", "jpeg"), ("coffee-p3.png", "png"), ("coffee-p3.webp", "webp"),
+                             ("coffee-p3.avif", "avif"), ("coffee-p3.jxl", "jxl")]:
+            manifest.append(dict(file=name, format=format, width=600, height=400, alpha=False, frames=1,
+                                 profile="display-p3.icc"))
+        # sRGB under another name (Pillow's own sRGB profile): nothing to convert.
+        srgb_bytes = ImageCms.ImageCmsProfile(srgb).tobytes()
+        coffee.save(out("coffee-srgb-profile.png"), icc_profile=srgb_bytes)
+        manifest.append(dict(file="coffee-srgb-profile.png", format="png", width=600, height=400, alpha=False,
+                             frames=1))
         for name in ["cmyk-plain.jpg", "cmyk-adobe.jpg"]:
             manifest.append(dict(file=name, format="jpeg", width=256, height=192, alpha=False, frames=1,
                                  profile="cmyk-test.icc", adobe=name == "cmyk-adobe.jpg"))

@@ -43,8 +43,8 @@ enum PipelineFixtures {
 
 @Suite(.timeLimit(.minutes(2))) struct AVIFAndJXLDecodingTests {
     @Test func theFixturesArePresent() {
-        #expect(PipelineFixtures.entries(format: "avif").count == 6)
-        #expect(PipelineFixtures.entries(format: "jxl").count == 6)
+        #expect(PipelineFixtures.entries(format: "avif").count == 7)
+        #expect(PipelineFixtures.entries(format: "jxl").count == 7)
     }
 
     @Test(arguments: PipelineFixtures.entries(format: "avif") + PipelineFixtures.entries(format: "jxl"))

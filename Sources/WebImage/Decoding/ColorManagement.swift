@@ -1,0 +1,208 @@
+import CLCMS
+import Foundation
+import Locking
+
+/// The colour space a file declares, as a decoder found it.
+enum EmbeddedColorSpace: Sendable {
+    /// An ICC profile (JPEG APP2, PNG iCCP, WebP ICCP, AVIF colr, JPEG XL).
+    case icc(Data)
+    /// PNG's gAMA (file gamma, e.g. 0.45455) and, when present, cHRM (white, red, green, blue x/y).
+    case gamma(Double, chromaticities: [Double]?)
+}
+
+/// Colour management with LittleCMS: files that declare a colour space are converted to sRGB (or keep
+/// their profile, with `ImageColorSpace.preserve`).
+///
+/// Transforms are built once per distinct profile and reused (a bounded cache); a profile that is sRGB
+/// in all but name (a matrix/TRC profile with sRGB's colorants and tone curve) costs nothing. Profiles
+/// LittleCMS cannot read, or whose colour space does not match the pixels, are ignored: the pixels are
+/// kept as stored, as browsers do.
+enum ColorManagement {
+    /// Applies `source` to every frame of `image` as `options.colorSpace` asks.
+    static func apply(_ source: EmbeddedColorSpace?, to image: inout Image, options: ImageDecodingOptions) {
+        guard let source else { return }
+        switch source {
+        case .icc(let data):
+            guard let profile = Profile(data) else { return }
+            guard profile.colorSpace == cmsSigRgbData || profile.colorSpace == cmsSigGrayData else { return }
+            if options.colorSpace == .preserve {
+                if profile.colorSpace == cmsSigRgbData { image.iccProfile = data }
+                return
+            }
+            guard !profile.isSRGB, let transform = transform(for: data, profile: profile) else { return }
+            convert(&image, with: transform)
+        case .gamma(let gamma, let chromaticities):
+            // Gamma 1/2.2, alone or with sRGB's white and primaries, is what encoders (ImageMagick among
+            // them) write for sRGB files: it is taken as sRGB, as browsers take it.
+            if abs(gamma - 1 / 2.2) < 0.0005, chromaticities.map(isSRGBChromaticities) ?? true { return }
+            guard options.colorSpace == .sRGB, gamma > 0.01, gamma < 10 else { return }
+            let key = Data("gAMA \(gamma) cHRM \(chromaticities ?? [])".utf8)
+            guard let profile = Profile(gamma: gamma, chromaticities: chromaticities),
+                let transform = transform(for: key, profile: profile)
+            else { return }
+            convert(&image, with: transform)
+        }
+    }
+
+    /// Whether PNG cHRM values are sRGB's (BT.709 primaries, D65 white) to the chunk's precision.
+    static func isSRGBChromaticities(_ values: [Double]) -> Bool {
+        let srgb = [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]
+        return values.count == 8 && zip(values, srgb).allSatisfy { abs($0 - $1) < 0.0011 }
+    }
+
+    /// Converts raw CMYK ink amounts (4 bytes a pixel, 0 = no ink) through `profileData` into opaque sRGB
+    /// RGBA in place; false when the profile is not a CMYK profile LittleCMS can use.
+    static func convertCMYK(_ pixels: inout [UInt8], profileData: Data) -> Bool {
+        guard let profile = Profile(profileData), profile.colorSpace == cmsSigCmykData,
+            let transform = transform(for: profileData, profile: profile)
+        else { return false }
+        let count = pixels.count / 4
+        var output = [UInt8](repeating: 255, count: pixels.count)
+        pixels.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                cmsDoTransform(transform.handle, input.baseAddress, out.baseAddress, UInt32(count))
+            }
+        }
+        pixels = output
+        return true
+    }
+
+    /// Whether `data` is a profile of a CMYK colour space LittleCMS can read.
+    static func isCMYKProfile(_ data: Data) -> Bool {
+        Profile(data)?.colorSpace == cmsSigCmykData
+    }
+
+    private static func convert(_ image: inout Image, with transform: Transform) {
+        for index in image.frames.indices {
+            let frame = image.frames[index]
+            var output = frame.pixels
+            frame.pixels.withUnsafeBytes { input in
+                output.withUnsafeMutableBytes { out in
+                    guard let source = input.baseAddress, let destination = out.baseAddress else { return }
+                    for row in 0..<frame.height {
+                        let offset = row * frame.bytesPerRow
+                        cmsDoTransform(
+                            transform.handle, source + offset, destination + offset, UInt32(frame.width))
+                    }
+                }
+            }
+            image.frames[index].pixels = output
+        }
+    }
+
+    // MARK: Transforms
+
+    /// A LittleCMS transform to sRGB. `cmsFLAGS_NOCACHE` makes `cmsDoTransform` safe from several threads
+    /// at once (the one-pixel cache is the only state a transform changes).
+    final class Transform: @unchecked Sendable {
+        // @unchecked Sendable: the handle is created once and only passed to cmsDoTransform, which with
+        // cmsFLAGS_NOCACHE reads the transform and writes nothing in it.
+        let handle: cmsHTRANSFORM
+
+        init?(from profile: Profile) {
+            let space = profile.colorSpace
+            let input: UInt32
+            if space == cmsSigCmykData {
+                input = cmsFormatter(colorspace: PT_CMYK, channels: 4, extra: 0)
+            } else if space == cmsSigGrayData {
+                // The gray value is the first of RGBA's four bytes; alpha stays where it is in the output.
+                input = cmsFormatter(colorspace: PT_GRAY, channels: 1, extra: 3)
+            } else {
+                input = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1)
+            }
+            let output = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1)
+            let flags =
+                UInt32(cmsFLAGS_NOCACHE) | (space == cmsSigRgbData ? UInt32(cmsFLAGS_COPY_ALPHA) : 0)
+            let srgb = cmsCreate_sRGBProfile()
+            defer { cmsCloseProfile(srgb) }
+            guard
+                let handle = cmsCreateTransform(
+                    profile.handle, input, srgb, output, UInt32(INTENT_PERCEPTUAL), flags)
+            else { return nil }
+            self.handle = handle
+        }
+
+        deinit { cmsDeleteTransform(handle) }
+    }
+
+    /// Transforms already built, by profile bytes; cleared when it reaches `capacity`.
+    private static let transforms = Lock<[Data: Transform]>([:])
+    private static let capacity = 32
+
+    private static func transform(for key: Data, profile: Profile) -> Transform? {
+        if let cached = transforms.withLock({ $0[key] }) { return cached }
+        guard let made = Transform(from: profile) else { return nil }
+        return transforms.withLock { cache in
+            if let raced = cache[key] { return raced }
+            if cache.count >= capacity { cache.removeAll() }
+            cache[key] = made
+            return made
+        }
+    }
+
+    // MARK: Profiles
+
+    /// An open LittleCMS profile.
+    final class Profile {
+        let handle: cmsHPROFILE
+
+        init?(_ data: Data) {
+            guard data.count >= 132,
+                let handle = data.withUnsafeBytes({ raw in
+                    raw.baseAddress.flatMap { cmsOpenProfileFromMem($0, UInt32(clamping: raw.count)) }
+                })
+            else { return nil }
+            self.handle = handle
+        }
+
+        /// An RGB profile for PNG's gAMA (file gamma: samples = linear^gamma) and cHRM; sRGB's D65
+        /// white and primaries when cHRM is absent.
+        init?(gamma: Double, chromaticities: [Double]?) {
+            let c = chromaticities ?? [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]
+            guard c.count == 8, c.allSatisfy({ $0 > 0 && $0 < 1 }) else { return nil }
+            var white = cmsCIExyY(x: c[0], y: c[1], Y: 1)
+            var primaries = cmsCIExyYTRIPLE(
+                Red: cmsCIExyY(x: c[2], y: c[3], Y: 1), Green: cmsCIExyY(x: c[4], y: c[5], Y: 1),
+                Blue: cmsCIExyY(x: c[6], y: c[7], Y: 1))
+            guard let curve = cmsBuildGamma(nil, 1 / gamma) else { return nil }
+            defer { cmsFreeToneCurve(curve) }
+            var curves: [OpaquePointer?] = [curve, curve, curve]
+            guard let handle = cmsCreateRGBProfile(&white, &primaries, &curves) else { return nil }
+            self.handle = handle
+        }
+
+        deinit { cmsCloseProfile(handle) }
+
+        var colorSpace: cmsColorSpaceSignature { cmsGetColorSpace(handle) }
+
+        /// Whether this is sRGB in all but name: a matrix/TRC RGB profile with sRGB's colorants (within
+        /// 0.002) and tone curves (within 0.002 at five points).
+        var isSRGB: Bool {
+            guard colorSpace == cmsSigRgbData, cmsIsMatrixShaper(handle) != 0 else { return false }
+            let reference = cmsCreate_sRGBProfile()
+            defer { cmsCloseProfile(reference) }
+            for tag in [cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag] {
+                guard let mine = cmsReadTag(handle, tag)?.assumingMemoryBound(to: cmsCIEXYZ.self).pointee,
+                    let theirs = cmsReadTag(reference, tag)?.assumingMemoryBound(to: cmsCIEXYZ.self).pointee,
+                    abs(mine.X - theirs.X) < 0.002, abs(mine.Y - theirs.Y) < 0.002, abs(mine.Z - theirs.Z) < 0.002
+                else { return false }
+            }
+            for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
+                guard let mine = cmsReadTag(handle, tag).map({ OpaquePointer($0) }),
+                    let theirs = cmsReadTag(reference, tag).map({ OpaquePointer($0) })
+                else { return false }
+                for x: Float in [0.05, 0.2, 0.4, 0.6, 0.85] {
+                    guard abs(cmsEvalToneCurveFloat(mine, x) - cmsEvalToneCurveFloat(theirs, x)) < 0.002 else {
+                        return false
+                    }
+                }
+            }
+            return true
+        }
+    }
+
+    /// LittleCMS's pixel-format word for 8-bit samples (the TYPE_* macros, which Swift cannot import).
+    private static func cmsFormatter(colorspace: Int32, channels: UInt32, extra: UInt32) -> UInt32 {
+        (UInt32(colorspace) << 16) | (extra << 7) | (channels << 3) | 1
+    }
+}
