@@ -14,6 +14,9 @@ struct DecodeSizing {
     let target: PixelSize
     /// The most pixels a decoded bitmap may hold under `scaleDownLargeImages`; `nil` without it.
     let budgetPixels: Int?
+    /// Whether `target` must be met exactly (thumbnails, scale-down), or is only the least a transformer
+    /// needs (`minimumDecodeSize`): then a native size that covers it is delivered as it is.
+    let isExact: Bool
 
     /// Checks the declared size and computes the target.
     ///
@@ -40,7 +43,15 @@ struct DecodeSizing {
         } else {
             budgetPixels = nil
         }
+        var isExact = true
+        if let needed = options.minimumDecodeSize?.required(for: original),
+            needed.width * needed.height < target.width * target.height
+        {
+            target = needed
+            isExact = false
+        }
         self.target = target
+        self.isExact = isExact
     }
 
     /// Whether the caller wants the declared size.
@@ -59,9 +70,10 @@ struct DecodeSizing {
         return max(0, candidates.count - 1)
     }
 
-    /// The size to deliver when decoding at `native`: `target` when `native` covers it, else `native`.
+    /// The size to deliver when decoding at `native`: `target` when `native` covers it (`native` itself
+    /// when the target is not exact), else `native`.
     func finalSize(native: PixelSize) -> PixelSize {
-        native.width >= target.width && native.height >= target.height ? target : native
+        native.width >= target.width && native.height >= target.height && isExact ? target : native
     }
 
     /// How many frames of an animation to decode, and the pixel memory they and the decoder's full-size

@@ -67,6 +67,12 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// The default `maximumImagePixels` (also `ImageDownloaderConfig`'s).
     public static let defaultMaximumImagePixels = 16_384 * 16_384
 
+    /// Shrink-on-load for a transformer (`ImageTransforming.minimumDecodeSize`): when the image needs no
+    /// more than this, JPEG decodes at the smallest DCT scale that still covers it (and keeps that size),
+    /// WebP scales to it while decoding, PNG averages boxes down to it, the others average down after
+    /// decoding. `thumbnailPixelSize` and scale-down still apply when they ask for less. nil by default.
+    public var minimumDecodeSize: MinimumDecodeSize?
+
     // MARK: - Colour
 
     /// What happens to the colours of a file that says which colour space it is in. `.sRGB` by default.
@@ -117,7 +123,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         lhs.thumbnailPixelSize == rhs.thumbnailPixelSize && lhs.scaleDownLargeImages == rhs.scaleDownLargeImages
             && lhs.scaleDownLimitBytes == rhs.scaleDownLimitBytes && lhs.maximumImagePixels == rhs.maximumImagePixels
             && lhs.decodeFirstFrameOnly == rhs.decodeFirstFrameOnly && lhs.preloadAllFrames == rhs.preloadAllFrames
-            && lhs.colorSpace == rhs.colorSpace
+            && lhs.colorSpace == rhs.colorSpace && lhs.minimumDecodeSize == rhs.minimumDecodeSize
     }
 
     /// Hashes the options `==` compares.
@@ -129,6 +135,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         hasher.combine(decodeFirstFrameOnly)
         hasher.combine(preloadAllFrames)
         hasher.combine(colorSpace)
+        hasher.combine(minimumDecodeSize)
     }
 
     /// These options for a progressive decode: a claim on the budget that does not fit fails at once.

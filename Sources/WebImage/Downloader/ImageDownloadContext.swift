@@ -27,6 +27,10 @@ public struct ImageDownloadContext: Sendable {
     /// `.sRGB` (the default) converts, `.preserve` keeps the pixels and `Image.iccProfile`. Each caller's
     /// own, like `thumbnailPixelSize`.
     public var colorSpace: ImageColorSpace = .sRGB
+    /// Applied to this caller's decoded image before its completion (not to progressive partial images);
+    /// its `key` joins the image-cache key, and its `minimumDecodeSize` lets the decoder shrink on load.
+    /// A transformer that throws fails the caller with `badImageData`. nil by default.
+    public var transformer: (any ImageTransforming)?
 
     /// Creates an empty context.
     public init(

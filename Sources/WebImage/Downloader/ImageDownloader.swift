@@ -233,10 +233,13 @@ public final class ImageDownloader: Sendable {
             preloadAllFrames: options.contains(.preloadAllFrames))
         decodeOptions.memoryBudget = decodeMemory
         decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
+        decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
             decodeOptions.thumbnailPixelSize = nil
         }
-        let decodeRequest = DecodeRequest(avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions)
+        let decodeRequest = DecodeRequest(
+            avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions,
+            transformer: context?.transformer)
         let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
         let key = MergeKey(url: url, trust: RequestTrust(request: request, options: options, config: config))
 
@@ -278,14 +281,15 @@ public final class ImageDownloader: Sendable {
     }
 
     /// The decoded-image cache key: the URL, every option that changes the decoded pixels (the colour space
-    /// included), and the
+    /// and the transformer's key included), and the
     /// request's trust, so an image fetched under one trust is never served to a request of another.
     static func imageCacheKey(_ key: MergeKey, _ decoding: DecodeRequest) -> String {
         let options = decoding.options
         let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
         return
             "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
-            + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)#\(key.trust.cacheKeyComponent)"
+            + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)"
+            + "\(decoding.transformer.map { "#" + $0.key } ?? "")#\(key.trust.cacheKeyComponent)"
     }
 
     /// A field for an error message: the name as a Swift string literal (escapes visible), the value
@@ -341,6 +345,9 @@ public final class ImageDownloader: Sendable {
     func callerCount(for url: URL) -> Int {
         table.withBarrier { $0.operations.filter { $0.key.url == url }.reduce(0) { $0 + $1.value.callerCount } }
     }
+
+    /// For tests: the pixel memory budget this downloader's decodes share.
+    var decodeMemoryForTesting: DecodeMemoryBudget? { decodeMemory }
 
     /// For tests: URLs with a live operation in the table.
     var tableCount: Int { table.count }

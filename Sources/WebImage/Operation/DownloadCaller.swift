@@ -69,4 +69,17 @@ typealias DetailedCompletion =
 struct DecodeRequest: Sendable, Hashable {
     var avoidsDecoding: Bool
     var options: ImageDecodingOptions
+    /// Applied to the decoded image (not to progressive partial images); compared by its key.
+    var transformer: (any ImageTransforming)?
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.avoidsDecoding == rhs.avoidsDecoding && lhs.options == rhs.options
+            && lhs.transformer?.key == rhs.transformer?.key
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(avoidsDecoding)
+        hasher.combine(options)
+        hasher.combine(transformer?.key)
+    }
 }

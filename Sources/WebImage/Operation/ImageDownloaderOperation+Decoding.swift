@@ -154,7 +154,15 @@ extension ImageDownloaderOperation {
             guard image.width > 0, image.height > 0, !image.frames.isEmpty else {
                 return .failure(ImageDownloaderError(.badImageData, "the image has no pixels", url: request.url))
             }
-            return .success(image)
+            guard let transformer = decodeRequest.transformer else { return .success(image) }
+            do {
+                return .success(try transformer.transform(image))
+            } catch {
+                return .failure(
+                    ImageDownloaderError(
+                        .badImageData, "the transformer \(transformer.key) failed: \(error)", url: request.url,
+                        underlying: error))
+            }
         } catch let error as ImageDownloaderError {
             var error = error
             error.url = request.url

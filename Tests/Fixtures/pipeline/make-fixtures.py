@@ -162,6 +162,15 @@ def main():
         manifest.append(dict(file="coffee-gamma18-p3chrm.png", format="png", width=600, height=400, alpha=False,
                              frames=1, gamma=1 / 1.8, chromaticities=chrm))
 
+        # Lanczos references: Pillow's LANCZOS (premultiplied for RGBA) on the corpus pixels.
+        resizes = [("coffee-rgb.png", (150, 100)), ("coffee-rgb.png", (400, 267)), ("coffee-rgb.png", (900, 600)),
+                   ("horse-rgba.png", (100, 82)), ("horse-rgba.png", (333, 273))]
+        for source, size in resizes:
+            name = f"{source.rsplit('.', 1)[0]}-lanczos-{size[0]}x{size[1]}.png"
+            Image.open(corpus(source)).resize(size, Image.LANCZOS).save(out(name))
+            manifest.append(dict(file=name, format="png", width=size[0], height=size[1],
+                                 alpha=source == "horse-rgba.png", frames=1, resizedFrom=source))
+
     with open(out("manifest.json"), "w") as file:
         json.dump(manifest, file, indent=1)
         file.write("\n")

@@ -18,6 +18,7 @@ enum PipelineFixtures {
         let reference: String?
         let profile: String?
         let adobe: Bool?
+        let resizedFrom: String?
 
         var testDescription: String { file }
     }

@@ -154,23 +154,24 @@ import Testing
         config.imageCache = AutoPurgingImageCache()
         let downloader = ImageDownloader(config: config)
         defer { downloader.invalidate(cancelPendingDownloads: true) }
+        // Both callers attach synchronously to one transfer, which the gate holds until they are on it.
         let url = server.url("/files/coffee-p3.png?gate=both")
         let preserve = {
             var context = ImageDownloadContext()
             context.colorSpace = .preserve
             return context
         }()
-        async let converted = downloader.image(for: url)
-        async let kept = downloader.image(for: url, context: preserve)
-        // One transfer, held at the gate until both callers are on it.
-        #expect(await server.waitUntil { $0.count(for: "/files/coffee-p3.png") == 1 })
-        #expect(poll { downloader.callerCount(for: url) == 2 })
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(with: url, completed: recorder.completion(1))
+        downloader.downloadImage(with: url, context: preserve, completed: recorder.completion(2))
         server.openGate("both")
-        let (sRGB, stored) = try await (converted, kept)
+        #expect(await offCooperativePool { recorder.waitForTerminal(2) })
+        let sRGB = try #require(recorder.terminals(tag: 1).first?.image)
+        let stored = try #require(recorder.terminals(tag: 2).first?.image)
         #expect(server.count(for: "/files/coffee-p3.png") == 1)
-        #expect(sRGB.image?.iccProfile == nil)
-        #expect(stored.image?.iccProfile == (try PipelineFixtures.data("display-p3.icc")))
-        #expect(sRGB.image?.frames[0].pixels != stored.image?.frames[0].pixels)
+        #expect(sRGB.iccProfile == nil)
+        #expect(stored.iccProfile == (try PipelineFixtures.data("display-p3.icc")))
+        #expect(sRGB.frames[0].pixels != stored.frames[0].pixels)
         // The image cache keeps them apart too.
         let again = try await downloader.image(for: url, context: preserve)
         #expect(again.metrics?.cacheStatus == .imageCache)

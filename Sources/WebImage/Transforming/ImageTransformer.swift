@@ -1,0 +1,271 @@
+import Foundation
+
+/// The built-in transformers. Each works on every frame of an animation.
+///
+/// ```swift
+/// var context = ImageDownloadContext()
+/// context.transformer = .pipeline([.applyOrientation, .resize(to: PixelSize(width: 256, height: 256), mode: .fill)])
+/// ```
+///
+/// Choices: `resize` enlarges images smaller than the size too (as Kingfisher's resizing processor and
+/// img2dataset do); `rotate` and `flip` move the stored pixels and leave `exifOrientation` alone, while
+/// `applyOrientation` makes the pixels upright and sets it to 1; `crop` keeps the part of the rectangle
+/// inside the image and fails (`badImageData`) when nothing is left; `roundCorners` makes the corners
+/// transparent with an anti-aliased edge.
+public struct ImageTransformer: ImageTransforming {
+    indirect enum Kind: Sendable {
+        case resize(PixelSize, ResizeMode)
+        case crop(PixelRect)
+        case applyOrientation
+        case rotate(ImageRotation)
+        case flip(FlipDirection)
+        case roundCorners(radius: Int)
+        case pipeline([any ImageTransforming])
+    }
+
+    let kind: Kind
+
+    init(_ kind: Kind) {
+        self.kind = kind
+    }
+
+    public var key: String {
+        switch kind {
+        case .resize(let size, let mode): "resize(\(size.width)x\(size.height),\(mode.keyComponent))"
+        case .crop(let rect): "crop(\(rect.x),\(rect.y),\(rect.width)x\(rect.height))"
+        case .applyOrientation: "orient"
+        case .rotate(let rotation): "rotate(\(rotation.rawValue))"
+        case .flip(let direction): "flip(\(direction.rawValue))"
+        case .roundCorners(let radius): "round(\(radius))"
+        case .pipeline(let steps): steps.map(\.key).joined(separator: "|")
+        }
+    }
+
+    public var minimumDecodeSize: MinimumDecodeSize? {
+        switch kind {
+        case .resize(let size, .fill):
+            return MinimumDecodeSize(size: size, coverage: .fill)
+        case .resize(let size, .longestSide):
+            let longest = max(size.width, size.height)
+            return MinimumDecodeSize(size: PixelSize(width: longest, height: longest), coverage: .fit)
+        case .resize(let size, _):
+            return MinimumDecodeSize(size: size, coverage: .fit)
+        case .pipeline(let steps):
+            // The first step decides, as long as nothing before it changes the geometry; upright-making
+            // may swap width and height, which does not matter for a square box.
+            if let first = steps.first as? ImageTransformer, case .applyOrientation = first.kind, steps.count > 1 {
+                guard let next = steps[1].minimumDecodeSize, next.size.width == next.size.height else { return nil }
+                return next
+            }
+            return steps.first?.minimumDecodeSize
+        default:
+            return nil
+        }
+    }
+
+    public func transform(_ image: Image) throws -> Image {
+        switch kind {
+        case .resize(let size, let mode):
+            guard size.width > 0, size.height > 0 else {
+                throw DecodingFailure.badImageData("resize to \(size): the size must be at least 1×1")
+            }
+            return Self.resize(image, to: size, mode: mode)
+        case .crop(let rect):
+            let x0 = max(0, rect.x)
+            let y0 = max(0, rect.y)
+            let x1 = min(image.width, rect.x + max(0, rect.width))
+            let y1 = min(image.height, rect.y + max(0, rect.height))
+            guard x1 > x0, y1 > y0 else {
+                throw DecodingFailure.badImageData(
+                    "crop \(rect.width)×\(rect.height) at (\(rect.x), \(rect.y)) leaves nothing of a \(image.width)×\(image.height) image"
+                )
+            }
+            return Self.map(image) { PixelOps.crop($0, PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)) }
+        case .applyOrientation:
+            let orientation = (1...8).contains(image.exifOrientation) ? image.exifOrientation : 1
+            var result = Self.map(image) { PixelOps.orient($0, orientation) }
+            result.exifOrientation = 1
+            return result
+        case .rotate(let rotation):
+            let orientation = [ImageRotation.degrees90: 6, .degrees180: 3, .degrees270: 8][rotation] ?? 1
+            return Self.map(image) { PixelOps.orient($0, orientation) }
+        case .flip(let direction):
+            return Self.map(image) { PixelOps.orient($0, direction == .horizontal ? 2 : 4) }
+        case .roundCorners(let radius):
+            var result = Self.map(image) { PixelOps.roundCorners($0, radius: radius) }
+            if radius > 0 { result.hasAlpha = true }
+            return result
+        case .pipeline(let steps):
+            return try steps.reduce(image) { try $1.transform($0) }
+        }
+    }
+
+    private static func resize(_ image: Image, to size: PixelSize, mode: ResizeMode) -> Image {
+        let width = Double(image.width)
+        let height = Double(image.height)
+        func scaled(_ scale: Double) -> PixelSize {
+            PixelSize(
+                width: max(1, Int((width * scale).rounded())), height: max(1, Int((height * scale).rounded())))
+        }
+        switch mode {
+        case .fit:
+            let fitted = scaled(min(Double(size.width) / width, Double(size.height) / height))
+            let clamped = PixelSize(width: min(fitted.width, size.width), height: min(fitted.height, size.height))
+            return map(image) { LanczosResampler.resize($0, to: clamped) }
+        case .longestSide:
+            let longest = Double(max(size.width, size.height))
+            return map(image) { LanczosResampler.resize($0, to: scaled(longest / max(width, height))) }
+        case .fill:
+            let covering = scaled(max(Double(size.width) / width, Double(size.height) / height))
+            let resized = PixelSize(width: max(covering.width, size.width), height: max(covering.height, size.height))
+            let crop = PixelRect(
+                x: (resized.width - size.width) / 2, y: (resized.height - size.height) / 2, width: size.width,
+                height: size.height)
+            return map(image) { PixelOps.crop(LanczosResampler.resize($0, to: resized), crop) }
+        case .pad(let color):
+            let fitted = scaled(min(Double(size.width) / width, Double(size.height) / height))
+            let inner = PixelSize(width: min(fitted.width, size.width), height: min(fitted.height, size.height))
+            var result = map(image) {
+                PixelOps.place(LanczosResampler.resize($0, to: inner), on: size, color: color)
+            }
+            if color.alpha < 255 && (inner.width < size.width || inner.height < size.height) { result.hasAlpha = true }
+            return result
+        }
+    }
+
+    /// `image` with `body` applied to every frame; the size follows the first frame.
+    private static func map(_ image: Image, _ body: (ImageFrame) -> ImageFrame) -> Image {
+        var result = image
+        result.frames = image.frames.map(body)
+        if let first = result.frames.first {
+            result.width = first.width
+            result.height = first.height
+        }
+        return result
+    }
+}
+
+extension ImageTransforming where Self == ImageTransformer {
+    /// Resizes with Lanczos-3 (see `ResizeMode`).
+    public static func resize(to size: PixelSize, mode: ResizeMode = .fit) -> ImageTransformer {
+        ImageTransformer(.resize(size, mode))
+    }
+
+    /// Keeps the part of the image inside `rect`.
+    public static func crop(_ rect: PixelRect) -> ImageTransformer { ImageTransformer(.crop(rect)) }
+
+    /// Rotates and flips the pixels as `exifOrientation` says, so they are upright; then orientation is 1.
+    public static var applyOrientation: ImageTransformer { ImageTransformer(.applyOrientation) }
+
+    /// Turns the pixels clockwise.
+    public static func rotate(_ rotation: ImageRotation) -> ImageTransformer { ImageTransformer(.rotate(rotation)) }
+
+    /// Mirrors the pixels.
+    public static func flip(_ direction: FlipDirection) -> ImageTransformer { ImageTransformer(.flip(direction)) }
+
+    /// Makes the corners transparent outside quarter circles of `radius` pixels (anti-aliased).
+    public static func roundCorners(radius: Int) -> ImageTransformer { ImageTransformer(.roundCorners(radius: radius)) }
+
+    /// Runs `steps` in order; the key joins theirs.
+    public static func pipeline(_ steps: [any ImageTransforming]) -> ImageTransformer {
+        ImageTransformer(.pipeline(steps))
+    }
+}
+
+/// Pixel moves the transformers share.
+enum PixelOps {
+    static func crop(_ frame: ImageFrame, _ rect: PixelRect) -> ImageFrame {
+        var pixels = [UInt8]()
+        pixels.reserveCapacity(rect.width * rect.height * 4)
+        for y in rect.y..<(rect.y + rect.height) {
+            let start = y * frame.bytesPerRow + rect.x * 4
+            pixels += frame.pixels[start..<(start + rect.width * 4)]
+        }
+        return ImageFrame(
+            width: rect.width, height: rect.height, bytesPerRow: rect.width * 4, pixels: pixels,
+            duration: frame.duration)
+    }
+
+    /// The frame as displayed under EXIF `orientation` (1…8): 2 mirrors left-right, 3 turns 180°, 4
+    /// mirrors top-bottom, 5 transposes, 6 turns 90° clockwise, 7 transverses, 8 turns 90° anticlockwise.
+    static func orient(_ frame: ImageFrame, _ orientation: Int) -> ImageFrame {
+        guard orientation != 1 else { return frame }
+        let w = frame.width
+        let h = frame.height
+        let swaps = orientation >= 5
+        let outWidth = swaps ? h : w
+        let outHeight = swaps ? w : h
+        var pixels = [UInt8](repeating: 0, count: outWidth * outHeight * 4)
+        frame.pixels.withUnsafeBytes { source in
+            let input = source.bindMemory(to: UInt32.self)
+            let rowWords = frame.bytesPerRow / 4
+            pixels.withUnsafeMutableBytes { target in
+                let output = target.bindMemory(to: UInt32.self)
+                for oy in 0..<outHeight {
+                    for ox in 0..<outWidth {
+                        let (sx, sy): (Int, Int) =
+                            switch orientation {
+                            case 2: (w - 1 - ox, oy)
+                            case 3: (w - 1 - ox, h - 1 - oy)
+                            case 4: (ox, h - 1 - oy)
+                            case 5: (oy, ox)
+                            case 6: (oy, h - 1 - ox)
+                            case 7: (w - 1 - oy, h - 1 - ox)
+                            default: (w - 1 - oy, ox)  // 8
+                            }
+                        output[oy * outWidth + ox] = input[sy * rowWords + sx]
+                    }
+                }
+            }
+        }
+        return ImageFrame(
+            width: outWidth, height: outHeight, bytesPerRow: outWidth * 4, pixels: pixels, duration: frame.duration)
+    }
+
+    /// `frame` centred on a `size` canvas of `color`.
+    static func place(_ frame: ImageFrame, on size: PixelSize, color: ImageColor) -> ImageFrame {
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        for index in stride(from: 0, to: pixels.count, by: 4) {
+            pixels[index] = color.red
+            pixels[index + 1] = color.green
+            pixels[index + 2] = color.blue
+            pixels[index + 3] = color.alpha
+        }
+        let left = (size.width - frame.width) / 2
+        let top = (size.height - frame.height) / 2
+        for y in 0..<frame.height {
+            let source = y * frame.bytesPerRow
+            let target = ((top + y) * size.width + left) * 4
+            pixels.replaceSubrange(
+                target..<(target + frame.width * 4), with: frame.pixels[source..<(source + frame.width * 4)])
+        }
+        return ImageFrame(
+            width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,
+            duration: frame.duration)
+    }
+
+    /// Alpha scaled by how much of each corner pixel lies inside the quarter circle.
+    static func roundCorners(_ frame: ImageFrame, radius: Int) -> ImageFrame {
+        let r = min(radius, frame.width / 2, frame.height / 2)
+        guard r > 0 else { return frame }
+        var result = frame
+        let radiusValue = Double(r)
+        for y in 0..<r {
+            for x in 0..<r {
+                // Distance from the pixel centre to the corner circle's centre.
+                let dx = radiusValue - (Double(x) + 0.5)
+                let dy = radiusValue - (Double(y) + 0.5)
+                let coverage = min(1, max(0, radiusValue - (dx * dx + dy * dy).squareRoot() + 0.5))
+                guard coverage < 1 else { continue }
+                for (cx, cy) in [
+                    (x, y), (frame.width - 1 - x, y), (x, frame.height - 1 - y),
+                    (frame.width - 1 - x, frame.height - 1 - y),
+                ] {
+                    let index = cy * frame.bytesPerRow + cx * 4 + 3
+                    result.pixels[index] = UInt8((Double(frame.pixels[index]) * coverage).rounded())
+                }
+            }
+        }
+        return result
+    }
+}
