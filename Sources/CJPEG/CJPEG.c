@@ -236,3 +236,82 @@ void wi_jpeg_free(void *memory) { free(memory); }
 void wi_jpeg_set_raw_cmyk(wi_jpeg_decoder *decoder, int raw) { decoder->rawCMYK = raw; }
 
 const char *wi_jpeg_error_message(const wi_jpeg_decoder *decoder) { return decoder->message; }
+
+// ---- Encoding ----
+
+struct wi_jpeg_encoder_error {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    char *message;
+    size_t messageLength;
+};
+
+static void wi_jpeg_encode_error_exit(j_common_ptr cinfo) {
+    struct wi_jpeg_encoder_error *error = (struct wi_jpeg_encoder_error *)cinfo->err;
+    char text[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, text);
+    snprintf(error->message, error->messageLength, "%s", text);
+    longjmp(error->jump, 1);
+}
+
+static void wi_jpeg_encode_ignore_message(j_common_ptr cinfo, int level) {
+    (void)cinfo;
+    (void)level;
+}
+
+int wi_jpeg_encode_rgbx(const uint8_t *pixels, int width, int height, size_t stride, int quality, int progressive,
+                        int subsampling444, const uint8_t *icc, size_t iccLength, const uint8_t *exif,
+                        size_t exifLength, uint8_t **output, size_t *length, char *message, size_t messageLength) {
+    struct jpeg_compress_struct cinfo;
+    struct wi_jpeg_encoder_error error;
+    // libjpeg's memory destination writes the buffer pointer and size here as it grows; the holder is
+    // allocated before setjmp, so the error path can free whatever buffer exists by then.
+    struct { unsigned char *buffer; unsigned long size; } *memory = calloc(1, sizeof *memory);
+    *output = NULL;
+    *length = 0;
+    if (messageLength > 0) message[0] = 0;
+    error.message = message;
+    error.messageLength = messageLength;
+    cinfo.err = jpeg_std_error(&error.base);
+    error.base.error_exit = wi_jpeg_encode_error_exit;
+    error.base.emit_message = wi_jpeg_encode_ignore_message;
+    if (!memory) {
+        snprintf(message, messageLength, "out of memory");
+        return -1;
+    }
+    if (setjmp(error.jump)) {
+        jpeg_destroy_compress(&cinfo);
+        free(memory->buffer);
+        free(memory);
+        return -1;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, &memory->buffer, &memory->size);
+    cinfo.image_width = (JDIMENSION)width;
+    cinfo.image_height = (JDIMENSION)height;
+    cinfo.input_components = 4;
+    cinfo.in_color_space = JCS_EXT_RGBX;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    // libjpeg's defaults are 2x2 (4:2:0) for luma; 4:4:4 samples chroma at full resolution too.
+    int factor = subsampling444 ? 1 : 2;
+    cinfo.comp_info[0].h_samp_factor = factor;
+    cinfo.comp_info[0].v_samp_factor = factor;
+    cinfo.comp_info[1].h_samp_factor = cinfo.comp_info[1].v_samp_factor = 1;
+    cinfo.comp_info[2].h_samp_factor = cinfo.comp_info[2].v_samp_factor = 1;
+    cinfo.optimize_coding = TRUE;
+    if (progressive) jpeg_simple_progression(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    if (exif && exifLength > 0 && exifLength <= 65533) jpeg_write_marker(&cinfo, JPEG_APP0 + 1, exif, (unsigned)exifLength);
+    if (icc && iccLength > 0) jpeg_write_icc_profile(&cinfo, icc, (unsigned)iccLength);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * stride);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *output = memory->buffer;
+    *length = memory->size;
+    free(memory);
+    return 0;
+}

@@ -12,7 +12,10 @@ import Foundation
 ///     try PNGEncoder().encode(image).write(to: URL(fileURLWithPath: "out.png"))
 /// }
 /// ```
-public struct PNGEncoder: Sendable {
+public struct PNGEncoder: ImageEncoding {
+    /// `.png`.
+    public var format: ImageFormat { .png }
+
     /// zlib compression level, 0 (none, fastest) … 9 (smallest). `6` by default.
     public var compressionLevel: Int
 
@@ -57,16 +60,4 @@ public struct PNGEncoder: Sendable {
         defer { wi_png_encode_free(output) }
         return Data(bytes: output, count: length)
     }
-}
-
-/// Encoding an image failed; `message` says why.
-public struct ImageEncodingError: Error, Sendable, CustomStringConvertible {
-    /// A sentence for people.
-    public var message: String
-
-    /// Creates an error.
-    public init(_ message: String) { self.message = message }
-
-    /// The message.
-    public var description: String { message }
 }

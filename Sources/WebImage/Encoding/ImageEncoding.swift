@@ -1,0 +1,74 @@
+import Foundation
+
+/// Turns an `Image` into the bytes of one format.
+///
+/// The built-in encoders: `JPEGEncoder` (libjpeg-turbo), `WebPEncoder` (libwebp, animations through
+/// `WebPAnimEncoder`), `PNGEncoder` (libpng) and `AVIFEncoder` (libavif, when it has an AV1 encoder).
+/// `Image.encoded(as:quality:)` picks one with its defaults.
+public protocol ImageEncoding: Sendable {
+    /// The format the encoder writes.
+    var format: ImageFormat { get }
+    /// The encoded bytes. Throws `ImageEncodingError`.
+    func encode(_ image: Image) throws -> Data
+}
+
+/// Encoding an image failed; `message` says why.
+public struct ImageEncodingError: Error, Sendable, CustomStringConvertible {
+    /// A sentence for people.
+    public var message: String
+
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { message }
+}
+
+extension Image {
+    /// The image encoded as `format` with that format's default encoder; `quality` (1…100) for the lossy
+    /// ones: JPEG (85 when nil), WebP (lossy at `quality`, 80 when nil), AVIF (60 when nil). PNG ignores
+    /// it. An RGB ICC profile on the image (`colorSpace = .preserve`) is embedded.
+    ///
+    /// - Throws: `ImageEncodingError` for GIF, JPEG XL and `.unknown` (no encoder), and when encoding fails.
+    public func encoded(as format: ImageFormat, quality: Int? = nil) throws -> Data {
+        let encoder: any ImageEncoding =
+            switch format {
+            case .jpeg: JPEGEncoder(quality: quality ?? 85)
+            case .png: PNGEncoder()
+            case .webp: WebPEncoder(quality: quality ?? 80)
+            case .avif: AVIFEncoder(quality: quality ?? 60)
+            case .gif, .jxl, .unknown: UnsupportedEncoder(format: format)
+            }
+        return try encoder.encode(self)
+    }
+}
+
+/// Checks shared by the encoders.
+enum EncodingCheck {
+    /// The first frame, after checking its buffer matches its size.
+    static func frame(_ image: Image) throws -> ImageFrame {
+        guard let frame = image.frames.first else { throw ImageEncodingError("the image has no frame to encode") }
+        try check(frame)
+        return frame
+    }
+
+    static func check(_ frame: ImageFrame) throws {
+        guard frame.width > 0, frame.height > 0, frame.width <= 65_535, frame.height <= 65_535,
+            frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow
+        else {
+            throw ImageEncodingError(
+                "invalid frame: \(frame.width)×\(frame.height), \(frame.bytesPerRow) bytes per row, "
+                    + "\(frame.pixels.count) bytes of pixels")
+        }
+    }
+
+    /// A quality in 1…100.
+    static func quality(_ value: Int) -> Int { min(100, max(1, value)) }
+}
+
+private struct UnsupportedEncoder: ImageEncoding {
+    let format: ImageFormat
+    func encode(_ image: Image) throws -> Data {
+        throw ImageEncodingError("WebImage has no \(format.rawValue) encoder")
+    }
+}

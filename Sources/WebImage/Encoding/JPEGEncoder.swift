@@ -1,0 +1,105 @@
+import CJPEG
+import Foundation
+
+/// Encodes the first frame as JPEG with libjpeg-turbo.
+///
+/// Transparent pixels are composited over `background` (JPEG has no alpha; white by default, as
+/// browsers show a transparent PNG on a white page). Huffman tables are optimised. The image's RGB ICC
+/// profile (from a decode with `colorSpace = .preserve`) is embedded unless `embedsICCProfile` is off;
+/// EXIF is written only when given in `exif` (the APP1 payload, starting with "Exif\0\0").
+///
+/// ```swift
+/// let data = try JPEGEncoder(quality: 85, progressive: true).encode(image)
+/// ```
+public struct JPEGEncoder: ImageEncoding {
+    /// Chroma sampling.
+    public enum ChromaSubsampling: String, Sendable, Hashable {
+        /// Chroma at half resolution both ways (smaller; the web's usual).
+        case yuv420
+        /// Chroma at full resolution (sharper colour edges: text, graphics).
+        case yuv444
+    }
+
+    /// 1…100. `85` by default.
+    public var quality: Int
+    /// Progressive scans instead of baseline. `false` by default.
+    public var progressive: Bool
+    /// nil (the default) picks as libvips does: `.yuv444` at quality 90 and above, where halving the
+    /// chroma would cost more than the quantiser does, else `.yuv420`.
+    public var chromaSubsampling: ChromaSubsampling?
+    /// Whether the image's ICC profile is written (APP2). `true` by default.
+    public var embedsICCProfile: Bool
+    /// EXIF data to write as APP1, or nil (the default) for none.
+    public var exif: Data?
+    /// What transparent pixels are composited over. White by default.
+    public var background: ImageColor
+
+    /// `.jpeg`.
+    public var format: ImageFormat { .jpeg }
+
+    /// Creates an encoder.
+    public init(
+        quality: Int = 85, progressive: Bool = false, chromaSubsampling: ChromaSubsampling? = nil,
+        embedsICCProfile: Bool = true, exif: Data? = nil, background: ImageColor = .white
+    ) {
+        self.quality = quality
+        self.progressive = progressive
+        self.chromaSubsampling = chromaSubsampling
+        self.embedsICCProfile = embedsICCProfile
+        self.exif = exif
+        self.background = background
+    }
+
+    public func encode(_ image: Image) throws -> Data {
+        let frame = try EncodingCheck.frame(image)
+        if let exif, exif.count > 65_533 { throw ImageEncodingError("EXIF data over 65,533 bytes does not fit APP1") }
+        let pixels = image.hasAlpha ? Self.flatten(frame, over: background) : frame.pixels
+        let stride = image.hasAlpha ? frame.width * 4 : frame.bytesPerRow
+        let icc = embedsICCProfile ? image.iccProfile : nil
+        let quality = EncodingCheck.quality(quality)
+        let fullChroma = (chromaSubsampling ?? (quality >= 90 ? .yuv444 : .yuv420)) == .yuv444
+        var output: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        var message = [CChar](repeating: 0, count: 256)
+        let status = pixels.withUnsafeBufferPointer { pixels -> Int32 in
+            guard let base = pixels.baseAddress else { return -1 }
+            return Self.withBytes(icc) { iccBytes, iccLength in
+                Self.withBytes(exif) { exifBytes, exifLength in
+                    wi_jpeg_encode_rgbx(
+                        base, Int32(frame.width), Int32(frame.height), stride, Int32(quality),
+                        progressive ? 1 : 0, fullChroma ? 1 : 0, iccBytes, iccLength, exifBytes,
+                        exifLength, &output, &length, &message, message.count)
+                }
+            }
+        }
+        guard status == 0, let output else {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw ImageEncodingError("JPEG encoding failed: \(text.isEmpty ? "unknown error" : text)")
+        }
+        defer { wi_jpeg_free(output) }
+        return Data(bytes: output, count: length)
+    }
+
+    /// `frame` composited over `color`, alpha dropped (packed rows).
+    static func flatten(_ frame: ImageFrame, over color: ImageColor) -> [UInt8] {
+        var out = [UInt8](repeating: 255, count: frame.width * frame.height * 4)
+        let background = [Int(color.red), Int(color.green), Int(color.blue)]
+        for y in 0..<frame.height {
+            for x in 0..<frame.width {
+                let source = y * frame.bytesPerRow + x * 4
+                let target = (y * frame.width + x) * 4
+                let alpha = Int(frame.pixels[source + 3])
+                for channel in 0..<3 {
+                    let value = Int(frame.pixels[source + channel]) * alpha + background[channel] * (255 - alpha)
+                    out[target + channel] = UInt8((value + 127) / 255)
+                }
+            }
+        }
+        return out
+    }
+
+    private static func withBytes<T>(_ data: Data?, _ body: (UnsafePointer<UInt8>?, Int) -> T) -> T {
+        guard let data, !data.isEmpty else { return body(nil, 0) }
+        return data.withUnsafeBytes { body($0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count) }
+    }
+}

@@ -1,0 +1,155 @@
+import CWebP
+import Foundation
+
+/// Encodes as WebP with libwebp: lossy at a quality or lossless, with alpha; an animation (more than one
+/// frame) through libwebpmux's `WebPAnimEncoder`, keeping each frame's duration and the loop count.
+///
+/// Lossless encoding keeps the colour of fully transparent pixels too (`exact`), so every pixel decodes
+/// back as it was. A still image's RGB ICC profile is embedded (ICCP chunk) unless `embedsICCProfile`
+/// is off.
+///
+/// ```swift
+/// let lossy = try WebPEncoder(quality: 80).encode(image)
+/// let exact = try WebPEncoder(lossless: true).encode(image)
+/// ```
+public struct WebPEncoder: ImageEncoding {
+    /// 1…100 for lossy encoding; for lossless, the effort spent on a smaller file. `80` by default.
+    public var quality: Int
+    /// Lossless (VP8L) instead of lossy (VP8). `false` by default.
+    public var lossless: Bool
+    /// libwebp's method, 0 (fastest) … 6 (smallest). `4` by default.
+    public var method: Int
+    /// Whether a still image's ICC profile is written. `true` by default.
+    public var embedsICCProfile: Bool
+
+    /// `.webp`.
+    public var format: ImageFormat { .webp }
+
+    /// Creates an encoder.
+    public init(quality: Int = 80, lossless: Bool = false, method: Int = 4, embedsICCProfile: Bool = true) {
+        self.quality = quality
+        self.lossless = lossless
+        self.method = method
+        self.embedsICCProfile = embedsICCProfile
+    }
+
+    public func encode(_ image: Image) throws -> Data {
+        guard !image.frames.isEmpty else { throw ImageEncodingError("the image has no frame to encode") }
+        for frame in image.frames { try EncodingCheck.check(frame) }
+        guard image.frames.count > 1 else {
+            let still = try encodeStill(image.frames[0])
+            guard embedsICCProfile, let icc = image.iccProfile, !icc.isEmpty else { return still }
+            return try Self.addingICCProfile(icc, to: still)
+        }
+        return try encodeAnimation(image)
+    }
+
+    private func makeConfig() throws -> WebPConfig {
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else { throw ImageEncodingError("WebP: libwebp version mismatch") }
+        config.quality = Float(EncodingCheck.quality(quality))
+        config.lossless = lossless ? 1 : 0
+        config.exact = lossless ? 1 : 0
+        config.method = Int32(min(6, max(0, method)))
+        guard WebPValidateConfig(&config) != 0 else { throw ImageEncodingError("WebP: invalid settings") }
+        return config
+    }
+
+    /// A picture holding `frame`'s pixels (ARGB, as lossless and the animation encoder want).
+    private static func picture(_ frame: ImageFrame) throws -> WebPPicture {
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else { throw ImageEncodingError("WebP: libwebp version mismatch") }
+        picture.use_argb = 1
+        picture.width = Int32(frame.width)
+        picture.height = Int32(frame.height)
+        let imported = frame.pixels.withUnsafeBufferPointer { pixels in
+            WebPPictureImportRGBA(&picture, pixels.baseAddress, Int32(frame.bytesPerRow))
+        }
+        guard imported != 0 else {
+            WebPPictureFree(&picture)
+            throw ImageEncodingError("WebP: out of memory importing the pixels")
+        }
+        return picture
+    }
+
+    private func encodeStill(_ frame: ImageFrame) throws -> Data {
+        var config = try makeConfig()
+        var picture = try Self.picture(frame)
+        defer { WebPPictureFree(&picture) }
+        var writer = WebPMemoryWriter()
+        WebPMemoryWriterInit(&writer)
+        defer { WebPMemoryWriterClear(&writer) }
+        let encoded = withUnsafeMutablePointer(to: &writer) { writerPointer -> Int32 in
+            picture.writer = WebPMemoryWrite
+            picture.custom_ptr = UnsafeMutableRawPointer(writerPointer)
+            return WebPEncode(&config, &picture)
+        }
+        guard encoded != 0, let memory = writer.mem else {
+            throw ImageEncodingError("WebP encoding failed (libwebp error \(picture.error_code.rawValue))")
+        }
+        return Data(bytes: memory, count: writer.size)
+    }
+
+    private func encodeAnimation(_ image: Image) throws -> Data {
+        var config = try makeConfig()
+        var options = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&options) != 0 else {
+            throw ImageEncodingError("WebP: libwebpmux version mismatch")
+        }
+        options.anim_params.loop_count = Int32(max(0, image.loopCount))
+        let first = image.frames[0]
+        guard let encoder = WebPAnimEncoderNew(Int32(first.width), Int32(first.height), &options) else {
+            throw ImageEncodingError("WebP: cannot create the animation encoder")
+        }
+        defer { WebPAnimEncoderDelete(encoder) }
+        var timestamp = 0
+        for frame in image.frames {
+            guard frame.width == first.width, frame.height == first.height else {
+                throw ImageEncodingError("WebP animation frames must share one size")
+            }
+            var picture = try Self.picture(frame)
+            defer { WebPPictureFree(&picture) }
+            guard WebPAnimEncoderAdd(encoder, &picture, Int32(timestamp), &config) != 0 else {
+                throw ImageEncodingError("WebP animation: \(Self.error(encoder))")
+            }
+            timestamp += max(1, Int((frame.duration * 1000).rounded()))
+        }
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(timestamp), nil) != 0 else {
+            throw ImageEncodingError("WebP animation: \(Self.error(encoder))")
+        }
+        var data = WebPData()
+        guard WebPAnimEncoderAssemble(encoder, &data) != 0, let bytes = data.bytes else {
+            throw ImageEncodingError("WebP animation: \(Self.error(encoder))")
+        }
+        defer { WebPDataClear(&data) }
+        return Data(bytes: bytes, count: data.size)
+    }
+
+    private static func error(_ encoder: OpaquePointer) -> String {
+        WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    /// `still` with an ICCP chunk, through libwebpmux (which also writes the VP8X header it needs).
+    private static func addingICCProfile(_ icc: Data, to still: Data) throws -> Data {
+        try still.withUnsafeBytes { raw -> Data in
+            var input = WebPData(bytes: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), size: raw.count)
+            guard let mux = WebPMuxCreate(&input, 1) else {
+                throw ImageEncodingError("WebP: cannot read the encoded image")
+            }
+            defer { WebPMuxDelete(mux) }
+            return try icc.withUnsafeBytes { profile -> Data in
+                var chunk = WebPData(
+                    bytes: profile.baseAddress?.assumingMemoryBound(to: UInt8.self), size: profile.count)
+                guard WebPMuxSetChunk(mux, "ICCP", &chunk, 1) == WEBP_MUX_OK else {
+                    throw ImageEncodingError("WebP: cannot add the ICC profile")
+                }
+                var output = WebPData()
+                guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let bytes = output.bytes else {
+                    throw ImageEncodingError("WebP: cannot assemble the image with its ICC profile")
+                }
+                defer { WebPDataClear(&output) }
+                return Data(bytes: bytes, count: output.size)
+            }
+        }
+    }
+}
