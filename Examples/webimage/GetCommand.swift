@@ -14,6 +14,7 @@ extension WebImageCLI {
                 Examples:
                   webimage get https://example.com/a.webp https://example.com/b.jpg
                   webimage get --input urls.txt --concurrency 16 -o out --png --thumbnail 256x256
+                  webimage get -o thumbs --thumbnail 256x256 --fit fill --format jpeg --quality 85 URL...
                   cat urls.txt | webimage get --input - --json
                 """)
 
@@ -41,6 +42,9 @@ extension WebImageCLI {
         @OptionGroup(title: "Downloader options")
         var download: DownloadOptions
 
+        @OptionGroup(title: "Output options (with -o)")
+        var image: ImageOutputOptions
+
         mutating func validate() throws {
             guard !urls.isEmpty || input != nil else {
                 throw ValidationError("Give at least one URL, or --input FILE ('-' for stdin).")
@@ -53,6 +57,9 @@ extension WebImageCLI {
             }
             if png && outputDirectory == nil { throw ValidationError("--png needs -o DIR.") }
             if force && outputDirectory == nil { throw ValidationError("--force needs -o DIR.") }
+            if image.format != nil && outputDirectory == nil { throw ValidationError("--format needs -o DIR.") }
+            if image.format != nil && png { throw ValidationError("--png and --format exclude each other.") }
+            try image.check(thumbnail: download.thumbnail)
             if input == "-" && download.passwordStdin {
                 throw ValidationError("--input - and --password-stdin cannot both read stdin.")
             }
@@ -77,15 +84,22 @@ extension WebImageCLI {
             let display = ProgressDisplay(resultLines: json ? .json : .plain)
             display.begin(total: list.count)
             let options = download.downloaderOptions
-            let context = download.context
+            var context = download.context
+            if let transformer = image.transformer(thumbnail: download.thumbnail) {
+                // The resize is the transformer's (Lanczos, to the mode asked); the decoder only shrinks on load.
+                var withTransformer = ImageDownloadContext()
+                withTransformer.transformer = transformer
+                context = withTransformer
+            }
             let requests = list.lazy.map { BatchDownload.Request(url: $0, options: options, context: context) }
             // Streamed: a few downloads per slot are queued at a time, and each image is kept only until its
             // line is printed and its file written.
             let savePNG = png
+            let encoder = image.encoder
             let rows = await BatchDownload(downloader: downloader).stream(
                 requests, window: 4 * download.concurrency, display: display
             ) { outcome in
-                output?.save(outcome, decodedPNG: savePNG) ?? outcome
+                output?.save(outcome, decodedPNG: savePNG, encoder: encoder) ?? outcome
             }
             display.end()
             downloader.invalidate(cancelPendingDownloads: false)

@@ -33,10 +33,27 @@ final class OutputFolder: Sendable {
     }
 
     /// Writes what `outcome` holds and records where (or why not) in the outcome; failures save nothing.
-    func save(_ outcome: DownloadOutcome, decodedPNG: Bool) -> DownloadOutcome {
+    /// With `encoder` (`--format`), the image is encoded and written as `<name>.<format's extension>`
+    /// instead of the downloaded bytes.
+    func save(_ outcome: DownloadOutcome, decodedPNG: Bool, encoder: (any ImageEncoding)? = nil) -> DownloadOutcome {
         guard outcome.error == nil, let data = outcome.data else { return outcome }
         var outcome = outcome
         let name = Self.safeName(for: outcome.url, format: outcome.image?.format)
+        if let encoder {
+            do {
+                guard let image = outcome.image else { throw CLIError("nothing decoded to encode") }
+                let encoded: Data
+                do { encoded = try encoder.encode(image) } catch let error as ImageEncodingError {
+                    throw CLIError("cannot encode as \(encoder.format.rawValue): \(error.message)")
+                }
+                let stem = (name as NSString).deletingPathExtension
+                let ext = encoder.format == .jpeg ? "jpg" : encoder.format.rawValue
+                outcome.savedPath = try write(encoded, name: (stem.isEmpty ? "download" : stem) + "." + ext).path
+            } catch {
+                outcome.saveError = String(describing: error)
+            }
+            return outcome
+        }
         do {
             let saved = try write(data, name: name)
             outcome.savedPath = saved.path

@@ -6,6 +6,7 @@ import WebImage
 /// ```
 /// webimage get --concurrency 8 --progressive -o out --png https://example.com/a.webp
 /// webimage info photo.jpg
+/// webimage convert photo.avif photo.jpg --quality 90
 /// webimage demo
 /// ```
 @main
@@ -17,6 +18,6 @@ struct WebImageCLI: AsyncParsableCommand {
             Libraries: \(LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", "))
             """,
         version: LibraryVersions.webImage,
-        subcommands: [Get.self, Info.self, Demo.self]
+        subcommands: [Get.self, Info.self, Convert.self, Demo.self]
     )
 }

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `--fit`, `--format` and `--quality`: how `get -o` and `convert` shape and encode the images they
+/// write. Shared through `@OptionGroup`.
+struct ImageOutputOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "With --thumbnail WxH: resize with Lanczos to the box: fit (inside), fill (cover, then centre crop), "
+                + "pad (letterbox, transparent or white for JPEG), longest (longer side = the box's).",
+            valueName: "mode"))
+    var fit: FitMode?
+
+    @Option(help: ArgumentHelp("Encode the written images as jpeg, webp, png or avif.", valueName: "format"))
+    var format: OutputFormat?
+
+    @Option(help: ArgumentHelp("Quality of --format jpeg, webp or avif (1…100).", valueName: "q"))
+    var quality: Int?
+
+    @Flag(help: "With --format webp: lossless.")
+    var lossless = false
+
+    /// Checks the combination; `impliedFormat` is the format the command infers when `--format` is absent
+    /// (convert's output name).
+    func check(thumbnail: PixelSize?, impliedFormat: OutputFormat? = nil) throws {
+        let format = self.format ?? impliedFormat
+        if let quality, !(1...100).contains(quality) {
+            throw ValidationError("--quality must be between 1 and 100, got \(quality).")
+        }
+        if quality != nil, format == nil || format == .png {
+            throw ValidationError("--quality needs --format jpeg, webp or avif.")
+        }
+        if lossless && format != .webp { throw ValidationError("--lossless needs --format webp.") }
+        if fit != nil && thumbnail == nil { throw ValidationError("--fit needs --thumbnail WxH.") }
+    }
+
+    /// The resize `--fit` asks for, to the `--thumbnail` box.
+    func transformer(thumbnail: PixelSize?) -> ImageTransformer? {
+        guard let fit, let thumbnail else { return nil }
+        let mode: ResizeMode =
+            switch fit {
+            case .fit: .fit
+            case .fill: .fill
+            case .pad: .pad(format == .jpeg ? .white : .clear)
+            case .longest: .longestSide
+            }
+        return .resize(to: thumbnail, mode: mode)
+    }
+
+    /// The encoder for `--format` with `--quality` / `--lossless`.
+    var encoder: (any ImageEncoding)? {
+        guard let format else { return nil }
+        return switch format {
+        case .jpeg: JPEGEncoder(quality: quality ?? 85)
+        case .webp: WebPEncoder(quality: quality ?? (lossless ? 100 : 80), lossless: lossless)
+        case .png: PNGEncoder()
+        case .avif: AVIFEncoder(quality: quality ?? 60)
+        }
+    }
+}
+
+/// `--fit` values.
+enum FitMode: String, CaseIterable, ExpressibleByArgument {
+    case fit, fill, pad, longest
+}
+
+/// `--format` values: the formats WebImage encodes.
+enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
+    case jpeg, webp, png, avif
+
+    /// The file extension.
+    var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+
+    /// The format a file name's extension names, if it is one of these.
+    init?(pathExtension: String) {
+        switch pathExtension.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "webp": self = .webp
+        case "png": self = .png
+        case "avif": self = .avif
+        default: return nil
+        }
+    }
+}
