@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
 
-.PHONY: deps build test test-tsan test-asan test-package demo bench format lint clean
+.PHONY: deps deps-bench build test test-tsan test-asan test-package demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -32,7 +32,7 @@ test: build
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification"
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer"
 
 test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan
@@ -45,7 +45,21 @@ demo: deps
 # The benchmarks are their own package (Benchmarks/Package.swift), so `make test` never compiles them.
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
-bench: deps
+# What only the benchmarks need: libvips' vipsthumbnail, libavif's and libjxl's command-line encoders (for
+# the file set), and Pillow in .venv-bench (a baseline, never a dependency of the library).
+BENCH_DEB_PACKAGES := libvips-tools libavif-bin libjxl-tools
+deps-bench: deps
+	@missing=""; for p in $(BENCH_DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing missing Debian packages:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@[ -x .venv-bench/bin/python3 ] && .venv-bench/bin/python3 -c 'import PIL' 2>/dev/null || \
+		{ python3 -m venv .venv-bench && .venv-bench/bin/pip install -q Pillow; }
+
+bench: deps deps-bench
 	$(SWIFT) build -c release --package-path Benchmarks --product WebImageBench
 	@mkdir -p docs
 	$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \

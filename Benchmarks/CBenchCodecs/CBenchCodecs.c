@@ -121,3 +121,67 @@ int wi_bench_webp_encode(const uint8_t *_Nonnull pixels, int width, int height, 
 
 /// Frees memory `wi_bench_webp_encode` returned.
 void wi_bench_webp_free(uint8_t *_Nullable buffer) { WebPFree(buffer); }
+
+// ---- AVIF and JPEG XL, called directly ----
+
+#include <avif/avif.h>
+#include <jxl/decode.h>
+
+int wi_bench_avif_decode(const uint8_t *data, size_t length, int *width, int *height) {
+    avifDecoder *decoder = avifDecoderCreate();
+    if (!decoder) return -1;
+    decoder->maxThreads = 1;
+    int status = -1;
+    if (avifDecoderSetIOMemory(decoder, data, length) == AVIF_RESULT_OK && avifDecoderParse(decoder) == AVIF_RESULT_OK &&
+        avifDecoderNextImage(decoder) == AVIF_RESULT_OK) {
+        avifRGBImage rgb;
+        avifRGBImageSetDefaults(&rgb, decoder->image);
+        rgb.format = AVIF_RGB_FORMAT_RGBA;
+        rgb.depth = 8;
+        *width = (int)rgb.width;
+        *height = (int)rgb.height;
+        rgb.rowBytes = rgb.width * 4;
+        rgb.pixels = malloc((size_t)rgb.rowBytes * rgb.height);
+        if (rgb.pixels && avifImageYUVToRGB(decoder->image, &rgb) == AVIF_RESULT_OK) status = 0;
+        free(rgb.pixels);
+    }
+    avifDecoderDestroy(decoder);
+    return status;
+}
+
+int wi_bench_jxl_decode(const uint8_t *data, size_t length, int *width, int *height) {
+    JxlDecoder *decoder = JxlDecoderCreate(NULL);
+    if (!decoder) return -1;
+    int status = -1;
+    uint8_t *pixels = NULL;
+    JxlPixelFormat format = {4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0};
+    if (JxlDecoderSubscribeEvents(decoder, JXL_DEC_BASIC_INFO | JXL_DEC_FULL_IMAGE) != JXL_DEC_SUCCESS) goto done;
+    JxlDecoderSetInput(decoder, data, length);
+    JxlDecoderCloseInput(decoder);
+    for (;;) {
+        JxlDecoderStatus event = JxlDecoderProcessInput(decoder);
+        if (event == JXL_DEC_BASIC_INFO) {
+            JxlBasicInfo info;
+            if (JxlDecoderGetBasicInfo(decoder, &info) != JXL_DEC_SUCCESS) goto done;
+            *width = (int)info.xsize;
+            *height = (int)info.ysize;
+        } else if (event == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
+            size_t size = 0;
+            if (JxlDecoderImageOutBufferSize(decoder, &format, &size) != JXL_DEC_SUCCESS) goto done;
+            free(pixels);
+            pixels = malloc(size);
+            if (!pixels || JxlDecoderSetImageOutBuffer(decoder, &format, pixels, size) != JXL_DEC_SUCCESS) goto done;
+        } else if (event == JXL_DEC_FULL_IMAGE) {
+            continue;
+        } else if (event == JXL_DEC_SUCCESS) {
+            status = 0;
+            break;
+        } else {
+            break;
+        }
+    }
+done:
+    free(pixels);
+    JxlDecoderDestroy(decoder);
+    return status;
+}

@@ -9,6 +9,7 @@ import WebImage
 /// www/small/s0000.bin … s1999.bin   2,000 × 20 KiB   pseudo-random bytes
 /// www/large/l00.bin … l19.bin       20 × 5 MiB       pseudo-random bytes
 /// www/photos/pNN.{jpg,webp,png}      2 MP (1632×1224) images made from the corpus photos
+/// www/photos/pNN.{avif,jxl}          the same, encoded by avifenc (speed 8) and cjxl (distance 1, effort 3)
 /// www/big/54mp.jpg                   9000×6000 JPEG, astronaut-36mp.jpg upscaled
 /// ```
 struct Corpus {
@@ -19,6 +20,8 @@ struct Corpus {
     static let photoSize = PixelSize(width: 1632, height: 1224)
     static let bigSize = PixelSize(width: 9000, height: 6000)
     static let photoFormats = ["jpg", "webp", "png"]
+    /// Made from the PNGs by libavif's and libjxl's command-line encoders (`make deps-bench` installs them).
+    static let nextGenerationFormats = ["avif", "jxl"]
 
     let root: URL
     let sourceDirectory: URL
@@ -76,6 +79,23 @@ struct Corpus {
                 frame = Self.resize(try decodeSource(source.file), to: size)
             }
             try write(frame, to: "/photos/p\(index)")
+            let png = url("/photos/p\(index).png").path
+            try Self.run(["avifenc", "-s", "8", "-j", "1", png, url("/photos/p\(index).avif").path])
+            try Self.run(["cjxl", png, url("/photos/p\(index).jxl").path, "-d", "1", "-e", "3", "--num_threads=1"])
+        }
+    }
+
+    /// Runs an encoder from PATH, quietly; throws when it is missing or fails.
+    private static func run(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw BenchError("\(arguments[0]) failed (status \(process.terminationStatus)); run `make deps-bench`")
         }
     }
 

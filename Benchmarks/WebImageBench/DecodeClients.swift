@@ -86,6 +86,10 @@ private func decodeWithCLibrary(_ data: Data) -> Bool {
             return wi_bench_png_decode(base, raw.count, pixels, width, height) == 0
         case .webp:
             return wi_bench_webp_decode(base, raw.count, &width, &height) == 0
+        case .avif:
+            return wi_bench_avif_decode(base, raw.count, &width, &height) == 0
+        case .jxl:
+            return wi_bench_jxl_decode(base, raw.count, &width, &height) == 0
         default:
             return false
         }

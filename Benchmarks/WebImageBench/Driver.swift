@@ -20,6 +20,11 @@ struct Driver {
     static let coalescingURLs = 100
     static let queuedDownloads = 10_000
     static let decoderPasses = 5
+    /// The Python with Pillow that `make deps-bench` sets up (nil when it is missing: no Pillow client).
+    static var benchPython: String? {
+        let path = FileManager.default.currentDirectoryPath + "/.venv-bench/bin/python3"
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
     /// Items of the no-network floor clients: enough for about 0.1 s of CPU, well above rusage's noise.
     static let floorItems = 20_000
     /// The design floor with a network (FloorClients.swift): an `Operation` per transfer over WebImage's
@@ -170,7 +175,7 @@ struct Driver {
                     },
                 ]))
 
-        for ext in Corpus.photoFormats {
+        for ext in Corpus.photoFormats + Corpus.nextGenerationFormats {
             let files = lists.writeFiles("decoder-\(ext)", paths: corpus.photoPaths(ext).map { corpus.url($0).path })
             let passes = String(Self.decoderPasses)
             workloads.append(
@@ -185,6 +190,28 @@ struct Driver {
                         },
                     ]))
         }
+
+        // The thumbnail pipeline (issue 14): the 2 MP JPEGs → 256×256 fill → JPEG q85, one thread each.
+        let jpegs = corpus.photoPaths("jpg").map { corpus.url($0).path }
+        let thumbnailFiles = lists.writeFiles("thumbnail", paths: jpegs)
+        let thumbnailOutput = makeTemporaryDirectory().path
+        let passes = Self.decoderPasses
+        var thumbnailClients = [
+            Client(name: "WebImage") {
+                runClient(["thumbnail", "--files", thumbnailFiles, "--passes", String(passes)])
+            },
+            Client(name: "vipsthumbnail") {
+                runExternalThumbnailClient(
+                    paths: jpegs, passes: passes, command: vipsthumbnailCommand(output: thumbnailOutput))
+            },
+        ]
+        if let python = Self.benchPython {
+            thumbnailClients.append(
+                Client(name: "Pillow") {
+                    runExternalThumbnailClient(paths: jpegs, passes: passes, command: pillowCommand(python: python))
+                })
+        }
+        workloads.append(Workload(name: "thumbnail", clients: thumbnailClients))
 
         let coalescing = lists.write(
             "coalescing", paths: Array(corpus.smallPaths().prefix(Self.coalescingURLs)).map { "\($0)?merge=1" })

@@ -12,6 +12,7 @@ import Foundation
 //       queued      --urls FILE --parallel N
 //       decode-only --files FILE --threads N
 //       decoder     --files FILE --impl swift|c --passes N
+//       thumbnail   --files FILE --passes N   (WebImage's side of the thumbnail workload)
 //       bigjpeg     --url URL | --file PATH
 //       floor-operation --items N --parallel N;  floor-notifications --items N
 
@@ -98,6 +99,12 @@ case "decoder":
         paths: readLines(arguments.required("files")), implementation: arguments.required("impl"),
         passes: arguments.int("passes", default: 3)
     ).emit()
+case "thumbnail":
+    runWebImageThumbnailClient(
+        paths: readLines(arguments.required("files")), passes: arguments.int("passes", default: 3)
+    ).emit()
+case "thumbnail-parts":
+    runThumbnailPartsClient(paths: readLines(arguments.required("files")), passes: arguments.int("passes", default: 3))
 case "bigjpeg":
     runBigJPEGClient(url: arguments.string("url"), path: arguments.string("file")).emit()
 case "floor-operation":

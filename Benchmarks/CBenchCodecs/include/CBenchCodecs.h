@@ -36,4 +36,10 @@ int wi_bench_webp_encode(const uint8_t *_Nonnull pixels, int width, int height, 
 
 /// Frees memory `wi_bench_webp_encode` returned.
 void wi_bench_webp_free(uint8_t *_Nullable buffer);
+
+/// Decodes the first image with libavif (avifDecoderParse, avifDecoderNextImage, avifImageYUVToRGB to
+/// RGBA8 in a buffer it allocates and frees); 0 or -1.
+int wi_bench_avif_decode(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
+/// Decodes with libjxl's JxlDecoder to RGBA8 (one thread, a buffer it allocates and frees); 0 or -1.
+int wi_bench_jxl_decode(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
 #endif

@@ -72,13 +72,13 @@ enum LanczosResampler {
     }
 }
 
-/// RGBA as premultiplied Floats (0…255 scale), row-major.
+/// RGBA as premultiplied Floats (0…255 scale), one SIMD4 per pixel, row-major.
 struct PremultipliedPlane {
     let width: Int
     let height: Int
-    var values: [Float]
+    var values: [SIMD4<Float>]
 
-    init(width: Int, height: Int, values: [Float]) {
+    init(width: Int, height: Int, values: [SIMD4<Float>]) {
         self.width = width
         self.height = height
         self.values = values
@@ -87,21 +87,19 @@ struct PremultipliedPlane {
     init(_ frame: ImageFrame) {
         width = frame.width
         height = frame.height
-        var values = [Float](repeating: 0, count: frame.width * frame.height * 4)
+        var values = [SIMD4<Float>](repeating: .zero, count: frame.width * frame.height)
         frame.pixels.withUnsafeBufferPointer { pixels in
             values.withUnsafeMutableBufferPointer { out in
                 for y in 0..<frame.height {
                     let row = y * frame.bytesPerRow
-                    let outRow = y * frame.width * 4
+                    let outRow = y * frame.width
                     for x in 0..<frame.width {
                         let source = row + x * 4
-                        let alpha = Float(pixels[source + 3])
-                        let scale = alpha / 255
-                        let target = outRow + x * 4
-                        out[target] = Float(pixels[source]) * scale
-                        out[target + 1] = Float(pixels[source + 1]) * scale
-                        out[target + 2] = Float(pixels[source + 2]) * scale
-                        out[target + 3] = alpha
+                        let pixel = SIMD4<Float>(
+                            Float(pixels[source]), Float(pixels[source + 1]), Float(pixels[source + 2]),
+                            Float(pixels[source + 3]))
+                        let scale = pixel.w / 255
+                        out[outRow + x] = SIMD4(pixel.x * scale, pixel.y * scale, pixel.z * scale, pixel.w)
                     }
                 }
             }
@@ -113,7 +111,7 @@ struct PremultipliedPlane {
     func boxReduced(factorX: Int, factorY: Int) -> PremultipliedPlane {
         let outWidth = max(1, width / factorX)
         let outHeight = max(1, height / factorY)
-        var out = [Float](repeating: 0, count: outWidth * outHeight * 4)
+        var out = [SIMD4<Float>](repeating: .zero, count: outWidth * outHeight)
         values.withUnsafeBufferPointer { input in
             out.withUnsafeMutableBufferPointer { output in
                 for oy in 0..<outHeight {
@@ -122,23 +120,12 @@ struct PremultipliedPlane {
                     for ox in 0..<outWidth {
                         let x0 = ox * factorX
                         let x1 = ox == outWidth - 1 ? width : x0 + factorX
-                        var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+                        var sum = SIMD4<Float>.zero
                         for y in y0..<y1 {
-                            var index = (y * width + x0) * 4
-                            for _ in x0..<x1 {
-                                sums.0 += input[index]
-                                sums.1 += input[index + 1]
-                                sums.2 += input[index + 2]
-                                sums.3 += input[index + 3]
-                                index += 4
-                            }
+                            let row = y * width
+                            for x in x0..<x1 { sum += input[row + x] }
                         }
-                        let count = Float((y1 - y0) * (x1 - x0))
-                        let target = (oy * outWidth + ox) * 4
-                        output[target] = sums.0 / count
-                        output[target + 1] = sums.1 / count
-                        output[target + 2] = sums.2 / count
-                        output[target + 3] = sums.3 / count
+                        output[oy * outWidth + ox] = sum / Float((y1 - y0) * (x1 - x0))
                     }
                 }
             }
@@ -148,27 +135,29 @@ struct PremultipliedPlane {
 
     func filteredHorizontally(to outWidth: Int) -> PremultipliedPlane {
         let contributions = LanczosResampler.Contributions(input: width, output: outWidth)
-        var out = [Float](repeating: 0, count: outWidth * height * 4)
+        // The weights flattened, with each output's offset into them, so the inner loop reads one array.
+        var offsets = [Int](repeating: 0, count: outWidth + 1)
+        var flat: [Float] = []
+        for ox in 0..<outWidth {
+            flat += contributions.weights[ox]
+            offsets[ox + 1] = flat.count
+        }
+        var out = [SIMD4<Float>](repeating: .zero, count: outWidth * height)
         values.withUnsafeBufferPointer { input in
             out.withUnsafeMutableBufferPointer { output in
-                for y in 0..<height {
-                    let row = y * width * 4
-                    for ox in 0..<outWidth {
-                        let start = contributions.starts[ox]
-                        var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
-                        var index = row + start * 4
-                        for weight in contributions.weights[ox] {
-                            sums.0 += input[index] * weight
-                            sums.1 += input[index + 1] * weight
-                            sums.2 += input[index + 2] * weight
-                            sums.3 += input[index + 3] * weight
-                            index += 4
+                flat.withUnsafeBufferPointer { weights in
+                    for y in 0..<height {
+                        let row = y * width
+                        let outRow = y * outWidth
+                        for ox in 0..<outWidth {
+                            var sum = SIMD4<Float>.zero
+                            var index = row + contributions.starts[ox]
+                            for k in offsets[ox]..<offsets[ox + 1] {
+                                sum += input[index] * weights[k]
+                                index += 1
+                            }
+                            output[outRow + ox] = sum
                         }
-                        let target = (y * outWidth + ox) * 4
-                        output[target] = sums.0
-                        output[target + 1] = sums.1
-                        output[target + 2] = sums.2
-                        output[target + 3] = sums.3
                     }
                 }
             }
@@ -178,18 +167,15 @@ struct PremultipliedPlane {
 
     func filteredVertically(to outHeight: Int) -> PremultipliedPlane {
         let contributions = LanczosResampler.Contributions(input: height, output: outHeight)
-        let rowLength = width * 4
-        var out = [Float](repeating: 0, count: rowLength * outHeight)
+        var out = [SIMD4<Float>](repeating: .zero, count: width * outHeight)
         values.withUnsafeBufferPointer { input in
             out.withUnsafeMutableBufferPointer { output in
                 for oy in 0..<outHeight {
-                    let target = oy * rowLength
-                    var sourceRow = contributions.starts[oy] * rowLength
+                    let target = oy * width
+                    var sourceRow = contributions.starts[oy] * width
                     for weight in contributions.weights[oy] {
-                        for index in 0..<rowLength {
-                            output[target + index] += input[sourceRow + index] * weight
-                        }
-                        sourceRow += rowLength
+                        for x in 0..<width { output[target + x] += input[sourceRow + x] * weight }
+                        sourceRow += width
                     }
                 }
             }
@@ -202,18 +188,17 @@ struct PremultipliedPlane {
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         values.withUnsafeBufferPointer { input in
             pixels.withUnsafeMutableBufferPointer { out in
-                var index = 0
-                while index < input.count {
-                    let alpha = min(255, max(0, input[index + 3]))
-                    let roundedAlpha = UInt8(alpha.rounded())
-                    out[index + 3] = roundedAlpha
-                    if roundedAlpha > 0 {
-                        let scale = 255 / alpha
-                        for channel in 0..<3 {
-                            out[index + channel] = UInt8(min(255, max(0, input[index + channel] * scale)).rounded())
-                        }
-                    }
-                    index += 4
+                for index in 0..<input.count {
+                    let value = input[index]
+                    let alpha = Swift.min(255, value.w)
+                    guard alpha >= 0.5 else { continue }
+                    let scale = 255 / alpha
+                    let target = index * 4
+                    // Adding 0.5 and truncating rounds the clamped, non-negative values.
+                    out[target] = UInt8(Swift.min(255, Swift.max(0, value.x * scale)) + 0.5)
+                    out[target + 1] = UInt8(Swift.min(255, Swift.max(0, value.y * scale)) + 0.5)
+                    out[target + 2] = UInt8(Swift.min(255, Swift.max(0, value.z * scale)) + 0.5)
+                    out[target + 3] = UInt8(alpha + 0.5)
                 }
             }
         }
