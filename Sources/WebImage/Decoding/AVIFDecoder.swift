@@ -13,8 +13,9 @@ import Foundation
 /// EXIF orientation of the other formats is. Data cut short fails with `badImageData` (AV1 frames decode
 /// whole or not at all).
 ///
-/// Colour: an ICC profile in the `colr` box is applied as `ImageDecodingOptions.colorSpace` asks. CICP
-/// (`nclx`) colour descriptions other than sRGB's are not converted yet: their pixels are kept as stored.
+/// Colour: an ICC profile in the `colr` box, or else its CICP (`nclx`) primaries and transfer curve, are
+/// applied as `ImageDecodingOptions.colorSpace` asks (with `.preserve`, a CICP space comes back as an ICC
+/// profile LittleCMS writes). PQ and HLG (HDR) transfers are not tone-mapped: those pixels stay as stored.
 ///
 /// This file is the only one that calls libavif's decoder.
 public struct AVIFDecoder: ImageDecoding {
@@ -83,6 +84,12 @@ public struct AVIFDecoder: ImageDecoding {
             let icc = header.pointee.icc
             if let bytes = icc.data, icc.size > 0 {
                 ColorManagement.apply(.icc(Data(bytes: bytes, count: icc.size)), to: &image, options: options)
+            } else {
+                ColorManagement.apply(
+                    .cicp(
+                        primaries: Int(header.pointee.colorPrimaries),
+                        transfer: Int(header.pointee.transferCharacteristics)),
+                    to: &image, options: options)
             }
             return image
         }

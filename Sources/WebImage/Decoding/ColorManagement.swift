@@ -8,6 +8,8 @@ enum EmbeddedColorSpace: Sendable {
     case icc(Data)
     /// PNG's gAMA (file gamma, e.g. 0.45455) and, when present, cHRM (white, red, green, blue x/y).
     case gamma(Double, chromaticities: [Double]?)
+    /// ITU-T H.273 code points (AVIF's `nclx` colour box): colour primaries and transfer characteristics.
+    case cicp(primaries: Int, transfer: Int)
 }
 
 /// Colour management with LittleCMS: files that declare a colour space are converted to sRGB (or keep
@@ -30,6 +32,15 @@ enum ColorManagement {
                 return
             }
             guard !profile.isSRGB, let transform = transform(for: data, profile: profile) else { return }
+            convert(&image, with: transform)
+        case .cicp(let primaries, let transfer):
+            guard let profile = Profile(cicpPrimaries: primaries, transfer: transfer) else { return }
+            if options.colorSpace == .preserve {
+                image.iccProfile = profile.data
+                return
+            }
+            let key = Data("cicp \(primaries)/\(transfer)".utf8)
+            guard let transform = transform(for: key, profile: profile) else { return }
             convert(&image, with: transform)
         case .gamma(let gamma, let chromaticities):
             // Gamma 1/2.2, alone or with sRGB's white and primaries, is what encoders (ImageMagick among
@@ -171,7 +182,58 @@ enum ColorManagement {
             self.handle = handle
         }
 
+        /// An RGB profile for H.273 colour primaries and transfer characteristics; nil for sRGB's own
+        /// (BT.709 primaries with the sRGB or an unspecified curve: nothing to convert) and for what is
+        /// not supported (PQ and HLG need tone mapping, not a profile).
+        init?(cicpPrimaries primaries: Int, transfer: Int) {
+            // White x, y, then red, green, blue x, y.
+            let d65 = [0.3127, 0.3290]
+            let table: [Int: [Double]] = [
+                1: d65 + [0.640, 0.330, 0.300, 0.600, 0.150, 0.060],  // BT.709 / sRGB
+                4: [0.310, 0.316, 0.67, 0.33, 0.21, 0.71, 0.14, 0.08],  // BT.470 M
+                5: d65 + [0.64, 0.33, 0.29, 0.60, 0.15, 0.06],  // BT.470 BG
+                6: d65 + [0.630, 0.340, 0.310, 0.595, 0.155, 0.070],  // SMPTE 170M
+                7: d65 + [0.630, 0.340, 0.310, 0.595, 0.155, 0.070],  // SMPTE 240M
+                9: d65 + [0.708, 0.292, 0.170, 0.797, 0.131, 0.046],  // BT.2020
+                11: [0.314, 0.351, 0.680, 0.320, 0.265, 0.690, 0.150, 0.060],  // DCI-P3
+                12: d65 + [0.680, 0.320, 0.265, 0.690, 0.150, 0.060],  // Display P3
+            ]
+            let srgbCurve = [2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045]
+            let curve: [Double]
+            switch transfer {
+            case 2, 13: curve = srgbCurve  // unspecified, sRGB
+            case 1, 6, 14, 15: curve = [1 / 0.45, 1 / 1.099, 0.099 / 1.099, 1 / 4.5, 0.081]  // BT.709
+            case 4: curve = [2.2, 1, 0, 0, 0]
+            case 5: curve = [2.8, 1, 0, 0, 0]
+            case 8: curve = [1, 1, 0, 0, 0]  // linear
+            default: return nil
+            }
+            let effectivePrimaries = primaries == 2 ? 1 : primaries  // unspecified: BT.709
+            guard let c = table[effectivePrimaries], !(effectivePrimaries == 1 && curve == srgbCurve) else {
+                return nil
+            }
+            var white = cmsCIExyY(x: c[0], y: c[1], Y: 1)
+            var rgb = cmsCIExyYTRIPLE(
+                Red: cmsCIExyY(x: c[2], y: c[3], Y: 1), Green: cmsCIExyY(x: c[4], y: c[5], Y: 1),
+                Blue: cmsCIExyY(x: c[6], y: c[7], Y: 1))
+            guard let tone = curve.withUnsafeBufferPointer({ cmsBuildParametricToneCurve(nil, 4, $0.baseAddress) })
+            else { return nil }
+            defer { cmsFreeToneCurve(tone) }
+            var curves: [OpaquePointer?] = [tone, tone, tone]
+            guard let handle = cmsCreateRGBProfile(&white, &rgb, &curves) else { return nil }
+            self.handle = handle
+        }
+
         deinit { cmsCloseProfile(handle) }
+
+        /// The profile serialised as ICC bytes (for `Image.iccProfile`).
+        var data: Data? {
+            var size: UInt32 = 0
+            guard cmsSaveProfileToMem(handle, nil, &size) != 0, size > 0 else { return nil }
+            var bytes = [UInt8](repeating: 0, count: Int(size))
+            guard cmsSaveProfileToMem(handle, &bytes, &size) != 0 else { return nil }
+            return Data(bytes.prefix(Int(size)))
+        }
 
         var colorSpace: cmsColorSpaceSignature { cmsGetColorSpace(handle) }
 

@@ -142,6 +142,10 @@ def main():
                              ("coffee-p3.avif", "avif"), ("coffee-p3.jxl", "jxl")]:
             manifest.append(dict(file=name, format=format, width=600, height=400, alpha=False, frames=1,
                                  profile="display-p3.icc"))
+        # The same P3 pixels described by CICP (nclx: Display P3 primaries, sRGB curve) instead of a profile.
+        run("avifenc", "-s", "6", "--ignore-icc", "--cicp", "12/13/6", out("coffee-p3.png"), out("coffee-p3-nclx.avif"))
+        manifest.append(dict(file="coffee-p3-nclx.avif", format="avif", width=600, height=400, alpha=False,
+                             frames=1))
         # sRGB under another name (Pillow's own sRGB profile): nothing to convert.
         srgb_bytes = ImageCms.ImageCmsProfile(srgb).tobytes()
         coffee.save(out("coffee-srgb-profile.png"), icc_profile=srgb_bytes)

@@ -44,7 +44,7 @@ enum PipelineFixtures {
 
 @Suite(.timeLimit(.minutes(2))) struct AVIFAndJXLDecodingTests {
     @Test func theFixturesArePresent() {
-        #expect(PipelineFixtures.entries(format: "avif").count == 7)
+        #expect(PipelineFixtures.entries(format: "avif").count == 8)
         #expect(PipelineFixtures.entries(format: "jxl").count == 7)
     }
 
@@ -175,5 +175,23 @@ enum PipelineFixtures {
         }
         let accept = server.requests.first?.request.header("Accept") ?? ""
         #expect(accept.hasPrefix("image/avif,image/jxl,"))
+    }
+
+    @Test func progressiveLoadShowsAJXLsPassesWhileItArrives() async throws {
+        let server = LocalImageServer(root: PipelineFixtures.directory)
+        try server.start()
+        defer { server.shutdown() }
+        let downloader = ImageDownloader()
+        defer { downloader.invalidate(cancelPendingDownloads: true) }
+        let recorder = CallbackRecorder()
+        downloader.downloadImage(
+            with: server.url("/drip/coffee-progressive.jxl?chunk=4096&interval=30"), options: .progressiveLoad,
+            completed: recorder.completion())
+        #expect(await offCooperativePool { recorder.waitForTerminal(1) })
+        let partials = recorder.partials
+        #expect(partials.count >= 1, "no partial image")
+        #expect(partials.allSatisfy { $0.image?.isPartial == true && $0.image?.width == 600 })
+        let final = try #require(recorder.terminals.first?.image)
+        #expect(!final.isPartial && final.format == .jxl)
     }
 }

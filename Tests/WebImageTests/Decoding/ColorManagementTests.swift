@@ -69,6 +69,23 @@ import Testing
         #expect(Self.maximumDifference(converted.frames[0].pixels, stored.frames[0].pixels) > 8)
     }
 
+    @Test func anAVIFDescribedByCICPIsConverted() throws {
+        // The P3 pixels of coffee-p3.png, labelled with nclx 12/13 (Display P3, sRGB curve) instead of a profile.
+        let stored = try Self.decode("coffee-p3-nclx.avif", .preserve)
+        let converted = try Self.decode("coffee-p3-nclx.avif", .sRGB)
+        #expect(converted.iccProfile == nil)
+        let synthesized = try #require(stored.iccProfile)  // LittleCMS's description of the CICP space
+        #expect(ColorManagement.Profile(synthesized).map { !$0.isSRGB } == true)
+        let profile = try Self.openProfile(try PipelineFixtures.data("display-p3.icc"))
+        defer { cmsCloseProfile(profile) }
+        let expected = try Self.lcms(stored.frames[0].pixels, from: profile, inputFormat: Self.rgba8)
+        let difference = Self.maximumDifference(converted.frames[0].pixels, expected)
+        #expect(difference <= 2, "differs from LittleCMS by \(difference) levels")
+        #expect(Self.maximumDifference(converted.frames[0].pixels, stored.frames[0].pixels) > 8)
+        // Plain sRGB CICP (the other AVIF fixtures) is left alone.
+        #expect(try Self.decode("coffee.avif", .preserve).iccProfile == nil)
+    }
+
     @Test(arguments: ["cmyk-plain.jpg", "cmyk-adobe.jpg"])
     func aCMYKJPEGGoesThroughItsProfile(file: String) throws {
         let data = try PipelineFixtures.data(file)
