@@ -72,6 +72,7 @@ let package = Package(
             dependencies: [
                 "WebImage",
                 "LocalImageServer",
+                "CZlib",  // gzip input of `webimage bulk`
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/webimage",

@@ -18,6 +18,6 @@ struct WebImageCLI: AsyncParsableCommand {
             Libraries: \(LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", "))
             """,
         version: LibraryVersions.webImage,
-        subcommands: [Get.self, Info.self, Convert.self, Demo.self]
+        subcommands: [Get.self, Info.self, Convert.self, Bulk.self, BulkStats.self, Demo.self]
     )
 }

@@ -57,11 +57,25 @@ enum CLIRunner {
 
     /// Runs product `name` with `arguments`, feeding `stdin`, and returns its exit status and output.
     /// `shell` is a shell command run first, in the same process (`ulimit -v 600000`, say).
+    /// `killAfterMilliseconds`: the child gets SIGKILL that long after it starts (if still running).
     static func run(
         _ name: String, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
-        environment: [String: String] = [:], shell: String? = nil
+        environment: [String: String] = [:], shell: String? = nil, killAfterMilliseconds: Int? = nil
     ) async throws -> Output {
-        let executable = try executable(name)
+        try await runExecutable(
+            try executable(name), arguments, stdin: stdin, in: directory, environment: environment, shell: shell,
+            killAfterMilliseconds: killAfterMilliseconds)
+    }
+
+    /// Runs any program (a path) the same way.
+    static func runProgram(_ path: String, _ arguments: [String]) async throws -> Output {
+        try await runExecutable(URL(fileURLWithPath: path), arguments)
+    }
+
+    private static func runExecutable(
+        _ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
+        environment: [String: String] = [:], shell: String? = nil, killAfterMilliseconds: Int? = nil
+    ) async throws -> Output {
         let process = Process()
         if let shell {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -82,6 +96,11 @@ enum CLIRunner {
         process.standardError = errPipe
         process.standardInput = inPipe
         try process.run()
+        if let killAfterMilliseconds {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(killAfterMilliseconds)) {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
+        }
         // Blocking reads and the wait run off the cooperative pool.
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {

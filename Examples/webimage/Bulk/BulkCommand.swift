@@ -1,0 +1,273 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+extension WebImageCLI {
+    /// `webimage bulk INPUT --output DIR`: a URL list to an image dataset, in shards.
+    struct Bulk: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Download a URL list into a dataset of shards (webdataset tars or folders).",
+            discussion: """
+                The input (.txt, .csv, .tsv or .jsonl, optionally .gz) is cut into shards of --shard-size rows \
+                (DIR/plan.json). Each shard writes {shard:05}.tar (or the folder {shard:05}/), {shard:05}.jsonl \
+                with one row per input URL, and {shard:05}_stats.json last: a shard with stats is done, and a \
+                rerun of the same command skips it. Files appear under their final names only when complete.
+
+                Scale-out: --shard-index I --shard-count N runs the shards with shard % N == I; the index may \
+                come from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID with \
+                SLURM_ARRAY_TASK_COUNT (Slurm), or AWS_BATCH_JOB_ARRAY_INDEX. --shards 3,7,12 runs exactly those.
+
+                Exit status: 0 when every assigned shard is done, 1 for a failure a retry may fix (network, \
+                disk), 2 for one it cannot (bad input, bad options).
+
+                Example:
+                  webimage bulk urls.csv.gz --url-col url --caption-col caption --output dataset \\
+                    --resize-mode fill --size 256 --encode jpeg --quality 90 --concurrency 64 --per-host 8
+                """)
+
+        @Argument(help: "The URL list: .txt, .csv, .tsv or .jsonl, optionally .gz.")
+        var input: String
+
+        @Option(help: ArgumentHelp("The output directory.", valueName: "dir"))
+        var output: String
+
+        @Option(help: ArgumentHelp("webdataset (tar shards) or files (a folder per shard).", valueName: "format"))
+        var format: String = "webdataset"
+
+        @Option(help: "Rows per shard (at most 10,000: the key keeps 4 digits of index).")
+        var shardSize: Int = 10_000
+
+        @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl).")
+        var urlCol: String = "url"
+
+        @Option(help: "The column that holds the caption (written as {key}.txt).")
+        var captionCol: String?
+
+        @Option(help: ArgumentHelp("Other columns to keep in each sample's json, comma-separated.", valueName: "a,b"))
+        var saveCols: String?
+
+        @Option(help: ArgumentHelp("fit, fill, pad, longest or none.", valueName: "mode"))
+        var resizeMode: String = "fill"
+
+        @Option(help: "The resize box's side in pixels.")
+        var size: Int = 256
+
+        @Option(help: ArgumentHelp("jpeg, webp or png; none keeps the downloaded bytes.", valueName: "format"))
+        var encode: String = "jpeg"
+
+        @Option(help: "Quality of jpeg or webp (1…100).")
+        var quality: Int = 95
+
+        @Option(help: "Skip images whose smaller side is below this many pixels (before resizing).")
+        var minSize: Int = 0
+
+        @Option(help: "Skip images whose longer side is more than this many times the shorter.")
+        var maxAspectRatio: Double?
+
+        @Option(help: "Downloads at once.")
+        var concurrency: Int = 64
+
+        @Option(help: "Downloads at once per host.")
+        var perHost: Int = 8
+
+        @Option(help: "Retries for timeouts, lost connections, 5xx and 429 (honouring Retry-After). 0 by default.")
+        var retries: Int = 0
+
+        @Option(help: ArgumentHelp("Seconds a whole download may take, redirects included.", valueName: "seconds"))
+        var timeout: Double = 30
+
+        @Option(help: "The User-Agent sent: name your project and a contact.")
+        var userAgent: String =
+            "webimage-bulk/\(LibraryVersions.webImage) (image dataset builder; set --user-agent to name yourself)"
+
+        @Flag(help: "Download images whose X-Robots-Tag says noai or noimageai (skipped by default).")
+        var ignoreRobotsTag = false
+
+        @Option(help: "This process's index among --shard-count processes.")
+        var shardIndex: Int?
+
+        @Option(help: "How many processes share the shards.")
+        var shardCount: Int?
+
+        @Option(help: ArgumentHelp("Run exactly these shards, comma-separated.", valueName: "a,b,c"))
+        var shards: String?
+
+        @Flag(help: "Print one JSON object per finished shard instead of a line of text.")
+        var json = false
+
+        func run() async throws {
+            do {
+                try await execute()
+            } catch let error as BulkInputError {
+                Console.write("webimage bulk: \(error.description)\n", to: .standardError)
+                throw ExitCode(2)
+            } catch let error as ValidationError {
+                Console.write("webimage bulk: \(error.message)\n", to: .standardError)
+                throw ExitCode(2)
+            }
+        }
+
+        private func execute() async throws {
+            let settings = try makeSettings()
+            let (index, count) = try Self.resolveIndex(
+                index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
+            let explicit = try shards.map { text in
+                try text.split(separator: ",").map { part -> Int in
+                    guard let value = Int(part.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+                        throw ValidationError("--shards takes shard numbers, got '\(part)'.")
+                    }
+                    return value
+                }
+            }
+            let columns = BulkColumns(url: urlCol, caption: captionCol, saved: settings.savedColumns)
+            let directory = URL(fileURLWithPath: output, isDirectory: true)
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CLIError("cannot create '\(output)': \(error.localizedDescription)")
+            }
+            let plan = try BulkPlan.settle(
+                try BulkPlan.make(input: input, columns: columns, shardSize: shardSize, format: format), in: directory)
+            let assigned = Set(plan.assigned(index: index, count: count, explicit: explicit))
+
+            var config = ImageDownloaderConfig()
+            config.maxConcurrentDownloads = concurrency
+            config.totalTimeout = timeout
+            config.downloadTimeout = min(timeout, 15)
+            config.headers["User-Agent"] = userAgent
+            config.cookieStorage = nil
+            let downloader = ImageDownloader(config: config)
+            let runner = BulkShardRunner(
+                downloader: downloader, settings: settings, directory: directory, hosts: HostLimiter(limit: perHost))
+
+            // One pass over the input: each assigned shard's rows are gathered as the stream passes them.
+            let reader = try BulkRowReader(path: input, columns: columns)
+            var shard = 0
+            var rows: [BulkRow] = []
+            var done = 0
+            var skipped = 0
+            func runShard() async throws {
+                defer { rows.removeAll(keepingCapacity: true) }
+                guard assigned.contains(shard) else { return }
+                let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: shard).stats)
+                if FileManager.default.fileExists(atPath: statsURL.path) {
+                    skipped += 1
+                    return
+                }
+                let stats = try await runner.run(shard: shard, rows: rows)
+                done += 1
+                report(stats)
+            }
+            while let row = reader.next() {
+                if assigned.contains(shard) { rows.append(row) }
+                if (reader.rowsRead % plan.shardSize) == 0 {
+                    try await runShard()
+                    shard += 1
+                }
+            }
+            if reader.rowsRead % plan.shardSize != 0 || reader.rowsRead == 0 { try await runShard() }
+            downloader.invalidate(cancelPendingDownloads: false)
+            downloader.waitUntilInvalidated()
+            let summary =
+                "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)"
+            Console.write(
+                json ? "{\"summary\":\"\(summary)\"}\n" : summary + "\n", to: json ? .standardOutput : .standardError)
+        }
+
+        private func report(_ stats: BulkShardStats) {
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                if let data = try? encoder.encode(stats) {
+                    Console.write(String(decoding: data, as: UTF8.self) + "\n", to: .standardOutput)
+                }
+            } else {
+                let failed = stats.count - stats.successes
+                Console.write(
+                    String(
+                        format: "shard %05d: %d of %d ok, %d failed, %.1f MB, %.1f s (%.0f images/s)\n", stats.shard,
+                        stats.successes, stats.count, failed, Double(stats.bytes) / 1e6, stats.duration,
+                        Double(stats.count) / max(stats.duration, 0.001)), to: .standardError)
+            }
+        }
+
+        private func makeSettings() throws -> BulkSettings {
+            guard (1...10_000).contains(shardSize) else {
+                throw ValidationError("--shard-size must be between 1 and 10000, got \(shardSize).")
+            }
+            guard (1...4096).contains(concurrency) else { throw ValidationError("--concurrency must be 1…4096.") }
+            guard perHost >= 1 else { throw ValidationError("--per-host must be at least 1.") }
+            guard retries >= 0 else { throw ValidationError("--retries must not be negative.") }
+            guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1…100.") }
+            guard size >= 1 else { throw ValidationError("--size must be at least 1.") }
+            guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+            guard !userAgent.isEmpty else { throw ValidationError("--user-agent must not be empty.") }
+            var settings = BulkSettings()
+            guard let outputFormat = BulkSettings.OutputFormat(rawValue: format) else {
+                throw ValidationError("--format must be webdataset or files, got '\(format)'.")
+            }
+            settings.outputFormat = outputFormat
+            settings.concurrency = concurrency
+            settings.perHost = perHost
+            settings.retries = retries
+            settings.minimumSize = minSize
+            settings.maximumAspectRatio = maxAspectRatio
+            settings.respectsRobotsTag = !ignoreRobotsTag
+            settings.savedColumns =
+                saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+            settings.writesCaptions = captionCol != nil
+            let box = PixelSize(width: size, height: size)
+            switch resizeMode {
+            case "fit": settings.transformer = .resize(to: box, mode: .fit)
+            case "fill": settings.transformer = .resize(to: box, mode: .fill)
+            case "pad": settings.transformer = .resize(to: box, mode: .pad(encode == "jpeg" ? .white : .clear))
+            case "longest": settings.transformer = .resize(to: box, mode: .longestSide)
+            case "none": settings.transformer = nil
+            default:
+                throw ValidationError("--resize-mode must be fit, fill, pad, longest or none, got '\(resizeMode)'.")
+            }
+            switch encode {
+            case "jpeg": settings.encoder = JPEGEncoder(quality: quality)
+            case "webp": settings.encoder = WebPEncoder(quality: quality)
+            case "png": settings.encoder = PNGEncoder()
+            case "none":
+                guard resizeMode == "none" else {
+                    throw ValidationError("--encode none keeps the downloaded bytes: it needs --resize-mode none.")
+                }
+                settings.encoder = nil
+            default: throw ValidationError("--encode must be jpeg, webp, png or none, got '\(encode)'.")
+            }
+            return settings
+        }
+
+        /// This process's shard index and the process count, from the options or the engine's environment.
+        static func resolveIndex(index: Int?, count: Int?, environment: [String: String]) throws -> (Int, Int) {
+            var index = index
+            var count = count
+            if index == nil {
+                if let value = environment["JOB_COMPLETION_INDEX"] {
+                    index = Int(value)
+                } else if let value = environment["SLURM_ARRAY_TASK_ID"] {
+                    index = Int(value)
+                    if count == nil, let total = environment["SLURM_ARRAY_TASK_COUNT"] { count = Int(total) }
+                    if let minimum = environment["SLURM_ARRAY_TASK_MIN"].flatMap(Int.init), let shifted = index {
+                        index = shifted - minimum  // arrays may start at 1
+                    }
+                } else if let value = environment["AWS_BATCH_JOB_ARRAY_INDEX"] {
+                    index = Int(value)
+                }
+            }
+            guard let index else {
+                if count != nil { throw ValidationError("--shard-count needs --shard-index (or an engine's index).") }
+                return (0, 1)
+            }
+            guard let count, count >= 1 else {
+                throw ValidationError("a shard index (\(index)) needs --shard-count N (or SLURM_ARRAY_TASK_COUNT).")
+            }
+            guard (0..<count).contains(index) else {
+                throw ValidationError("shard index \(index) is outside 0..<\(count).")
+            }
+            return (index, count)
+        }
+    }
+}

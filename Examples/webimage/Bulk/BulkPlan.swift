@@ -1,0 +1,87 @@
+import Foundation
+
+/// How the input is cut into shards: shard `i` holds input rows `i × shardSize ..< (i + 1) × shardSize`,
+/// in input order. Written to `DIR/plan.json` on the first run; a later run checks it still describes
+/// the same input (size and row count) and shard size, so the shards it skips and the ones it redoes
+/// line up.
+struct BulkPlan: Codable, Equatable {
+    var input: String
+    var inputBytes: Int
+    var rows: Int
+    var shardSize: Int
+    var shards: Int
+    var format: String
+
+    /// The plan for `input`: one streaming pass counts its rows.
+    static func make(input: String, columns: BulkColumns, shardSize: Int, format: String) throws -> BulkPlan {
+        let reader = try BulkRowReader(path: input, columns: columns)
+        var rows = 0
+        while reader.next() != nil { rows += 1 }
+        let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+        return BulkPlan(
+            input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
+            shards: max(1, (rows + shardSize - 1) / shardSize), format: format)
+    }
+
+    /// Reads `DIR/plan.json`, or writes `plan` there; a plan already there must equal it.
+    static func settle(_ plan: BulkPlan, in directory: URL) throws -> BulkPlan {
+        let url = directory.appendingPathComponent("plan.json")
+        if let data = try? Data(contentsOf: url) {
+            guard let existing = try? JSONDecoder().decode(BulkPlan.self, from: data) else {
+                throw BulkInputError("\(url.path) is not a plan this version reads; use a new output directory")
+            }
+            guard existing == plan else {
+                throw BulkInputError(
+                    "\(url.path) describes another input or shard size (\(existing.rows) rows of \(existing.input), "
+                        + "shards of \(existing.shardSize), \(existing.format)); use a new output directory")
+            }
+            return existing
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(try encoder.encode(plan) + Data("\n".utf8), to: url)
+        return plan
+    }
+
+    /// The shards this process runs: `--shards` when given, else those with `shard % count == index`.
+    func assigned(index: Int, count: Int, explicit: [Int]?) -> [Int] {
+        if let explicit { return explicit.filter { $0 >= 0 && $0 < shards }.sorted() }
+        return (0..<shards).filter { $0 % count == index }
+    }
+}
+
+/// Writes a file under a temporary name in the same directory, then renames it over the final name, so
+/// a reader (or a rerun) never sees a partial file under the final name.
+enum AtomicFile {
+    static func write(_ data: Data, to url: URL) throws {
+        let temporary = temporaryURL(for: url)
+        do {
+            try data.write(to: temporary)
+            try commit(temporary, to: url)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
+        }
+    }
+
+    /// `.NAME.partial-PID` beside `url`.
+    static func temporaryURL(for url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).partial-\(ProcessInfo.processInfo.processIdentifier)")
+    }
+
+    /// Renames `temporary` over `url` (atomic on one file system).
+    static func commit(_ temporary: URL, to url: URL) throws {
+        guard rename(temporary.path, url.path) == 0 else {
+            throw CLIError("cannot rename \(temporary.path) to \(url.path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Removes the temporary files an interrupted run left for `names` in `directory`.
+    static func removeLeftovers(in directory: URL, names: [String]) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for entry in entries where names.contains(where: { entry.hasPrefix(".\($0).partial-") }) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
+        }
+    }
+}

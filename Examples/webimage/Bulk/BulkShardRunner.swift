@@ -1,0 +1,380 @@
+import Foundation
+import WebImage
+
+/// What `webimage bulk` does to each image and how it fetches it.
+struct BulkSettings: Sendable {
+    enum OutputFormat: String, Sendable { case webdataset, files }
+
+    var outputFormat: OutputFormat = .webdataset
+    var concurrency = 64
+    var perHost = 8
+    var retries = 0
+    var transformer: ImageTransformer?
+    /// nil keeps the downloaded bytes as they came.
+    var encoder: (any ImageEncoding)?
+    var minimumSize = 0
+    var maximumAspectRatio: Double?
+    var respectsRobotsTag = true
+    var savedColumns: [String] = []
+    var writesCaptions = false
+}
+
+/// One row's outcome, as the shard's files record it.
+struct BulkSample: Sendable {
+    var index: Int
+    var row: BulkRow
+    var bytes: Data?
+    var fileExtension: String = ""
+    var errorCode: String?
+    var errorMessage: String?
+    var width: Int?
+    var height: Int?
+    var originalWidth: Int?
+    var originalHeight: Int?
+    var milliseconds = 0
+    var attempts = 1
+
+    var succeeded: Bool { bytes != nil && errorCode == nil }
+}
+
+/// Per-shard totals: `{shard:05}_stats.json`.
+struct BulkShardStats: Codable, Sendable {
+    var shard: Int
+    var count = 0
+    var successes = 0
+    var failures: [String: Int] = [:]
+    var bytes = 0
+    var duration = 0.0
+}
+
+/// Runs one shard: downloads its rows (`concurrency` at a time, `perHost` per host, with retries),
+/// resizes and encodes the images, and writes the shard's files atomically, stats last.
+struct BulkShardRunner: Sendable {
+    let downloader: ImageDownloader
+    let settings: BulkSettings
+    let directory: URL
+    let hosts: HostLimiter
+
+    /// The 9-digit sample key: 5 digits of shard, 4 of index.
+    static func key(shard: Int, index: Int) -> String { String(format: "%05d%04d", shard, index) }
+
+    static func names(shard: Int) -> (tar: String, jsonl: String, stats: String, folder: String) {
+        let stem = String(format: "%05d", shard)
+        return (stem + ".tar", stem + ".jsonl", stem + "_stats.json", stem)
+    }
+
+    func run(shard: Int, rows: [BulkRow]) async throws -> BulkShardStats {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let names = Self.names(shard: shard)
+        // A shard redone from scratch: whatever an interrupted run left goes first.
+        AtomicFile.removeLeftovers(in: directory, names: [names.tar, names.jsonl, names.stats, names.folder])
+        for name in [names.tar, names.jsonl, names.folder] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        let sink = try ShardSink(shard: shard, directory: directory, settings: settings)
+        var stats = BulkShardStats(shard: shard)
+        do {
+            try await forEachSample(rows) { sample in
+                stats.count += 1
+                if sample.succeeded {
+                    stats.successes += 1
+                    stats.bytes += sample.bytes?.count ?? 0
+                } else {
+                    stats.failures[sample.errorCode ?? "unknown", default: 0] += 1
+                }
+                try sink.add(sample, key: Self.key(shard: shard, index: sample.index))
+            }
+            try sink.finish()
+        } catch {
+            sink.abandon()
+            throw error
+        }
+        stats.duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try AtomicFile.write(
+            try encoder.encode(stats) + Data("\n".utf8), to: directory.appendingPathComponent(names.stats))
+        return stats
+    }
+
+    /// Processes `rows` with at most `concurrency` rows in flight and hands each sample to `body` as it
+    /// finishes (completion order: a slow or retried row never holds finished ones back, so memory stays at
+    /// `concurrency` samples). Each image's bytes are the same in every run; only the order of the members
+    /// in the tar and of the lines in the jsonl varies.
+    private func forEachSample(_ rows: [BulkRow], _ body: (BulkSample) throws -> Void) async throws {
+        try await withThrowingTaskGroup(of: BulkSample.self) { group in
+            var next = 0
+            while next < rows.count && next < settings.concurrency {
+                let (index, row) = (next, rows[next])
+                group.addTask { await process(index: index, row: row) }
+                next += 1
+            }
+            while let sample = try await group.next() {
+                try body(sample)
+                if next < rows.count {
+                    let (index, row) = (next, rows[next])
+                    group.addTask { await process(index: index, row: row) }
+                    next += 1
+                }
+            }
+        }
+    }
+
+    /// Downloads, checks, resizes and encodes one row, retrying what may succeed later.
+    private func process(index: Int, row: BulkRow) async -> BulkSample {
+        var sample = BulkSample(index: index, row: row)
+        let started = DispatchTime.now().uptimeNanoseconds
+        defer { _ = started }
+        guard let url = URL(string: row.url), let host = url.host, !host.isEmpty,
+            ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+        else {
+            sample.errorCode = ImageDownloaderError.Code.invalidURL.description
+            sample.errorMessage = "not an http(s) URL: \(row.url.prefix(200))"
+            return sample
+        }
+        var context = ImageDownloadContext()
+        context.transformer = settings.transformer
+        if settings.respectsRobotsTag { context.responseModifier = RobotsTagCheck() }
+        var attempt = 0
+        while true {
+            attempt += 1
+            await hosts.acquire(host.lowercased())
+            let result: Result<ImageDownloadResult, Error>
+            do {
+                result = .success(try await downloader.image(for: url, context: context))
+            } catch {
+                result = .failure(error)
+            }
+            await hosts.release(host.lowercased())
+            switch result {
+            case .success(let downloaded):
+                sample.attempts = attempt
+                finish(&sample, with: downloaded)
+                sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+                return sample
+            case .failure(let error):
+                let failure = error as? ImageDownloaderError
+                if attempt <= settings.retries, let failure, let delay = Self.retryDelay(failure, attempt: attempt) {
+                    try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    continue
+                }
+                sample.attempts = attempt
+                if let failure, failure.code == .invalidDownloadResponse, settings.respectsRobotsTag {
+                    sample.errorCode = "robotsTag"
+                    sample.errorMessage = "X-Robots-Tag forbids AI use (noai / noimageai)"
+                } else {
+                    sample.errorCode = failure?.code.description ?? "unknown"
+                    sample.errorMessage = failure?.message ?? "\(error)"
+                }
+                sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+                return sample
+            }
+        }
+    }
+
+    /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
+    private func finish(_ sample: inout BulkSample, with result: ImageDownloadResult) {
+        guard let image = result.image else {
+            sample.errorCode = ImageDownloaderError.Code.badImageData.description
+            sample.errorMessage = "nothing decoded"
+            return
+        }
+        sample.width = image.width
+        sample.height = image.height
+        sample.originalWidth = image.originalWidth
+        sample.originalHeight = image.originalHeight
+        if min(image.originalWidth, image.originalHeight) < settings.minimumSize {
+            sample.errorCode = "tooSmall"
+            sample.errorMessage =
+                "\(image.originalWidth)×\(image.originalHeight) is below --min-size \(settings.minimumSize)"
+            return
+        }
+        if let limit = settings.maximumAspectRatio {
+            let ratio =
+                Double(max(image.originalWidth, image.originalHeight))
+                / Double(max(1, min(image.originalWidth, image.originalHeight)))
+            if ratio > limit {
+                sample.errorCode = "aspectRatio"
+                sample.errorMessage =
+                    "aspect ratio \(String(format: "%.2f", ratio)) is over --max-aspect-ratio \(limit)"
+                return
+            }
+        }
+        if let encoder = settings.encoder {
+            do {
+                sample.bytes = try encoder.encode(image)
+                sample.fileExtension = encoder.format == .jpeg ? "jpg" : encoder.format.rawValue
+            } catch {
+                sample.errorCode = "encoding"
+                sample.errorMessage = "\(error)"
+            }
+        } else {
+            sample.bytes = result.data
+            let format = ImageFormat.detect(result.data)
+            sample.fileExtension = format == .jpeg ? "jpg" : (format == .unknown ? "bin" : format.rawValue)
+        }
+    }
+
+    /// Seconds to wait before retrying `error`, or nil when retrying cannot help: timeouts, lost
+    /// connections and 5xx back off exponentially (1, 2, 4 … s, at most 60); 429 and 503 wait what
+    /// their `Retry-After` says (seconds or an HTTP date, at most 300 s) when they say it.
+    static func retryDelay(_ error: ImageDownloaderError, attempt: Int) -> Double? {
+        let backoff = min(60, pow(2, Double(attempt - 1)))
+        switch error.code {
+        case .timedOut, .connectionLost, .cannotConnect, .transport:
+            return backoff
+        case .invalidDownloadStatusCode:
+            guard let status = error.statusCode else { return nil }
+            if status == 429 || status == 503, let value = error.response?.headers["Retry-After"] {
+                if let seconds = Double(value.trimmingCharacters(in: .whitespaces)) { return min(300, max(0, seconds)) }
+                if let date = HTTPDateParser.parse(value) { return min(300, max(0, date.timeIntervalSinceNow)) }
+            }
+            return status == 429 || (500..<600).contains(status) ? backoff : nil
+        default:
+            return nil
+        }
+    }
+}
+
+/// Fails a response whose `X-Robots-Tag` says `noai` or `noimageai`, before its body is read.
+struct RobotsTagCheck: ImageDownloaderResponseModifying {
+    func modifiedResponse(_ response: ImageDownloadResponse) -> ImageDownloadResponse? {
+        let values = response.headers.values(for: "X-Robots-Tag").map { $0.lowercased() }
+        let forbidden = values.contains { value in
+            value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == ":" }).contains {
+                $0 == "noai" || $0 == "noimageai"
+            }
+        }
+        return forbidden ? nil : response
+    }
+}
+
+/// At most `limit` downloads per host at once; the others wait in arrival order.
+actor HostLimiter {
+    private let limit: Int
+    private var running: [String: Int] = [:]
+    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    func acquire(_ host: String) async {
+        if running[host, default: 0] < limit {
+            running[host, default: 0] += 1
+            return
+        }
+        await withCheckedContinuation { waiting[host, default: []].append($0) }
+    }
+
+    func release(_ host: String) {
+        if var queue = waiting[host], !queue.isEmpty {
+            let next = queue.removeFirst()
+            waiting[host] = queue.isEmpty ? nil : queue
+            next.resume()  // the slot passes to the next waiter
+        } else {
+            running[host, default: 1] -= 1
+            if running[host] == 0 { running[host] = nil }
+        }
+    }
+}
+
+/// HTTP dates in `Retry-After` (IMF-fixdate, the form servers send).
+enum HTTPDateParser {
+    static func parse(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
+    }
+}
+
+/// Where one shard's samples go: the tar (or the folder) and the jsonl, under temporary names until
+/// `finish()` renames them.
+final class ShardSink {
+    private let settings: BulkSettings
+    private let tar: TarWriter?
+    private let tarURL: URL
+    private let folderURL: URL
+    private let temporaryFolder: URL
+    private let jsonlURL: URL
+    private let jsonl: FileHandle
+
+    init(shard: Int, directory: URL, settings: BulkSettings) throws {
+        self.settings = settings
+        let names = BulkShardRunner.names(shard: shard)
+        tarURL = directory.appendingPathComponent(names.tar)
+        folderURL = directory.appendingPathComponent(names.folder)
+        temporaryFolder = AtomicFile.temporaryURL(for: folderURL)
+        jsonlURL = directory.appendingPathComponent(names.jsonl)
+        switch settings.outputFormat {
+        case .webdataset:
+            tar = try TarWriter(url: AtomicFile.temporaryURL(for: tarURL))
+        case .files:
+            tar = nil
+            try FileManager.default.createDirectory(at: temporaryFolder, withIntermediateDirectories: true)
+        }
+        let jsonlTemporary = AtomicFile.temporaryURL(for: jsonlURL)
+        guard FileManager.default.createFile(atPath: jsonlTemporary.path, contents: nil) else {
+            throw CLIError("cannot create \(jsonlTemporary.path)")
+        }
+        jsonl = try FileHandle(forWritingTo: jsonlTemporary)
+    }
+
+    func add(_ sample: BulkSample, key: String) throws {
+        let record = Self.record(sample, key: key, settings: settings)
+        let json = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys, .withoutEscapingSlashes])
+        try jsonl.write(contentsOf: json + Data("\n".utf8))
+        guard let bytes = sample.bytes, sample.succeeded else { return }
+        switch settings.outputFormat {
+        case .webdataset:
+            try tar?.add(name: "\(key).\(sample.fileExtension)", data: bytes)
+            try tar?.add(name: "\(key).json", data: json)
+            if settings.writesCaptions { try tar?.add(name: "\(key).txt", data: Data((sample.row.caption ?? "").utf8)) }
+        case .files:
+            try bytes.write(to: temporaryFolder.appendingPathComponent("\(key).\(sample.fileExtension)"))
+            try json.write(to: temporaryFolder.appendingPathComponent("\(key).json"))
+            if settings.writesCaptions {
+                try Data((sample.row.caption ?? "").utf8).write(
+                    to: temporaryFolder.appendingPathComponent("\(key).txt"))
+            }
+        }
+    }
+
+    func finish() throws {
+        try jsonl.synchronize()
+        try jsonl.close()
+        if let tar {
+            try tar.finish()
+            try AtomicFile.commit(AtomicFile.temporaryURL(for: tarURL), to: tarURL)
+        } else {
+            try AtomicFile.commit(temporaryFolder, to: folderURL)
+        }
+        try AtomicFile.commit(AtomicFile.temporaryURL(for: jsonlURL), to: jsonlURL)
+    }
+
+    func abandon() {
+        tar?.abandon()
+        try? jsonl.close()
+        for url in [AtomicFile.temporaryURL(for: tarURL), temporaryFolder, AtomicFile.temporaryURL(for: jsonlURL)] {
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
+
+    /// The json of a sample (also a row of the jsonl).
+    static func record(_ sample: BulkSample, key: String, settings: BulkSettings) -> [String: Any] {
+        var record: [String: Any] = [
+            "key": key, "url": sample.row.url, "status": sample.succeeded ? "success" : "failed",
+            "error": sample.errorMessage.map { $0 as Any } ?? NSNull(),
+            "error_code": sample.errorCode.map { $0 as Any } ?? NSNull(), "ms": sample.milliseconds,
+            "attempts": sample.attempts,
+        ]
+        record["caption"] = sample.row.caption.map { $0 as Any } ?? NSNull()
+        for (name, value) in sample.row.saved { record[name] = value }
+        record["width"] = sample.width.map { $0 as Any } ?? NSNull()
+        record["height"] = sample.height.map { $0 as Any } ?? NSNull()
+        record["original_width"] = sample.originalWidth.map { $0 as Any } ?? NSNull()
+        record["original_height"] = sample.originalHeight.map { $0 as Any } ?? NSNull()
+        record["sha256"] = sample.succeeded ? SHA256.hex(sample.bytes ?? Data()) : NSNull()
+        return record
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+
+extension WebImageCLI {
+    /// `webimage bulk-stats DIR`: the totals of every finished shard's stats file.
+    struct BulkStats: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "bulk-stats", abstract: "Sum the stats of the finished shards in a bulk output directory.")
+
+        @Argument(help: "The directory `webimage bulk` wrote.")
+        var directory: String
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func run() throws {
+            let url = URL(fileURLWithPath: directory, isDirectory: true)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+            var total = BulkShardStats(shard: -1)
+            var shards = 0
+            for name in names.sorted() where name.hasSuffix("_stats.json") {
+                guard let data = try? Data(contentsOf: url.appendingPathComponent(name)),
+                    let stats = try? JSONDecoder().decode(BulkShardStats.self, from: data)
+                else { continue }
+                shards += 1
+                total.count += stats.count
+                total.successes += stats.successes
+                total.bytes += stats.bytes
+                total.duration += stats.duration
+                for (code, count) in stats.failures { total.failures[code, default: 0] += count }
+            }
+            let plan = (try? Data(contentsOf: url.appendingPathComponent("plan.json")))
+                .flatMap { try? JSONDecoder().decode(BulkPlan.self, from: $0) }
+            if json {
+                let object: [String: Any] = [
+                    "shardsDone": shards, "shardsPlanned": plan?.shards ?? NSNull(), "count": total.count,
+                    "successes": total.successes, "failures": total.failures, "bytes": total.bytes,
+                    "duration": total.duration,
+                ]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+                return
+            }
+            print("shards done: \(shards)\(plan.map { " of \($0.shards)" } ?? "")")
+            print(
+                "images: \(total.count), ok \(total.successes) (\(String(format: "%.1f", 100 * Double(total.successes) / Double(max(1, total.count))))%)"
+            )
+            for (code, count) in total.failures.sorted(by: { $0.value > $1.value }) { print("  \(code): \(count)") }
+            print(String(format: "bytes: %.1f MB, shard time: %.1f s", Double(total.bytes) / 1e6, total.duration))
+        }
+    }
+}

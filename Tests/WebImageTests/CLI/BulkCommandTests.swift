@@ -1,0 +1,301 @@
+import Foundation
+import LocalImageServer
+import Locking
+import Testing
+
+@testable import WebImage
+
+/// `webimage bulk` run as built, against the loopback server's generated images.
+@Suite("webimage bulk", .timeLimit(.minutes(10)))
+struct BulkCommandTests {
+    /// What the server does for row `n` of a generated list.
+    enum Kind: String, CaseIterable {
+        case ok, missing, throttled, noAI, redirect, trickle
+
+        static func of(_ n: Int) -> Kind {
+            if n % 10 == 3 { return .missing }
+            if n % 17 == 5 { return .throttled }
+            if n % 23 == 7 { return .noAI }
+            if n % 31 == 11 { return .redirect }
+            if n % 97 == 13 { return .trickle }
+            return .ok
+        }
+    }
+
+    /// A server with `/gen/N.png` (a small PNG that differs by N) behaving as `Kind.of(N)` says: 404s, a 429
+    /// with `Retry-After: 1` on the first request, `X-Robots-Tag: noai`, a redirect to another image,
+    /// or a body that trickles for longer than the timeout.
+    static func server() throws -> (LocalImageServer, Lock<[String: Int]>) {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        let pngs = try (0..<8).map { shade -> Data in
+            var pixels: [UInt8] = []
+            for index in 0..<(24 * 16) { pixels += [UInt8(shade * 30), UInt8(index % 256), 90, 255] }
+            let frame = ImageFrame(width: 24, height: 16, bytesPerRow: 96, pixels: pixels)
+            return try PNGEncoder().encode(frame)
+        }
+        let seen = Lock<[String: Int]>([:])
+        server.route("/gen/") { request in
+            let name = request.path.split(separator: "/").last.map(String.init) ?? ""
+            let n = Int(name.split(separator: ".").first ?? "") ?? 0
+            let png = pngs[n % 8]
+            let image = LocalImageServer.Response(
+                status: 200, headers: [("Content-Type", "image/png")], body: .data(png))
+            if request.queryValue("final") == "1" { return image }  // where redirects lead
+            switch Kind.of(n) {
+            case .ok:
+                return image
+            case .missing:
+                return .text("no such image", status: 404)
+            case .throttled:
+                let count = seen.withLock { counts -> Int in
+                    counts[request.path, default: 0] += 1
+                    return counts[request.path]!
+                }
+                if count == 1 {
+                    return LocalImageServer.Response(
+                        status: 429, headers: [("Retry-After", "1")], body: .data(Data("slow down".utf8)))
+                }
+                return image
+            case .noAI:
+                var tagged = image
+                tagged.headers.append(("X-Robots-Tag", "noai, noimageai"))
+                return tagged
+            case .redirect:
+                return LocalImageServer.Response(status: 302, headers: [("Location", "/gen/\(n).png?final=1")])
+            case .trickle:
+                var slow = image
+                slow.delivery = .drip(chunkSize: 8, interval: .milliseconds(300))
+                return slow
+            }
+        }
+        return (server, seen)
+    }
+
+    static func writeList(_ urls: [String], to folder: URL, name: String = "list.csv") throws -> URL {
+        let lines =
+            ["url,caption,n"]
+            + urls.enumerated().map { "\($0.element),\"image \($0.offset), \"\"generated\"\"\",\($0.offset)" }
+        let url = folder.appendingPathComponent(name)
+        try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    static func jsonl(_ folder: URL) throws -> [[String: Any]] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".jsonl") }
+            .sorted()
+        return try names.flatMap { name in
+            try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8).split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+        }
+    }
+
+    /// The image members of every tar in `folder`, by name, read with Python's `tarfile` (which also
+    /// proves each tar is well formed).
+    static func tarImages(_ folder: URL) async throws -> [String: String] {
+        let script = """
+            import hashlib, sys, tarfile, glob, os
+            for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.tar"))):
+                with tarfile.open(path) as tar:
+                    for member in tar.getmembers():
+                        if member.name.endswith((".jpg", ".png", ".webp")):
+                            print(member.name, hashlib.sha256(tar.extractfile(member).read()).hexdigest())
+            """
+        let output = try await CLIRunner.runProgram("/usr/bin/env", ["python3", "-c", script, folder.path])
+        #expect(output.status == 0, "\(output.stderr)")
+        var images: [String: String] = [:]
+        for line in output.stdoutLines {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { images[String(parts[0])] = String(parts[1]) }
+        }
+        return images
+    }
+
+    @Test func twoThousandURLsAreAllAccountedFor() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = 2_000
+        let list = try Self.writeList((0..<count).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--caption-col", "caption", "--save-cols", "n",
+                "--shard-size", "500", "--size", "32", "--concurrency", "32", "--retries", "2", "--timeout", "2",
+                "--json",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+
+        let rows = try Self.jsonl(output)
+        #expect(rows.count == count)
+        #expect(Set(rows.compactMap { $0["n"] as? String }).count == count)
+        var expected: [String: Int] = [:]
+        for n in 0..<count {
+            switch Kind.of(n) {
+            case .ok, .throttled, .redirect: expected["success", default: 0] += 1
+            case .missing: expected["invalidDownloadStatusCode", default: 0] += 1
+            case .noAI: expected["robotsTag", default: 0] += 1
+            case .trickle: expected["timedOut", default: 0] += 1
+            }
+        }
+        var seen: [String: Int] = [:]
+        for row in rows { seen[(row["error_code"] as? String) ?? "success", default: 0] += 1 }
+        #expect(seen == expected)
+        // The throttled rows succeeded on their second attempt, after Retry-After.
+        let throttled = rows.filter { Int($0["n"] as? String ?? "").map { Kind.of($0) == .throttled } ?? false }
+        let unexpected = throttled.filter { $0["attempts"] as? Int != 2 || $0["status"] as? String != "success" }
+        #expect(unexpected.isEmpty, "\(unexpected.prefix(3))")
+
+        // The stats add up to the rows.
+        var total = 0
+        var successes = 0
+        for shard in 0..<4 {
+            let data = try Data(contentsOf: output.appendingPathComponent(String(format: "%05d_stats.json", shard)))
+            let stats = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            total += stats["count"] as? Int ?? 0
+            successes += stats["successes"] as? Int ?? 0
+        }
+        #expect(total == count)
+        #expect(successes == expected["success"])
+
+        // Every tar opens with Python's tarfile and holds one image per success, named by key.
+        let images = try await Self.tarImages(output)
+        #expect(images.count == expected["success"])
+        let keys = Set(rows.filter { $0["status"] as? String == "success" }.compactMap { $0["key"] as? String })
+        #expect(Set(images.keys.map { String($0.prefix(9)) }) == keys)
+        #expect(images.keys.allSatisfy { $0.hasSuffix(".jpg") })
+    }
+
+    @Test func killedRunsResumeToTheSameImages() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Only images that always succeed, so every run must end with the same samples.
+        let urls = (0..<400).filter { Kind.of($0) == .ok }.map { server.url("/gen/\($0).png").absoluteString }
+        let list = try Self.writeList(urls, to: folder)
+        let arguments = { (out: URL) in
+            ["bulk", list.path, "--output", out.path, "--shard-size", "25", "--size", "32", "--concurrency", "8"]
+        }
+        let reference = folder.appendingPathComponent("reference")
+        #expect(try await CLIRunner.run("webimage", arguments(reference)).status == 0)
+        let expected = try await Self.tarImages(reference)
+
+        let killed = folder.appendingPathComponent("killed")
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let delay = Int.random(in: 20...400, using: &generator)
+            _ = try await CLIRunner.run("webimage", arguments(killed), killAfterMilliseconds: delay)
+            // Under its final names the directory only ever holds complete files.
+            let names = try FileManager.default.contentsOfDirectory(atPath: killed.path)
+            for name in names where name.hasSuffix(".tar") {
+                let stem = String(name.dropLast(4))
+                #expect(names.contains(stem + ".jsonl"), "\(name) without its jsonl")
+            }
+        }
+        #expect(try await CLIRunner.run("webimage", arguments(killed)).status == 0)
+        let resumed = try await Self.tarImages(killed)
+        #expect(resumed == expected)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: killed.path).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test func shardIndexesSplitTheWorkAndEnginesSetThem() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<120).filter { Kind.of($0) == .ok }.map { server.url("/gen/\($0).png").absoluteString }
+        let list = try Self.writeList(urls, to: folder)
+        func run(_ out: String, _ extra: [String], environment: [String: String] = [:]) async throws -> URL {
+            let directory = folder.appendingPathComponent(out)
+            let result = try await CLIRunner.run(
+                "webimage",
+                ["bulk", list.path, "--output", directory.path, "--shard-size", "10", "--size", "16"] + extra,
+                environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            return directory
+        }
+        func shardsDone(_ directory: URL) throws -> Set<Int> {
+            Set(
+                try FileManager.default.contentsOfDirectory(atPath: directory.path).compactMap { name in
+                    name.hasSuffix("_stats.json") ? Int(name.prefix(5)) : nil
+                })
+        }
+        let one = try await run("one", [])
+        let all = try shardsDone(one)
+        #expect(all.count == 10)
+
+        // Two processes, index 0 and 1 of 2, into one directory: the same union as one process.
+        let split = try await run("split", ["--shard-index", "0", "--shard-count", "2"])
+        #expect(try shardsDone(split) == all.filter { $0 % 2 == 0 })
+        _ = try await run("split", ["--shard-index", "1", "--shard-count", "2"])
+        #expect(try shardsDone(split) == all)
+        #expect(try await Self.tarImages(split) == (try await Self.tarImages(one)))
+
+        // The engines' variables.
+        let kubernetes = try await run("k8s", ["--shard-count", "3"], environment: ["JOB_COMPLETION_INDEX": "2"])
+        #expect(try shardsDone(kubernetes) == all.filter { $0 % 3 == 2 })
+        let slurm = try await run(
+            "slurm", [], environment: ["SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "4"])
+        #expect(try shardsDone(slurm) == all.filter { $0 % 4 == 1 })
+        let batch = try await run("batch", ["--shard-count", "5"], environment: ["AWS_BATCH_JOB_ARRAY_INDEX": "4"])
+        #expect(try shardsDone(batch) == all.filter { $0 % 5 == 4 })
+        let chosen = try await run("chosen", ["--shards", "3,7"])
+        #expect(try shardsDone(chosen) == [3, 7])
+    }
+
+    @Test func everyInputFormatReadsTheSameRows() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<12).map { server.url("/gen/\($0).png").absoluteString }
+        let inputs: [(String, String)] = [
+            ("list.txt", (["# comment", ""] + urls).joined(separator: "\n")),
+            ("list.tsv", (["url\tcaption"] + urls.map { "\($0)\tcap" }).joined(separator: "\r\n")),
+            ("list.jsonl", urls.map { "{\"url\": \"\($0)\", \"caption\": \"cap\", \"n\": 1}" }.joined(separator: "\n")),
+            ("list.csv", (["caption,url"] + urls.map { "\"a,\nb\",\($0)" }).joined(separator: "\n")),
+        ]
+        for (name, text) in inputs {
+            let url = folder.appendingPathComponent(name)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            for path in [url.path, try Self.gzip(url).path] {
+                let out = folder.appendingPathComponent("out-\(URL(fileURLWithPath: path).lastPathComponent)")
+                let run = try await CLIRunner.run(
+                    "webimage", ["bulk", path, "--output", out.path, "--size", "16", "--encode", "png"])
+                #expect(run.status == 0, "\(path): \(run.stderr)")
+                let rows = try Self.jsonl(out)
+                #expect(rows.compactMap { $0["url"] as? String } == urls, "\(path)")
+            }
+        }
+        // Errors no retry fixes exit with 2.
+        let bad = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", folder.appendingPathComponent("list.tsv").path, "--output", folder.path + "/x", "--url-col",
+                "link",
+            ])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("no column 'link'"))
+        let flags = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", folder.appendingPathComponent("list.txt").path, "--output", folder.path + "/y", "--shard-size",
+                "20000",
+            ])
+        #expect(flags.status == 2)
+    }
+
+    static func gzip(_ url: URL) throws -> URL {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["gzip", "-k", "-f", url.path]
+        try process.run()
+        process.waitUntilExit()
+        return URL(fileURLWithPath: url.path + ".gz")
+    }
+}
