@@ -10,9 +10,12 @@ import Testing
     /// Downloads `url` with a decryptor that cancels the caller's token while the bytes are being
     /// processed (after the transfer or cache hit completed, before the callers are served), and returns
     /// the names of the notifications posted for the operation and the caller's terminal error.
+    ///
+    /// The waits run off Swift's cooperative pool (`offCooperativePool`), so these tests never hold one of
+    /// its threads while the suite's async tests need them.
     private func cancelWhileProcessing(
         _ downloader: ImageDownloader, _ url: URL, options: ImageDownloaderOptions
-    ) throws -> (notifications: [Notification.Name], error: ImageDownloaderError?) {
+    ) async throws -> (notifications: [Notification.Name], error: ImageDownloaderError?) {
         let seen = Locked<[Notification.Name]>([])
         let names: [Notification.Name] = [
             .imageDownloadStart, .imageDownloadReceiveResponse, .imageDownloadStop, .imageDownloadFinish,
@@ -37,34 +40,34 @@ import Testing
         token.value = downloader.downloadImage(
             with: url, options: options, context: context, completed: recorder.completion())
         downloader.isSuspended = false
-        #expect(recorder.waitForTerminal(1))
-        #expect(poll { downloader.currentDownloadCount == 0 })
-        downloader.drainCallbacks()
+        #expect(await offCooperativePool { recorder.waitForTerminal(1) })
+        #expect(await offCooperativePool { poll { downloader.currentDownloadCount == 0 } })
+        await offCooperativePool { downloader.drainCallbacks() }
         return (seen.value, recorder.terminals.first?.error)
     }
 
-    @Test func cancelledWhileItsTransferCompletesPostsNoFinish() throws {
+    @Test func cancelledWhileItsTransferCompletesPostsNoFinish() async throws {
         let server = try Fixtures.server()
         defer { server.shutdown() }
-        let (notifications, error) = try cancelWhileProcessing(
+        let (notifications, error) = try await cancelWhileProcessing(
             server.downloader(), server.url("/files/horse-rgba.png"), options: [])
         #expect(error?.code == .cancelled)
         #expect(notifications.contains(.imageDownloadStop))
         #expect(!notifications.contains(.imageDownloadFinish), "\(notifications)")
     }
 
-    @Test func servedFromTheCacheAfterACancelPostsNoFinish() throws {
+    @Test func servedFromTheCacheAfterACancelPostsNoFinish() async throws {
         let server = try Fixtures.server()
         defer { server.shutdown() }
         let downloader = server.downloader { $0.urlCache = HTTPCache(directory: nil) }
         let url = server.url("/cache/max-age%3D3600/horse-rgba.png")
         let warm = CallbackRecorder()
         downloader.downloadImage(with: url, options: .useURLCache, completed: warm.completion())
-        #expect(warm.waitForTerminal(1))
+        #expect(await offCooperativePool { warm.waitForTerminal(1) })
         // The warm-up's own Finish is posted on the callback queue right after its completion ran: let it
         // go out before the observers below start listening for this URL.
-        downloader.drainCallbacks()
-        let (notifications, error) = try cancelWhileProcessing(downloader, url, options: .useURLCache)
+        await offCooperativePool { downloader.drainCallbacks() }
+        let (notifications, error) = try await cancelWhileProcessing(downloader, url, options: .useURLCache)
         #expect(error?.code == .cancelled)
         #expect(!notifications.contains(.imageDownloadFinish), "\(notifications)")
     }
