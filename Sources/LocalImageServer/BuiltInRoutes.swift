@@ -99,7 +99,7 @@ extension ServerCore {
             return withFile(rest(1)) { file in
                 Self.validated(
                     file, request: request, etag: true, lastModified: false,
-                    extra: [("Cache-Control", "max-age=60"), ("Vary", "Accept")])
+                    extra: [("Cache-Control", "max-age=3600"), ("Vary", "Accept")])
             }
         case "wrong-type":
             return withFile(rest(1)) { file in

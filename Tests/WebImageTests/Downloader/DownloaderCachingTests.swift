@@ -36,10 +36,10 @@ import Testing
 
     @Test func freshResponseIsServedWithoutARequest() async throws {
         let downloader = downloader()
-        let path = "/cache/max-age%3D60/horse-rgba.png"
+        let path = "/cache/max-age%3D3600/horse-rgba.png"
         let first = try await fetch(downloader, path)
         let second = try await fetch(downloader, path)
-        #expect(server.count(for: "/cache/max-age=60/horse-rgba.png") + server.count(for: path) == 1)
+        #expect(server.count(for: "/cache/max-age=3600/horse-rgba.png") + server.count(for: path) == 1)
         #expect(first.metrics?.cacheStatus == .network)
         #expect(second.metrics?.cacheStatus == .fresh)
         #expect(second.isFromCache)
@@ -125,14 +125,14 @@ import Testing
 
     @Test func ignoreCachedResponseTurnsCacheResultsIntoCacheNotModified() async throws {
         let downloader = downloader()
-        _ = try await fetch(downloader, "/cache/max-age%3D60/pixel-1x1.png")
+        _ = try await fetch(downloader, "/cache/max-age%3D3600/pixel-1x1.png")
         await #expect(throws: ImageDownloaderError.self) {
             _ = try await fetch(
-                downloader, "/cache/max-age%3D60/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
+                downloader, "/cache/max-age%3D3600/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
         }
         do {
             _ = try await fetch(
-                downloader, "/cache/max-age%3D60/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
+                downloader, "/cache/max-age%3D3600/pixel-1x1.png", options: [.useURLCache, .ignoreCachedResponse])
         } catch let error as ImageDownloaderError {
             #expect(error.code == .cacheNotModified)
         }
@@ -150,7 +150,7 @@ import Testing
 
     @Test func withoutUseURLCacheNothingIsReadWrittenOrValidated() async throws {
         let downloader = downloader()
-        for _ in 0..<2 { _ = try await fetch(downloader, "/cache/max-age%3D60/horse-rgba.png", options: []) }
+        for _ in 0..<2 { _ = try await fetch(downloader, "/cache/max-age%3D3600/horse-rgba.png", options: []) }
         #expect(server.requests.filter { $0.request.path.hasPrefix("/cache/") }.count == 2)
         #expect(
             server.requests.allSatisfy {

@@ -77,7 +77,7 @@ import Testing
     @Test func freshAndRevalidatedHTTPCacheEntriesCountAsHTTPHits() async throws {
         let downloader = downloader { $0.urlCache = HTTPCache(directory: nil) }
         defer { downloader.invalidate(cancelPendingDownloads: true) }
-        for path in ["/cache/max-age%3D60/horse-rgba.png", "/cache/max-age%3D0/coffee-progressive.jpg"] {
+        for path in ["/cache/max-age%3D3600/horse-rgba.png", "/cache/max-age%3D0/coffee-progressive.jpg"] {
             _ = try await downloader.image(for: server.url(path), options: .useURLCache)
             _ = try await downloader.image(for: server.url(path), options: .useURLCache)
         }
