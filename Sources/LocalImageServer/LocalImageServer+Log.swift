@@ -73,15 +73,15 @@ extension LocalImageServer {
         return core.wait(until: deadline) { condition(self) }
     }
 
-    /// The same as ``wait(timeout:until:)`` for async code: the waiting happens on a Dispatch thread, so
-    /// no thread of Swift's cooperative pool is blocked.
+    /// The same as ``wait(timeout:until:)`` for async code: the waiting happens on a thread of its own, so
+    /// no thread of Swift's cooperative pool (or of Dispatch's global queues) is blocked.
     public func waitUntil(
         timeout: Duration = .seconds(5), _ condition: @escaping @Sendable (LocalImageServer) -> Bool
     ) async -> Bool {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: self.wait(timeout: timeout, until: condition))
-            }
+            // A thread of its own, not a Dispatch global queue: blocked blocks there (whose width on Linux
+            // is the core count) would starve the queues of the downloader under test.
+            Thread { continuation.resume(returning: self.wait(timeout: timeout, until: condition)) }.start()
         }
     }
 

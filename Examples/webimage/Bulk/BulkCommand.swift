@@ -92,6 +92,13 @@ extension WebImageCLI {
         @Option(help: ArgumentHelp("Run exactly these shards, comma-separated.", valueName: "a,b,c"))
         var shards: String?
 
+        @Flag(
+            help: """
+                Re-download the failed rows of finished shards (not those a retry cannot change: robots tag, \
+                filters, invalid URLs) into new files {shard:05}-retryN.*, keys unchanged.
+                """)
+        var retryFailed = false
+
         @Flag(help: "Print one JSON object per finished shard instead of a line of text.")
         var json = false
 
@@ -140,6 +147,13 @@ extension WebImageCLI {
             let runner = BulkShardRunner(
                 downloader: downloader, settings: settings, directory: directory, hosts: HostLimiter(limit: perHost))
 
+            if retryFailed {
+                try await retryFailedRows(in: assigned.sorted(), directory: directory, runner: runner)
+                downloader.invalidate(cancelPendingDownloads: false)
+                downloader.waitUntilInvalidated()
+                return
+            }
+
             // One pass over the input: each assigned shard's rows are gathered as the stream passes them.
             let reader = try BulkRowReader(path: input, columns: columns)
             var shard = 0
@@ -172,6 +186,56 @@ extension WebImageCLI {
                 "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)"
             Console.write(
                 json ? "{\"summary\":\"\(summary)\"}\n" : summary + "\n", to: json ? .standardOutput : .standardError)
+        }
+
+        /// `--retry-failed`: for each finished shard, the rows that failed in it and in its earlier retries
+        /// (their latest outcome) run again into `{shard:05}-retryN.*`.
+        private func retryFailedRows(in shards: [Int], directory: URL, runner: BulkShardRunner) async throws {
+            let permanent: Set<String> = ["robotsTag", "tooSmall", "aspectRatio", "invalidURL"]
+            var retried = 0
+            for shard in shards {
+                let stem = String(format: "%05d", shard)
+                guard
+                    FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem + "_stats.json").path)
+                else { continue }
+                // The latest outcome per key: the shard's jsonl, then each finished retry's in order.
+                var latest: [String: [String: Any]] = [:]
+                var attempt = 0
+                var jsonlNames = [stem + ".jsonl"]
+                while FileManager.default.fileExists(
+                    atPath: directory.appendingPathComponent("\(stem)-retry\(attempt + 1)_stats.json").path)
+                {
+                    attempt += 1
+                    jsonlNames.append("\(stem)-retry\(attempt).jsonl")
+                }
+                for name in jsonlNames {
+                    let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+                    for line in text.split(separator: "\n") {
+                        guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                            let key = record["key"] as? String
+                        else { continue }
+                        latest[key] = record
+                    }
+                }
+                let rows = latest.filter { _, record in
+                    record["status"] as? String == "failed"
+                        && !permanent.contains(record["error_code"] as? String ?? "")
+                }.sorted { $0.key < $1.key }.map { key, record -> (key: String, row: BulkRow) in
+                    let saved =
+                        saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+                    return (
+                        key,
+                        BulkRow(
+                            url: record["url"] as? String ?? "", caption: record["caption"] as? String,
+                            saved: saved.map { ($0, record[$0].map { "\($0)" } ?? "") })
+                    )
+                }
+                guard !rows.isEmpty else { continue }
+                let stats = try await runner.run(stem: "\(stem)-retry\(attempt + 1)", shard: shard, rows: rows)
+                retried += rows.count
+                report(stats)
+            }
+            Console.write("retried \(retried) failed row(s)\n", to: .standardError)
         }
 
         private func report(_ stats: BulkShardStats) {

@@ -59,22 +59,34 @@ struct BulkShardRunner: Sendable {
     static func key(shard: Int, index: Int) -> String { String(format: "%05d%04d", shard, index) }
 
     static func names(shard: Int) -> (tar: String, jsonl: String, stats: String, folder: String) {
-        let stem = String(format: "%05d", shard)
-        return (stem + ".tar", stem + ".jsonl", stem + "_stats.json", stem)
+        names(stem: String(format: "%05d", shard))
     }
 
+    /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
+    static func names(stem: String) -> (tar: String, jsonl: String, stats: String, folder: String) {
+        (stem + ".tar", stem + ".jsonl", stem + "_stats.json", stem)
+    }
+
+    /// Runs shard `shard` of the plan: its rows get the keys of their index in it.
     func run(shard: Int, rows: [BulkRow]) async throws -> BulkShardStats {
+        try await run(
+            stem: String(format: "%05d", shard), shard: shard,
+            rows: rows.enumerated().map { (Self.key(shard: shard, index: $0.offset), $0.element) })
+    }
+
+    /// Runs `rows` into the files named by `stem`, each sample under its given key.
+    func run(stem: String, shard: Int, rows: [(key: String, row: BulkRow)]) async throws -> BulkShardStats {
         let started = DispatchTime.now().uptimeNanoseconds
-        let names = Self.names(shard: shard)
+        let names = Self.names(stem: stem)
         // A shard redone from scratch: whatever an interrupted run left goes first.
         AtomicFile.removeLeftovers(in: directory, names: [names.tar, names.jsonl, names.stats, names.folder])
         for name in [names.tar, names.jsonl, names.folder] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
-        let sink = try ShardSink(shard: shard, directory: directory, settings: settings)
+        let sink = try ShardSink(names: names, directory: directory, settings: settings)
         var stats = BulkShardStats(shard: shard)
         do {
-            try await forEachSample(rows) { sample in
+            try await forEachSample(rows.map(\.row)) { sample in
                 stats.count += 1
                 if sample.succeeded {
                     stats.successes += 1
@@ -82,7 +94,7 @@ struct BulkShardRunner: Sendable {
                 } else {
                     stats.failures[sample.errorCode ?? "unknown", default: 0] += 1
                 }
-                try sink.add(sample, key: Self.key(shard: shard, index: sample.index))
+                try sink.add(sample, key: rows[sample.index].key)
             }
             try sink.finish()
         } catch {
@@ -299,9 +311,10 @@ final class ShardSink {
     private let jsonlURL: URL
     private let jsonl: FileHandle
 
-    init(shard: Int, directory: URL, settings: BulkSettings) throws {
+    init(
+        names: (tar: String, jsonl: String, stats: String, folder: String), directory: URL, settings: BulkSettings
+    ) throws {
         self.settings = settings
-        let names = BulkShardRunner.names(shard: shard)
         tarURL = directory.appendingPathComponent(names.tar)
         folderURL = directory.appendingPathComponent(names.folder)
         temporaryFolder = AtomicFile.temporaryURL(for: folderURL)

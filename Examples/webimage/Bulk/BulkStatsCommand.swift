@@ -18,10 +18,18 @@ extension WebImageCLI {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
             var total = BulkShardStats(shard: -1)
             var shards = 0
+            var retried = 0
+            var recovered = 0
             for name in names.sorted() where name.hasSuffix("_stats.json") {
                 guard let data = try? Data(contentsOf: url.appendingPathComponent(name)),
                     let stats = try? JSONDecoder().decode(BulkShardStats.self, from: data)
                 else { continue }
+                if name.contains("-retry") {
+                    // A retry's rows were already counted as failures of their shard.
+                    retried += stats.count
+                    recovered += stats.successes
+                    continue
+                }
                 shards += 1
                 total.count += stats.count
                 total.successes += stats.successes
@@ -35,7 +43,7 @@ extension WebImageCLI {
                 let object: [String: Any] = [
                     "shardsDone": shards, "shardsPlanned": plan?.shards ?? NSNull(), "count": total.count,
                     "successes": total.successes, "failures": total.failures, "bytes": total.bytes,
-                    "duration": total.duration,
+                    "duration": total.duration, "retried": retried, "recovered": recovered,
                 ]
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
@@ -47,6 +55,7 @@ extension WebImageCLI {
             )
             for (code, count) in total.failures.sorted(by: { $0.value > $1.value }) { print("  \(code): \(count)") }
             print(String(format: "bytes: %.1f MB, shard time: %.1f s", Double(total.bytes) / 1e6, total.duration))
+            if retried > 0 { print("retried with --retry-failed: \(retried) row(s), \(recovered) recovered") }
         }
     }
 }

@@ -248,6 +248,53 @@ struct BulkCommandTests {
         #expect(try shardsDone(chosen) == [3, 7])
     }
 
+    @Test func retryFailedRedoesOnlyTheFailuresThatMaySucceed() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = 120
+        let list = try Self.writeList((0..<count).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let arguments = ["bulk", list.path, "--output", output.path, "--shard-size", "50", "--size", "16"]
+        // No --retries: the throttled rows fail with their first 429.
+        #expect(try await CLIRunner.run("webimage", arguments).status == 0)
+        let first = try Self.jsonl(output)
+        let throttled = Set(
+            (0..<count).filter { Kind.of($0) == .throttled }.map { String(format: "00%03d%04d", $0 / 50, $0 % 50) })
+        #expect(
+            Set(
+                first.filter { $0["error_code"] as? String == "invalidDownloadStatusCode" }.compactMap {
+                    $0["key"] as? String
+                }
+            ).isSuperset(of: throttled))
+
+        let retry = try await CLIRunner.run("webimage", arguments + ["--retry-failed"])
+        #expect(retry.status == 0, "\(retry.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: output.path)
+        #expect(names.contains("00000-retry1_stats.json") && names.contains("00000-retry1.tar"))
+        var retried: [String: [String: Any]] = [:]
+        for name in names where name.contains("-retry1.jsonl") {
+            for line in try String(contentsOf: output.appendingPathComponent(name), encoding: .utf8).split(
+                separator: "\n")
+            {
+                let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                retried[record["key"] as? String ?? ""] = record
+            }
+        }
+        // The 429s now succeed under their original keys; robots-tagged rows were not retried; 404s still fail.
+        #expect(throttled.allSatisfy { retried[$0]?["status"] as? String == "success" })
+        let noAI = (0..<count).filter { Kind.of($0) == .noAI }.map { String(format: "00%03d%04d", $0 / 50, $0 % 50) }
+        #expect(noAI.allSatisfy { retried[$0] == nil })
+        let missing = (0..<count).filter { Kind.of($0) == .missing }.map {
+            String(format: "00%03d%04d", $0 / 50, $0 % 50)
+        }
+        #expect(missing.allSatisfy { retried[$0]?["status"] as? String == "failed" })
+
+        let stats = try await CLIRunner.run("webimage", ["bulk-stats", output.path])
+        #expect(stats.stdout.contains("recovered"), "\(stats.stdout)")
+    }
+
     @Test func everyInputFormatReadsTheSameRows() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }

@@ -101,20 +101,25 @@ enum CLIRunner {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
         }
-        // Blocking reads and the wait run off the cooperative pool.
+        // Blocking reads and the wait run on threads of their own: neither the cooperative pool nor
+        // Dispatch's global queues (whose width on Linux is the core count) are held while a child runs.
         return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 let group = DispatchGroup()
                 let stdout = Lock(Data())
                 let stderr = Lock(Data())
-                DispatchQueue.global().async(group: group) {
+                group.enter()
+                Thread {
                     let data = outPipe.fileHandleForReading.readDataToEndOfFile()
                     stdout.withLock { $0 = data }
-                }
-                DispatchQueue.global().async(group: group) {
+                    group.leave()
+                }.start()
+                group.enter()
+                Thread {
                     let data = errPipe.fileHandleForReading.readDataToEndOfFile()
                     stderr.withLock { $0 = data }
-                }
+                    group.leave()
+                }.start()
                 if let stdin { inPipe.fileHandleForWriting.write(stdin) }
                 try? inPipe.fileHandleForWriting.close()
                 // This thread watches the child's high-water mark until it exits.
@@ -135,7 +140,7 @@ enum CLIRunner {
                         stdout: String(decoding: stdout.withLock { $0 }, as: UTF8.self),
                         stderr: String(decoding: stderr.withLock { $0 }, as: UTF8.self),
                         peakRSSKiB: peak, threadNames: threadNames))
-            }
+            }.start()
         }
     }
 

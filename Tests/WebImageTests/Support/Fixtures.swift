@@ -57,10 +57,12 @@ func poll(seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     return true
 }
 
-/// Runs long synchronous work on a Dispatch thread and awaits it, keeping Swift's cooperative pool (as
-/// many threads as cores) free for the async tests that run in parallel.
+/// Runs long synchronous (blocking) work on a thread of its own and awaits it, keeping Swift's
+/// cooperative pool (as many threads as cores) free for the async tests that run in parallel. Not a
+/// Dispatch global queue: on Linux its width is the core count too, and blocked blocks there starve the
+/// downloader's own queues.
 func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: work()) }
+        Thread { continuation.resume(returning: work()) }.start()
     }
 }
