@@ -43,6 +43,21 @@ import Testing
         return worst
     }
 
+    /// Checks that `converted` is `stored` run through `profile` by LittleCMS (within 2 levels), and that
+    /// the conversion moved some colour by more than 8 levels (it did something).
+    static func expectConverted(
+        _ converted: Image, from stored: Image, through profile: cmsHPROFILE, _ label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let expected = try lcms(stored.frames[0].pixels, from: profile, inputFormat: rgba8)
+        let difference = maximumDifference(converted.frames[0].pixels, expected)
+        #expect(
+            difference <= 2, "\(label): differs from LittleCMS by \(difference) levels", sourceLocation: sourceLocation)
+        #expect(
+            maximumDifference(converted.frames[0].pixels, stored.frames[0].pixels) > 8, "\(label): nothing moved",
+            sourceLocation: sourceLocation)
+    }
+
     static func decode(_ file: String, _ colorSpace: ImageColorSpace) throws -> Image {
         var options = ImageDecodingOptions()
         options.colorSpace = colorSpace
@@ -62,11 +77,7 @@ import Testing
         let kept = try #require(stored.iccProfile)
         let profile = try Self.openProfile(kept)
         defer { cmsCloseProfile(profile) }
-        let expected = try Self.lcms(stored.frames[0].pixels, from: profile, inputFormat: Self.rgba8)
-        let difference = Self.maximumDifference(converted.frames[0].pixels, expected)
-        #expect(difference <= 2, "\(file): differs from LittleCMS by \(difference) levels")
-        // And the conversion did something: P3's saturated colours move.
-        #expect(Self.maximumDifference(converted.frames[0].pixels, stored.frames[0].pixels) > 8)
+        try Self.expectConverted(converted, from: stored, through: profile, file)
     }
 
     @Test func anAVIFDescribedByCICPIsConverted() throws {
@@ -78,10 +89,7 @@ import Testing
         #expect(ColorManagement.Profile(synthesized).map { !$0.isSRGB } == true)
         let profile = try Self.openProfile(try PipelineFixtures.data("display-p3.icc"))
         defer { cmsCloseProfile(profile) }
-        let expected = try Self.lcms(stored.frames[0].pixels, from: profile, inputFormat: Self.rgba8)
-        let difference = Self.maximumDifference(converted.frames[0].pixels, expected)
-        #expect(difference <= 2, "differs from LittleCMS by \(difference) levels")
-        #expect(Self.maximumDifference(converted.frames[0].pixels, stored.frames[0].pixels) > 8)
+        try Self.expectConverted(converted, from: stored, through: profile, "nclx")
         // Plain sRGB CICP (the other AVIF fixtures) is left alone.
         #expect(try Self.decode("coffee.avif", .preserve).iccProfile == nil)
     }
@@ -129,10 +137,7 @@ import Testing
         var curves: [OpaquePointer?] = [curve, curve, curve]
         let profile = try #require(cmsCreateRGBProfile(&white, &primaries, &curves))
         defer { cmsCloseProfile(profile) }
-        let expected = try Self.lcms(stored.frames[0].pixels, from: profile, inputFormat: Self.rgba8)
-        let difference = Self.maximumDifference(converted.frames[0].pixels, expected)
-        #expect(difference <= 2, "differs from LittleCMS by \(difference) levels")
-        #expect(Self.maximumDifference(converted.frames[0].pixels, stored.frames[0].pixels) > 8)
+        try Self.expectConverted(converted, from: stored, through: profile, "gAMA/cHRM")
     }
 
     @Test func anSRGBProfileUnderAnotherNameChangesNothing() throws {
