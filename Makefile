@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
 
-.PHONY: deps deps-bench build test test-tsan test-asan test-package demo bench format lint clean
+.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -26,7 +26,13 @@ build: deps
 		echo "error: the build printed warnings (above)"; exit 1; fi
 	@rm -f .build-log.txt
 
-test: build
+# Python for the tests that read the bulk tars with the `webdataset` package (pip, into .venv-test; a
+# test tool, never a dependency of the library).
+test-python:
+	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset' 2>/dev/null || \
+		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset; }
+
+test: build test-python
 	$(SWIFT) test --skip-build
 
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,

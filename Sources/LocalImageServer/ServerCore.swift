@@ -140,7 +140,11 @@ final class ServerCore: Sendable {
             state.gateWaiters[name, default: []].append(action)
             return false
         }
-        if isOpen { action() }
+        if isOpen {
+            action()
+        } else {
+            changes.announce()  // a response now waits at the gate: `wait(until:)` callers re-check
+        }
     }
 
     /// Opens the gate `name`: the responses waiting there go on, and later ones pass straight through.
@@ -150,6 +154,7 @@ final class ServerCore: Sendable {
             return state.gateWaiters.removeValue(forKey: name) ?? []
         }
         for action in waiting { action() }
+        changes.announce()
     }
 
     /// How many responses wait at the gate `name` now.

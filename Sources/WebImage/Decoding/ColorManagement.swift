@@ -136,11 +136,17 @@ enum ColorManagement {
         deinit { cmsDeleteTransform(handle) }
     }
 
-    /// Transforms already built, by profile bytes; cleared when it reaches `capacity`.
-    private static let transforms = Lock<[Data: Transform]>([:])
+    /// Transforms already built, by profile bytes; cleared when it reaches `capacity`. Keyed by byte
+    /// arrays, not `Data`: LeakSanitizer cannot see into a `Data` held by a global and would report every
+    /// cached profile as leaked.
+    private static let transforms = Lock<[[UInt8]: Transform]>([:])
     private static let capacity = 32
 
     private static func transform(for key: Data, profile: Profile) -> Transform? {
+        transform(for: [UInt8](key), profile: profile)
+    }
+
+    private static func transform(for key: [UInt8], profile: Profile) -> Transform? {
         if let cached = transforms.withLock({ $0[key] }) { return cached }
         guard let made = Transform(from: profile) else { return nil }
         return transforms.withLock { cache in

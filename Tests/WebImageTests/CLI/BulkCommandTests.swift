@@ -169,6 +169,47 @@ struct BulkCommandTests {
         #expect(images.keys.allSatisfy { $0.hasSuffix(".jpg") })
     }
 
+    /// The Python `make test` prepares with the `webdataset` package (`.venv-test`).
+    static let webdatasetPython = Fixtures.packageRoot.appendingPathComponent(".venv-test/bin/python3").path
+
+    @Test(
+        "the tars load in webdataset, one sample per success with its image, json and caption",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: webdatasetPython), "make test sets up .venv-test"))
+    func tarsLoadInWebdataset() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = 60
+        let list = try Self.writeList((0..<count).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--caption-col", "caption", "--shard-size", "25", "--size",
+                "16",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let script = """
+            import glob, json, os, sys
+            import webdataset as wds
+            urls = sorted(glob.glob(os.path.join(sys.argv[1], "*.tar")))
+            total = 0
+            for sample in wds.WebDataset(urls, shardshuffle=False):
+                assert sample["jpg"][:2] == b"\\xff\\xd8", sample["__key__"]
+                meta = json.loads(sample["json"])
+                assert meta["key"] == sample["__key__"] and meta["status"] == "success"
+                assert sample["txt"].decode().startswith("image ")
+                total += 1
+            print(total)
+            """
+        let python = try await CLIRunner.runProgram(Self.webdatasetPython, ["-c", script, output.path])
+        #expect(python.status == 0, "\(python.stderr)")
+        let successes = try Self.jsonl(output).filter { $0["status"] as? String == "success" }.count
+        #expect(successes >= 40)
+        #expect(python.stdoutLines.last == String(successes))
+    }
+
     @Test func killedRunsResumeToTheSameImages() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }
