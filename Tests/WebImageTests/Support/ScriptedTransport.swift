@@ -27,7 +27,17 @@ final class ScriptedTransport: ImageTransport, Sendable {
 
     final class Transfer: TransportTransfer, Sendable {
         let request: TransferRequest
-        fileprivate let delegate: any TransferDelegate
+        /// The operation; let go once the transfer completes, as the curl transport drops a finished
+        /// transfer (the transport keeps started transfers for the test to inspect, and an operation kept
+        /// here would keep its environment, and so this transport, alive: a cycle).
+        private let delegateSlot: Lock<(any TransferDelegate)?>
+        fileprivate var delegate: (any TransferDelegate)? { delegateSlot.withLock { $0 } }
+        fileprivate func takeDelegate() -> (any TransferDelegate)? {
+            delegateSlot.withLock { slot in
+                defer { slot = nil }
+                return slot
+            }
+        }
         /// Started, completed and cancelled, as the transport saw them.
         fileprivate let progress = Lock(Progress())
 
@@ -39,7 +49,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
 
         fileprivate init(request: TransferRequest, delegate: any TransferDelegate) {
             self.request = request
-            self.delegate = delegate
+            delegateSlot = Lock(delegate)
         }
 
         var url: URL { request.url }
@@ -95,7 +105,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
                 complete(transfer, .failure(ImageDownloaderError(.cancelled, "cancelled", url: transfer.url)))
                 return
             }
-            transfer.delegate.transferDidStart()
+            transfer.delegate?.transferDidStart()
             if let reply = autoRespond(transfer.request) { deliver(reply, to: transfer) }
         }
     }
@@ -168,9 +178,9 @@ final class ScriptedTransport: ImageTransport, Sendable {
     // MARK: Delivery (transport queue)
 
     private func deliver(_ reply: Reply, to transfer: Transfer) {
-        guard !transfer.isCompleted else { return }
+        guard !transfer.isCompleted, let delegate = transfer.delegate else { return }
         let response = ImageDownloadResponse(url: transfer.url, statusCode: reply.status, headers: reply.headers)
-        if let error = transfer.delegate.transferDidReceiveResponse(response) {
+        if let error = delegate.transferDidReceiveResponse(response) {
             complete(transfer, .failure(error))
             return
         }
@@ -182,7 +192,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
             let piece = reply.body[
                 reply.body.startIndex + offset..<reply.body.startIndex + min(offset + size, reply.body.count)]
             received += Int64(piece.count)
-            piece.withUnsafeBytes { transfer.delegate.transferDidReceiveData($0, totalReceived: received) }
+            piece.withUnsafeBytes { delegate.transferDidReceiveData($0, totalReceived: received) }
             offset += size
         }
         var metrics = ImageDownloadMetrics()
@@ -196,7 +206,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
             return !progress.completed
         }
         guard first else { return }
-        transfer.delegate.transferDidComplete(result)
+        transfer.takeDelegate()?.transferDidComplete(result)
         signal()
     }
 
