@@ -70,7 +70,9 @@ deps-bench: deps
 
 bench: deps deps-bench
 	$(SWIFT) build -c release --package-path Benchmarks --product WebImageBench
+	$(SWIFT) build -c release --product webimage
 	@mkdir -p docs
+	WEBIMAGE_CLI=$$($(SWIFT) build -c release --show-bin-path)/webimage \
 	$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \
 		--corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
 

@@ -43,7 +43,7 @@ struct Corpus {
 
     func generate() throws {
         let fm = FileManager.default
-        for folder in ["small", "large", "photos", "big"] {
+        for folder in ["small", "large", "photos", "big", "tiny"] {
             try fm.createDirectory(at: www.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
         var random = SplitMix(seed: 0x5EB1_A5E5)
@@ -56,6 +56,7 @@ struct Corpus {
         }
         try generatePhotos()
         try generateBigJPEG()
+        try generateTinyPNG()
     }
 
     func url(_ path: String) -> URL { www.appendingPathComponent(String(path.dropFirst())) }
@@ -124,6 +125,21 @@ struct Corpus {
             try Data(bytes: png, count: length).write(to: url(stem + ".png"))
             wi_bench_png_free(png)
         }
+    }
+
+    /// `www/tiny/t.png`: a 64×48 photo for the bulk memory workload, where the image is not the point.
+    var tinyPath: String { "/tiny/t.png" }
+
+    private func generateTinyPNG() throws {
+        let tiny = Self.resize(try decodeSource("coffee-rgb.png"), to: PixelSize(width: 64, height: 48))
+        var output: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let status = tiny.pixels.withUnsafeBufferPointer {
+            wi_bench_png_encode($0.baseAddress!, Int32(tiny.width), Int32(tiny.height), &output, &length)
+        }
+        guard status == 0, let png = output else { throw BenchError("tiny PNG encode failed") }
+        try Data(bytes: png, count: length).write(to: url(tinyPath))
+        wi_bench_png_free(png)
     }
 
     private func generateBigJPEG() throws {

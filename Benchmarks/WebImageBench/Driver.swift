@@ -20,6 +20,14 @@ struct Driver {
     static let coalescingURLs = 100
     static let queuedDownloads = 10_000
     static let decoderPasses = 5
+    static let bulkCounts = [1_000, 100_000]
+    /// The `webimage` executable for the bulk workload (`make bench` builds it and sets WEBIMAGE_CLI).
+    static var webimageCLI: String? {
+        guard let path = ProcessInfo.processInfo.environment["WEBIMAGE_CLI"],
+            FileManager.default.isExecutableFile(atPath: path)
+        else { return nil }
+        return path
+    }
     /// The Python with Pillow that `make deps-bench` sets up (nil when it is missing: no Pillow client).
     static var benchPython: String? {
         let path = FileManager.default.currentDirectoryPath + "/.venv-bench/bin/python3"
@@ -72,6 +80,23 @@ struct Driver {
                     let client = clients[(offset + round) % clients.count]
                     results["\(workload.name)/\(client.name)", default: []].append(client.run())
                 }
+            }
+        }
+        // Once, not per round: `webimage bulk` over 1,000 and 100,000 URLs (the tiny image under distinct
+        // query strings), for its peak RSS.
+        if let cli = Self.webimageCLI {
+            for count in Self.bulkCounts {
+                log("webimage bulk, \(count) URLs")
+                let list = lists.write(
+                    "bulk-\(count)", paths: (0..<count).map { "\(corpus.tinyPath)?n=\($0)" })
+                let output = makeTemporaryDirectory().appendingPathComponent("out").path
+                let outcome = runChild([
+                    cli, "bulk", list, "--output", output, "--size", "32", "--concurrency", "64", "--per-host", "64",
+                ])
+                guard outcome.status == 0 else { cleanup.abort("webimage bulk failed: \(outcome.stdout)") }
+                results["bulk-memory/\(count)", default: []].append(
+                    Sample(
+                        wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: count, bytes: 0))
             }
         }
         var profiles: [Profile] = []
