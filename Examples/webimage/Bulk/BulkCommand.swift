@@ -144,8 +144,12 @@ extension WebImageCLI {
             config.headers["User-Agent"] = userAgent
             config.cookieStorage = nil
             let downloader = ImageDownloader(config: config)
-            let runner = BulkShardRunner(
+            var runner = BulkShardRunner(
                 downloader: downloader, settings: settings, directory: directory, hosts: HostLimiter(limit: perHost))
+            let rowsAssigned = assigned.reduce(0) { $0 + max(0, min(plan.shardSize, plan.rows - $1 * plan.shardSize)) }
+            let progress = BulkProgress(shards: assigned.count, expectedImages: rowsAssigned)
+            runner.progress = progress
+            defer { progress.finish() }
 
             if retryFailed {
                 try await retryFailedRows(in: assigned.sorted(), directory: directory, runner: runner)
@@ -166,11 +170,16 @@ extension WebImageCLI {
                 let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: shard).stats)
                 if FileManager.default.fileExists(atPath: statsURL.path) {
                     skipped += 1
+                    let done = (try? Data(contentsOf: statsURL)).flatMap {
+                        try? JSONDecoder().decode(BulkShardStats.self, from: $0)
+                    }
+                    progress.recordShard(skipped: done)
                     return
                 }
                 let stats = try await runner.run(shard: shard, rows: rows)
                 done += 1
-                report(stats)
+                progress.recordShard()
+                progress.interrupt { report(stats) }
             }
             while let row = reader.next() {
                 if assigned.contains(shard) { rows.append(row) }
@@ -182,6 +191,7 @@ extension WebImageCLI {
             if reader.rowsRead % plan.shardSize != 0 || reader.rowsRead == 0 { try await runShard() }
             downloader.invalidate(cancelPendingDownloads: false)
             downloader.waitUntilInvalidated()
+            progress.finish()
             let summary =
                 "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)"
             Console.write(

@@ -54,6 +54,8 @@ struct BulkShardRunner: Sendable {
     let settings: BulkSettings
     let directory: URL
     let hosts: HostLimiter
+    /// Told of every finished row (the terminal's progress line).
+    var progress: BulkProgress?
 
     /// The 9-digit sample key: 5 digits of shard, 4 of index.
     static func key(shard: Int, index: Int) -> String { String(format: "%05d%04d", shard, index) }
@@ -87,6 +89,7 @@ struct BulkShardRunner: Sendable {
         var stats = BulkShardStats(shard: shard)
         do {
             try await forEachSample(rows.map(\.row)) { sample in
+                progress?.recordImage(succeeded: sample.succeeded)
                 stats.count += 1
                 if sample.succeeded {
                     stats.successes += 1

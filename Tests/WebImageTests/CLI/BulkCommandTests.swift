@@ -337,6 +337,33 @@ struct BulkCommandTests {
         #expect(stats.stdout.contains("recovered"), "\(stats.stdout)")
     }
 
+    @Test(
+        "on a terminal, a progress line counts shards, images and the success rate",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script gives a pty"))
+    func progressLineOnATerminal() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try Self.writeList((0..<30).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        let command = [
+            try CLIRunner.executable("webimage").path, "bulk", list.path, "--output",
+            folder.appendingPathComponent("out").path,
+            "--shard-size", "10", "--size", "16",
+        ].joined(separator: " ")
+        // `script` runs the command with a pseudo-terminal as its stderr, as a user's shell would.
+        let run = try await CLIRunner.runProgram(
+            "/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["TERM": "xterm"])
+        #expect(run.status == 0, "\(run.stdout)")
+        let lines = run.stdout.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).map(String.init)
+        let last = try #require(lines.last { $0.contains("shards ") })
+        let successes = (0..<30).filter { [.ok, .throttled, .redirect].contains(Kind.of($0)) }.count
+        // No --retries: the throttled rows fail here.
+        let expected = successes - (0..<30).filter { Kind.of($0) == .throttled }.count
+        #expect(last.contains("shards 3/3 · 30/30 images"), "\(last)")
+        #expect(last.contains(String(format: "%.1f%% ok", 100 * Double(expected) / 30)), "\(last)")
+    }
+
     @Test func everyInputFormatReadsTheSameRows() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }

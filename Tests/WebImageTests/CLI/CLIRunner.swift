@@ -68,8 +68,10 @@ enum CLIRunner {
     }
 
     /// Runs any program (a path) the same way.
-    static func runProgram(_ path: String, _ arguments: [String]) async throws -> Output {
-        try await runExecutable(URL(fileURLWithPath: path), arguments)
+    static func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) async throws
+        -> Output
+    {
+        try await runExecutable(URL(fileURLWithPath: path), arguments, environment: environment)
     }
 
     private static func runExecutable(
