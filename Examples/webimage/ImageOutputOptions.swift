@@ -38,31 +38,30 @@ struct ImageOutputOptions: ParsableArguments {
     /// The resize `--fit` asks for, to the `--thumbnail` box.
     func transformer(thumbnail: PixelSize?) -> ImageTransformer? {
         guard let fit, let thumbnail else { return nil }
+        return fit.transformer(box: thumbnail, padFor: format)
+    }
+
+    /// The encoder for `--format` with `--quality` / `--lossless`.
+    var encoder: (any ImageEncoding)? {
+        format?.encoder(quality: quality, lossless: lossless)
+    }
+}
+
+/// `--fit` values (and `bulk --resize-mode`).
+enum FitMode: String, CaseIterable, ExpressibleByArgument {
+    case fit, fill, pad, longest
+
+    /// The Lanczos resize to `box`; padding is white for JPEG output (no alpha), transparent otherwise.
+    func transformer(box: PixelSize, padFor format: OutputFormat?) -> ImageTransformer {
         let mode: ResizeMode =
-            switch fit {
+            switch self {
             case .fit: .fit
             case .fill: .fill
             case .pad: .pad(format == .jpeg ? .white : .clear)
             case .longest: .longestSide
             }
-        return .resize(to: thumbnail, mode: mode)
+        return .resize(to: box, mode: mode)
     }
-
-    /// The encoder for `--format` with `--quality` / `--lossless`.
-    var encoder: (any ImageEncoding)? {
-        guard let format else { return nil }
-        return switch format {
-        case .jpeg: JPEGEncoder(quality: quality ?? 85)
-        case .webp: WebPEncoder(quality: quality ?? (lossless ? 100 : 80), lossless: lossless)
-        case .png: PNGEncoder()
-        case .avif: AVIFEncoder(quality: quality ?? 60)
-        }
-    }
-}
-
-/// `--fit` values.
-enum FitMode: String, CaseIterable, ExpressibleByArgument {
-    case fit, fill, pad, longest
 }
 
 /// `--format` values: the formats WebImage encodes.
@@ -71,6 +70,16 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
 
     /// The file extension.
     var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+
+    /// The encoder with its defaults: JPEG 85, WebP 80 (lossless: effort 100), AVIF 60.
+    func encoder(quality: Int?, lossless: Bool = false) -> any ImageEncoding {
+        switch self {
+        case .jpeg: JPEGEncoder(quality: quality ?? 85)
+        case .webp: WebPEncoder(quality: quality ?? (lossless ? 100 : 80), lossless: lossless)
+        case .png: PNGEncoder()
+        case .avif: AVIFEncoder(quality: quality ?? 60)
+        }
+    }
 
     /// The format a file name's extension names, if it is one of these.
     init?(pathExtension: String) {

@@ -291,25 +291,23 @@ extension WebImageCLI {
                 saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
             settings.writesCaptions = captionCol != nil
             let box = PixelSize(width: size, height: size)
-            switch resizeMode {
-            case "fit": settings.transformer = .resize(to: box, mode: .fit)
-            case "fill": settings.transformer = .resize(to: box, mode: .fill)
-            case "pad": settings.transformer = .resize(to: box, mode: .pad(encode == "jpeg" ? .white : .clear))
-            case "longest": settings.transformer = .resize(to: box, mode: .longestSide)
-            case "none": settings.transformer = nil
-            default:
-                throw ValidationError("--resize-mode must be fit, fill, pad, longest or none, got '\(resizeMode)'.")
+            // jpeg, webp or png (the --encode choices); none keeps the downloaded bytes.
+            let encodeFormat = OutputFormat(rawValue: encode)
+            guard encode == "none" || [.jpeg, .webp, .png].contains(encodeFormat) else {
+                throw ValidationError("--encode must be jpeg, webp, png or none, got '\(encode)'.")
             }
-            switch encode {
-            case "jpeg": settings.encoder = JPEGEncoder(quality: quality)
-            case "webp": settings.encoder = WebPEncoder(quality: quality)
-            case "png": settings.encoder = PNGEncoder()
-            case "none":
+            if resizeMode != "none" {
+                guard let mode = FitMode(rawValue: resizeMode) else {
+                    throw ValidationError("--resize-mode must be fit, fill, pad, longest or none, got '\(resizeMode)'.")
+                }
+                settings.transformer = mode.transformer(box: box, padFor: encodeFormat)
+            }
+            if let encodeFormat {
+                settings.encoder = encodeFormat.encoder(quality: quality)
+            } else {
                 guard resizeMode == "none" else {
                     throw ValidationError("--encode none keeps the downloaded bytes: it needs --resize-mode none.")
                 }
-                settings.encoder = nil
-            default: throw ValidationError("--encode must be jpeg, webp, png or none, got '\(encode)'.")
             }
             return settings
         }

@@ -139,7 +139,6 @@ struct BulkShardRunner: Sendable {
     private func process(index: Int, row: BulkRow) async -> BulkSample {
         var sample = BulkSample(index: index, row: row)
         let started = DispatchTime.now().uptimeNanoseconds
-        defer { _ = started }
         guard let url = URL(string: row.url), let host = url.host, !host.isEmpty,
             ["http", "https"].contains(url.scheme?.lowercased() ?? "")
         else {
@@ -242,7 +241,7 @@ struct BulkShardRunner: Sendable {
             guard let status = error.statusCode else { return nil }
             if status == 429 || status == 503, let value = error.response?.headers["Retry-After"] {
                 if let seconds = Double(value.trimmingCharacters(in: .whitespaces)) { return min(300, max(0, seconds)) }
-                if let date = HTTPDateParser.parse(value) { return min(300, max(0, date.timeIntervalSinceNow)) }
+                if let date = HTTPDate.parse(value) { return min(300, max(0, date.timeIntervalSinceNow)) }
             }
             return status == 429 || (500..<600).contains(status) ? backoff : nil
         default:
@@ -289,17 +288,6 @@ actor HostLimiter {
             running[host, default: 1] -= 1
             if running[host] == 0 { running[host] = nil }
         }
-    }
-}
-
-/// HTTP dates in `Retry-After` (IMF-fixdate, the form servers send).
-enum HTTPDateParser {
-    static func parse(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text.trimmingCharacters(in: .whitespaces))
     }
 }
 

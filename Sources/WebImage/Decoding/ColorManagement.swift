@@ -25,13 +25,26 @@ enum ColorManagement {
         guard let source else { return }
         switch source {
         case .icc(let data):
+            let key = [UInt8](data)
+            // Profiles seen before (most files carry one of a handful) skip the parsing and the sRGB test.
+            if options.colorSpace == .sRGB {
+                if knownSRGB.withLock({ $0.contains(key) }) { return }
+                if let cached = transforms.withLock({ $0[key] }) { return convert(&image, with: cached) }
+            }
             guard let profile = Profile(data) else { return }
             guard profile.colorSpace == cmsSigRgbData || profile.colorSpace == cmsSigGrayData else { return }
             if options.colorSpace == .preserve {
                 if profile.colorSpace == cmsSigRgbData { image.iccProfile = data }
                 return
             }
-            guard !profile.isSRGB, let transform = transform(for: data, profile: profile) else { return }
+            if profile.isSRGB {
+                knownSRGB.withLock { known in
+                    if known.count >= capacity { known.removeAll() }
+                    known.insert(key)
+                }
+                return
+            }
+            guard let transform = transform(for: key, profile: profile) else { return }
             convert(&image, with: transform)
         case .cicp(let primaries, let transfer):
             guard let profile = Profile(cicpPrimaries: primaries, transfer: transfer) else { return }
@@ -140,6 +153,8 @@ enum ColorManagement {
     /// arrays, not `Data`: LeakSanitizer cannot see into a `Data` held by a global and would report every
     /// cached profile as leaked.
     private static let transforms = Lock<[[UInt8]: Transform]>([:])
+    /// Profiles found to be sRGB in all but name (nothing to convert), by bytes, bounded like `transforms`.
+    private static let knownSRGB = Lock<Set<[UInt8]>>([])
     private static let capacity = 32
 
     private static func transform(for key: Data, profile: Profile) -> Transform? {
