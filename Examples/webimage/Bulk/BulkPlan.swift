@@ -26,6 +26,9 @@ struct BulkPlan: Codable, Equatable {
     /// Reads `DIR/plan.json`, or writes `plan` there; a plan already there must equal it.
     static func settle(_ plan: BulkPlan, in directory: URL) throws -> BulkPlan {
         let url = directory.appendingPathComponent("plan.json")
+        // Every process of a job settles the plan, so no one of them owns its temporary files: each
+        // removes only those its own host's dead processes left (a kill between write and rename).
+        defer { AtomicFile.removeAbandoned(in: directory, name: "plan.json") }
         if let data = try? Data(contentsOf: url) {
             guard let existing = try? JSONDecoder().decode(BulkPlan.self, from: data) else {
                 throw BulkInputError("\(url.path) is not a plan this version reads; use a new output directory")
@@ -64,10 +67,32 @@ enum AtomicFile {
         }
     }
 
-    /// `.NAME.partial-PID` beside `url`.
+    /// `.NAME.partial-HOST-PID` beside `url`: the host and process that write it, so that processes
+    /// sharing an output directory (over NFS, or several on one machine) tell theirs apart.
     static func temporaryURL(for url: URL) -> URL {
         url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).partial-\(ProcessInfo.processInfo.processIdentifier)")
+            ".\(url.lastPathComponent).partial-\(host)-\(ProcessInfo.processInfo.processIdentifier)")
+    }
+
+    private static let host: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let safe = name.filter { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
+        return safe.isEmpty ? "host" : safe
+    }()
+
+    /// Removes `.NAME.partial-HOST-PID` files that this host's processes left and that no running
+    /// process owns any more. Files of other hosts, and of live processes, stay.
+    static func removeAbandoned(in directory: URL, name: String) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        let prefix = ".\(name).partial-\(host)-"
+        for entry in entries where entry.hasPrefix(prefix) {
+            guard let pid = pid_t(entry.dropFirst(prefix.count)), pid > 0 else { continue }
+            if pid == ProcessInfo.processInfo.processIdentifier { continue }
+            if kill(pid, 0) == 0 || errno != ESRCH { continue }
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
+        }
     }
 
     /// Renames `temporary` over `url` (atomic on one file system).
