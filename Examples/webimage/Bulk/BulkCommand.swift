@@ -158,37 +158,42 @@ extension WebImageCLI {
                 return
             }
 
-            // One pass over the input: each assigned shard's rows are gathered as the stream passes them.
+            // One pass over the input: a shard's rows are read when the runner can open it, and only
+            // assigned shards' rows are kept.
             let reader = try BulkRowReader(path: input, columns: columns)
             var shard = 0
-            var rows: [BulkRow] = []
             var done = 0
             var skipped = 0
-            func runShard() async throws {
-                defer { rows.removeAll(keepingCapacity: true) }
-                guard assigned.contains(shard) else { return }
-                let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: shard).stats)
-                if FileManager.default.fileExists(atPath: statsURL.path) {
-                    skipped += 1
-                    let done = (try? Data(contentsOf: statsURL)).flatMap {
-                        try? JSONDecoder().decode(BulkShardStats.self, from: $0)
+            func nextJob() throws -> ShardJob? {
+                while shard < plan.shards {
+                    let current = shard
+                    shard += 1
+                    let mine = assigned.contains(current)
+                    var rows: [BulkRow] = []
+                    var read = 0
+                    while read < plan.shardSize, let row = reader.next() {
+                        read += 1
+                        if mine { rows.append(row) }
                     }
-                    progress.recordShard(skipped: done)
-                    return
+                    guard mine else { continue }
+                    let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: current).stats)
+                    if FileManager.default.fileExists(atPath: statsURL.path) {
+                        skipped += 1
+                        let done = (try? Data(contentsOf: statsURL)).flatMap {
+                            try? JSONDecoder().decode(BulkShardStats.self, from: $0)
+                        }
+                        progress.recordShard(skipped: done)
+                        continue
+                    }
+                    return BulkShardRunner.job(shard: current, rows: rows)
                 }
-                let stats = try await runner.run(shard: shard, rows: rows)
+                return nil
+            }
+            try await runner.run(jobs: nextJob) { stats in
                 done += 1
                 progress.recordShard()
                 progress.interrupt { report(stats) }
             }
-            while let row = reader.next() {
-                if assigned.contains(shard) { rows.append(row) }
-                if (reader.rowsRead % plan.shardSize) == 0 {
-                    try await runShard()
-                    shard += 1
-                }
-            }
-            if reader.rowsRead % plan.shardSize != 0 || reader.rowsRead == 0 { try await runShard() }
             downloader.invalidate(cancelPendingDownloads: false)
             downloader.waitUntilInvalidated()
             progress.finish()
@@ -203,48 +208,56 @@ extension WebImageCLI {
         private func retryFailedRows(in shards: [Int], directory: URL, runner: BulkShardRunner) async throws {
             let permanent: Set<String> = ["robotsTag", "tooSmall", "aspectRatio", "invalidURL"]
             var retried = 0
-            for shard in shards {
-                let stem = String(format: "%05d", shard)
-                guard
-                    FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem + "_stats.json").path)
-                else { continue }
-                // The latest outcome per key: the shard's jsonl, then each finished retry's in order.
-                var latest: [String: [String: Any]] = [:]
-                var attempt = 0
-                var jsonlNames = [stem + ".jsonl"]
-                while FileManager.default.fileExists(
-                    atPath: directory.appendingPathComponent("\(stem)-retry\(attempt + 1)_stats.json").path)
-                {
-                    attempt += 1
-                    jsonlNames.append("\(stem)-retry\(attempt).jsonl")
-                }
-                for name in jsonlNames {
-                    let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
-                    for line in text.split(separator: "\n") {
-                        guard let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                            let key = record["key"] as? String
-                        else { continue }
-                        latest[key] = record
+            var remaining = shards[...]
+            func nextJob() -> ShardJob? {
+                while let shard = remaining.popFirst() {
+                    let stem = String(format: "%05d", shard)
+                    guard
+                        FileManager.default.fileExists(
+                            atPath: directory.appendingPathComponent(stem + "_stats.json").path)
+                    else { continue }
+                    // The latest outcome per key: the shard's jsonl, then each finished retry's in order.
+                    var latest: [String: [String: Any]] = [:]
+                    var attempt = 0
+                    var jsonlNames = [stem + ".jsonl"]
+                    while FileManager.default.fileExists(
+                        atPath: directory.appendingPathComponent("\(stem)-retry\(attempt + 1)_stats.json").path)
+                    {
+                        attempt += 1
+                        jsonlNames.append("\(stem)-retry\(attempt).jsonl")
                     }
+                    for name in jsonlNames {
+                        let text =
+                            (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+                        for line in text.split(separator: "\n") {
+                            guard
+                                let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                                let key = record["key"] as? String
+                            else { continue }
+                            latest[key] = record
+                        }
+                    }
+                    let rows = latest.filter { _, record in
+                        record["status"] as? String == "failed"
+                            && !permanent.contains(record["error_code"] as? String ?? "")
+                    }.sorted { $0.key < $1.key }.map { key, record -> (key: String, row: BulkRow) in
+                        let saved =
+                            saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                            ?? []
+                        return (
+                            key,
+                            BulkRow(
+                                url: record["url"] as? String ?? "", caption: record["caption"] as? String,
+                                saved: saved.map { ($0, record[$0].map { "\($0)" } ?? "") })
+                        )
+                    }
+                    guard !rows.isEmpty else { continue }
+                    retried += rows.count
+                    return ShardJob(stem: "\(stem)-retry\(attempt + 1)", shard: shard, rows: rows)
                 }
-                let rows = latest.filter { _, record in
-                    record["status"] as? String == "failed"
-                        && !permanent.contains(record["error_code"] as? String ?? "")
-                }.sorted { $0.key < $1.key }.map { key, record -> (key: String, row: BulkRow) in
-                    let saved =
-                        saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
-                    return (
-                        key,
-                        BulkRow(
-                            url: record["url"] as? String ?? "", caption: record["caption"] as? String,
-                            saved: saved.map { ($0, record[$0].map { "\($0)" } ?? "") })
-                    )
-                }
-                guard !rows.isEmpty else { continue }
-                let stats = try await runner.run(stem: "\(stem)-retry\(attempt + 1)", shard: shard, rows: rows)
-                retried += rows.count
-                report(stats)
+                return nil
             }
+            try await runner.run(jobs: nextJob) { report($0) }
             Console.write("retried \(retried) failed row(s)\n", to: .standardError)
         }
 

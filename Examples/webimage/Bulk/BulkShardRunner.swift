@@ -47,8 +47,8 @@ struct BulkShardStats: Codable, Sendable {
     var duration = 0.0
 }
 
-/// Runs one shard: downloads its rows (`concurrency` at a time, `perHost` per host, with retries),
-/// resizes and encodes the images, and writes the shard's files atomically, stats last.
+/// Runs shards: downloads their rows (`concurrency` at a time, `perHost` per host, with retries),
+/// resizes and encodes the images, and writes each shard's files atomically, stats last.
 struct BulkShardRunner: Sendable {
     let downloader: ImageDownloader
     let settings: BulkSettings
@@ -69,70 +69,87 @@ struct BulkShardRunner: Sendable {
         (stem + ".tar", stem + ".jsonl", stem + "_stats.json", stem)
     }
 
-    /// Runs shard `shard` of the plan: its rows get the keys of their index in it.
-    func run(shard: Int, rows: [BulkRow]) async throws -> BulkShardStats {
-        try await run(
+    /// Shards open at once. The next shard starts as soon as the last row of the one before is under
+    /// way, so a slow row (a trickling server, a long `Retry-After`) holds only its own shard's files
+    /// open, not the process's download slots. Each open shard keeps its rows and its open files; four
+    /// bound that while leaving room for a few shards that each wait on a straggler.
+    static let maximumOpenShards = 4
+
+    /// The rows of shard `shard` (of the plan), keyed by their index in it.
+    static func job(shard: Int, rows: [BulkRow]) -> ShardJob {
+        ShardJob(
             stem: String(format: "%05d", shard), shard: shard,
-            rows: rows.enumerated().map { (Self.key(shard: shard, index: $0.offset), $0.element) })
+            rows: rows.enumerated().map { (key(shard: shard, index: $0.offset), $0.element) })
     }
 
-    /// Runs `rows` into the files named by `stem`, each sample under its given key.
-    func run(stem: String, shard: Int, rows: [(key: String, row: BulkRow)]) async throws -> BulkShardStats {
-        let started = DispatchTime.now().uptimeNanoseconds
-        let names = Self.names(stem: stem)
-        // A shard redone from scratch: whatever an interrupted run left goes first.
-        AtomicFile.removeLeftovers(in: directory, names: [names.tar, names.jsonl, names.stats, names.folder])
-        for name in [names.tar, names.jsonl, names.folder] {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
-        let sink = try ShardSink(names: names, directory: directory, settings: settings)
-        var stats = BulkShardStats(shard: shard)
+    /// Runs the jobs `next` hands out, in that order, until it returns nil: at most `concurrency` rows
+    /// in flight across all open shards (at most ``maximumOpenShards``), each shard's files written and
+    /// renamed, stats last, the moment its last row is done; `finished` is then told. `next` is called
+    /// only when a new shard may open, so the caller reads its input a shard at a time.
+    ///
+    /// Samples are written in completion order: a slow or retried row never holds finished ones back, so
+    /// at most `concurrency` samples are in memory. Each image's bytes are the same in every run; only
+    /// the order of the members in a tar and of the lines in a jsonl varies.
+    func run(jobs next: () throws -> ShardJob?, finished: (BulkShardStats) -> Void) async throws {
+        var open: [Int: OpenShard] = [:]
         do {
-            try await forEachSample(rows.map(\.row)) { sample in
-                progress?.recordImage(succeeded: sample.succeeded)
-                stats.count += 1
-                if sample.succeeded {
-                    stats.successes += 1
-                    stats.bytes += sample.bytes?.count ?? 0
-                } else {
-                    stats.failures[sample.errorCode ?? "unknown", default: 0] += 1
+            try await withThrowingTaskGroup(of: (job: Int, sample: BulkSample).self) { group in
+                var feeding: OpenShard?  // the shard whose rows are being started
+                var opened = 0
+                var inFlight = 0
+                var exhausted = false
+                while true {
+                    while inFlight < settings.concurrency {
+                        if feeding == nil {
+                            guard !exhausted, open.count < Self.maximumOpenShards else { break }
+                            guard let job = try next() else {
+                                exhausted = true
+                                break
+                            }
+                            let shard = try OpenShard(id: opened, job: job, directory: directory, settings: settings)
+                            opened += 1
+                            open[shard.id] = shard
+                            if job.rows.isEmpty {
+                                open[shard.id] = nil
+                                finished(try close(shard))
+                                continue
+                            }
+                            feeding = shard
+                        }
+                        guard let shard = feeding else { break }
+                        let (id, index, row) = (shard.id, shard.started, shard.job.rows[shard.started].row)
+                        group.addTask { (id, await process(index: index, row: row)) }
+                        inFlight += 1
+                        shard.started += 1
+                        if shard.started == shard.job.rows.count { feeding = nil }
+                    }
+                    guard let (id, sample) = try await group.next() else { break }
+                    inFlight -= 1
+                    guard let shard = open[id] else { continue }
+                    try shard.record(sample)
+                    progress?.recordImage(succeeded: sample.succeeded)
+                    if shard.finished == shard.job.rows.count {
+                        open[id] = nil
+                        finished(try close(shard))
+                    }
                 }
-                try sink.add(sample, key: rows[sample.index].key)
             }
-            try sink.finish()
         } catch {
-            sink.abandon()
+            for shard in open.values { shard.sink.abandon() }
             throw error
         }
-        stats.duration = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    }
+
+    /// Renames a shard's files into place and writes its stats, last.
+    private func close(_ shard: OpenShard) throws -> BulkShardStats {
+        try shard.sink.finish()
+        var stats = shard.stats
+        stats.duration = Double(DispatchTime.now().uptimeNanoseconds - shard.opened) / 1e9
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(
-            try encoder.encode(stats) + Data("\n".utf8), to: directory.appendingPathComponent(names.stats))
+            try encoder.encode(stats) + Data("\n".utf8), to: directory.appendingPathComponent(shard.names.stats))
         return stats
-    }
-
-    /// Processes `rows` with at most `concurrency` rows in flight and hands each sample to `body` as it
-    /// finishes (completion order: a slow or retried row never holds finished ones back, so memory stays at
-    /// `concurrency` samples). Each image's bytes are the same in every run; only the order of the members
-    /// in the tar and of the lines in the jsonl varies.
-    private func forEachSample(_ rows: [BulkRow], _ body: (BulkSample) throws -> Void) async throws {
-        try await withThrowingTaskGroup(of: BulkSample.self) { group in
-            var next = 0
-            while next < rows.count && next < settings.concurrency {
-                let (index, row) = (next, rows[next])
-                group.addTask { await process(index: index, row: row) }
-                next += 1
-            }
-            while let sample = try await group.next() {
-                try body(sample)
-                if next < rows.count {
-                    let (index, row) = (next, rows[next])
-                    group.addTask { await process(index: index, row: row) }
-                    next += 1
-                }
-            }
-        }
     }
 
     /// Downloads, checks, resizes and encodes one row, retrying what may succeed later.
@@ -288,6 +305,53 @@ actor HostLimiter {
             running[host, default: 1] -= 1
             if running[host] == 0 { running[host] = nil }
         }
+    }
+}
+
+/// The rows to run into the files named by `stem` (`00003`, or `00003-retry1` for a retry), each
+/// sample under its key.
+struct ShardJob: Sendable {
+    var stem: String
+    var shard: Int
+    var rows: [(key: String, row: BulkRow)]
+}
+
+/// A shard whose rows are under way: its sink, its totals so far, and how many rows have started and
+/// finished. Used only by the task that runs ``BulkShardRunner/run(jobs:finished:)``.
+final class OpenShard {
+    let id: Int
+    let job: ShardJob
+    let names: (tar: String, jsonl: String, stats: String, folder: String)
+    let sink: ShardSink
+    let opened = DispatchTime.now().uptimeNanoseconds
+    var stats: BulkShardStats
+    var started = 0
+    var finished = 0
+
+    /// Opens the shard's files, after removing whatever an interrupted run left under its names: a
+    /// shard is always redone from scratch.
+    init(id: Int, job: ShardJob, directory: URL, settings: BulkSettings) throws {
+        self.id = id
+        self.job = job
+        names = BulkShardRunner.names(stem: job.stem)
+        AtomicFile.removeLeftovers(in: directory, names: [names.tar, names.jsonl, names.stats, names.folder])
+        for name in [names.tar, names.jsonl, names.folder] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        sink = try ShardSink(names: names, directory: directory, settings: settings)
+        stats = BulkShardStats(shard: job.shard)
+    }
+
+    func record(_ sample: BulkSample) throws {
+        finished += 1
+        stats.count += 1
+        if sample.succeeded {
+            stats.successes += 1
+            stats.bytes += sample.bytes?.count ?? 0
+        } else {
+            stats.failures[sample.errorCode ?? "unknown", default: 0] += 1
+        }
+        try sink.add(sample, key: job.rows[sample.index].key)
     }
 }
 

@@ -39,8 +39,10 @@ struct BulkCommandTests {
             let name = request.path.split(separator: "/").last.map(String.init) ?? ""
             let n = Int(name.split(separator: ".").first ?? "") ?? 0
             let png = pngs[n % 8]
+            // `?gate=NAME` holds the response until the test opens that gate.
             let image = LocalImageServer.Response(
-                status: 200, headers: [("Content-Type", "image/png")], body: .data(png))
+                status: 200, headers: [("Content-Type", "image/png")], body: .data(png),
+                gate: request.queryValue("gate"))
             if request.queryValue("final") == "1" { return image }  // where redirects lead
             switch Kind.of(n) {
             case .ok:
@@ -255,6 +257,38 @@ struct BulkCommandTests {
         #expect(resumed == expected)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: killed.path).filter { $0.hasPrefix(".") }
         #expect(leftovers == [foreign])
+    }
+
+    @Test func aSlowRowHoldsOnlyItsOwnShard() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Shard 0's first row waits at a gate; shards 1 and 2 must be written while it waits.
+        let urls =
+            ["/gen/0.png?gate=held"] + (1..<100).filter { Kind.of($0) == .ok }.prefix(11).map { "/gen/\($0).png" }
+        let list = try Self.writeList(urls.map { server.url($0).absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        async let run = CLIRunner.run(
+            "webimage",
+            ["bulk", list.path, "--output", output.path, "--shard-size", "4", "--size", "16", "--concurrency", "4"])
+        let later = ["00001_stats.json", "00002_stats.json"].map { output.appendingPathComponent($0).path }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !later.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(later.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "later shards waited for shard 0")
+        #expect(server.waitingCount(atGate: "held") == 1)
+        #expect(!FileManager.default.fileExists(atPath: output.appendingPathComponent("00000_stats.json").path))
+        server.openGate("held")
+        let result = try await run
+        #expect(result.status == 0, "\(result.stderr)")
+        let rows = try Self.jsonl(output)
+        #expect(rows.count == 12)
+        #expect(
+            rows.allSatisfy { $0["status"] as? String == "success" },
+            "\(rows.filter { $0["status"] as? String != "success" })")
+        #expect(FileManager.default.fileExists(atPath: output.appendingPathComponent("00000_stats.json").path))
     }
 
     @Test func shardIndexesSplitTheWorkAndEnginesSetThem() async throws {
