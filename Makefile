@@ -55,7 +55,7 @@ demo: deps
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
 # What only the benchmarks need: libvips' vipsthumbnail, libavif's and libjxl's command-line encoders (for
-# the file set), and Pillow in .venv-bench (a baseline, never a dependency of the library).
+# the file set), and Pillow and img2dataset in .venv-bench (baselines, never dependencies of the library).
 BENCH_DEB_PACKAGES := libvips-tools libavif-bin libjxl-tools
 deps-bench: deps
 	@missing=""; for p in $(BENCH_DEB_PACKAGES); do \
@@ -65,8 +65,8 @@ deps-bench: deps
 		echo "Installing missing Debian packages:$$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@[ -x .venv-bench/bin/python3 ] && .venv-bench/bin/python3 -c 'import PIL' 2>/dev/null || \
-		{ python3 -m venv .venv-bench && .venv-bench/bin/pip install -q Pillow; }
+	@[ -x .venv-bench/bin/img2dataset ] && .venv-bench/bin/python3 -c 'import PIL, img2dataset' 2>/dev/null || \
+		{ python3 -m venv .venv-bench && .venv-bench/bin/pip install -q Pillow img2dataset==1.47.0; }
 
 bench: deps deps-bench
 	$(SWIFT) build -c release --package-path Benchmarks --product WebImageBench

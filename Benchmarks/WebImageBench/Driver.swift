@@ -33,6 +33,14 @@ struct Driver {
         let path = FileManager.default.currentDirectoryPath + "/.venv-bench/bin/python3"
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
+    /// The bulk comparison: 2,000 URLs of the 2 MP JPEGs (distinct query strings), three rounds.
+    static let datasetURLs = 2_000
+    static let datasetRounds = 3
+    /// img2dataset from PyPI, which `make deps-bench` installs into .venv-bench (nil when missing).
+    static var img2dataset: String? {
+        let path = FileManager.default.currentDirectoryPath + "/.venv-bench/bin/img2dataset"
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
     /// Items of the no-network floor clients: enough for about 0.1 s of CPU, well above rusage's noise.
     static let floorItems = 20_000
     /// The design floor with a network (FloorClients.swift): an `Operation` per transfer over WebImage's
@@ -89,7 +97,8 @@ struct Driver {
                 log("webimage bulk, \(count) URLs")
                 let list = lists.write(
                     "bulk-\(count)", paths: (0..<count).map { "\(corpus.tinyPath)?n=\($0)" })
-                let output = makeTemporaryDirectory().appendingPathComponent("out").path
+                let output = root.appendingPathComponent("bulk-out-\(count)").path
+                defer { try? FileManager.default.removeItem(atPath: output) }
                 let outcome = runChild([
                     cli, "bulk", list, "--output", output, "--size", "32", "--concurrency", "64", "--per-host", "64",
                 ])
@@ -98,6 +107,11 @@ struct Driver {
                     Sample(
                         wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: count, bytes: 0))
             }
+        }
+        if let cli = Self.webimageCLI, let img2dataset = Self.img2dataset {
+            runDatasetComparison(
+                cli: cli, img2dataset: img2dataset, corpus: corpus, lists: lists, root: root, cleanup: cleanup,
+                results: &results)
         }
         var profiles: [Profile] = []
         if profile {
@@ -116,6 +130,76 @@ struct Driver {
         }
         print(report.summary())
         log("wrote \(output)")
+    }
+
+    /// `webimage bulk` against img2dataset on the same job: 2,000 URLs of 2 MP JPEGs from nginx, each
+    /// cropped to 256×256 (shorter side to 256, then the centre) and encoded as JPEG at quality 95 into
+    /// webdataset tars of 1,000 samples. img2dataset runs one process per core (its multiprocessing
+    /// distributor) with 32 threads each; `webimage bulk` runs one process with 64 downloads in flight:
+    /// the same number of URLs under way. Both also write their per-row metadata (img2dataset a parquet
+    /// file per shard, `webimage bulk` a jsonl). Images are counted from each tool's `_stats.json` files.
+    private func runDatasetComparison(
+        cli: String, img2dataset: String, corpus: Corpus, lists: ListWriter, root: URL, cleanup: Cleanup,
+        results: inout [String: [Sample]]
+    ) {
+        let photos = corpus.photoPaths("jpg")
+        let list = lists.write(
+            "dataset", paths: (0..<Self.datasetURLs).map { "\(photos[$0 % photos.count])?n=\($0)" })
+        let processes = String(ProcessInfo.processInfo.activeProcessorCount)
+        setenv("NO_ALBUMENTATIONS_UPDATE", "1", 1)  // img2dataset's albumentations asks PyPI for updates
+        let clients: [(name: String, arguments: (String) -> [String])] = [
+            (
+                "webimage bulk",
+                { output in
+                    [
+                        cli, "bulk", list, "--output", output, "--resize-mode", "fill", "--size", "256", "--encode",
+                        "jpeg", "--quality", "95", "--shard-size", "1000", "--concurrency", "64", "--per-host", "64",
+                    ]
+                }
+            ),
+            (
+                "img2dataset",
+                { output in
+                    [
+                        "/bin/sh", "-c", "exec \"$0\" \"$@\" 2>\"$OUTPUT_LOG\"", img2dataset, "--url_list", list,
+                        "--input_format", "txt", "--output_folder", output, "--output_format", "webdataset",
+                        "--resize_mode", "center_crop", "--image_size", "256", "--encode_quality", "95",
+                        "--number_sample_per_shard", "1000", "--processes_count", processes, "--thread_count", "32",
+                        "--distributor", "multiprocessing", "--enable_wandb", "False", "--timeout", "30",
+                    ]
+                }
+            ),
+        ]
+        for round in 0..<Self.datasetRounds {
+            for offset in 0..<clients.count {
+                let client = clients[(offset + round) % clients.count]
+                log("bulk dataset, round \(round + 1) of \(Self.datasetRounds): \(client.name)")
+                let output = root.appendingPathComponent("dataset-out")
+                let errors = root.appendingPathComponent("dataset-stderr.txt")
+                setenv("OUTPUT_LOG", errors.path, 1)
+                let outcome = runChild(client.arguments(output.path))
+                let images = Self.successes(in: output)
+                if outcome.status != 0 || images == 0 {
+                    let text = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+                    cleanup.abort("\(client.name) failed (status \(outcome.status)): \(text.suffix(2000))")
+                }
+                results["dataset/\(client.name)", default: []].append(
+                    Sample(
+                        wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: images, bytes: 0,
+                        extra: ["urls": Double(Self.datasetURLs)]))
+                try? FileManager.default.removeItem(at: output)
+            }
+        }
+    }
+
+    /// The sum of `successes` over the `*_stats.json` files in `folder` (both tools write them).
+    static func successes(in folder: URL) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix("_stats.json") }.reduce(0) { total, name in
+            let data = try? Data(contentsOf: folder.appendingPathComponent(name))
+            let object = data.flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+            return total + (object?["successes"] as? Int ?? 0)
+        }
     }
 
     private func makeWorkloads(corpus: Corpus, lists: ListWriter, nginx: NginxServer) -> [Workload] {

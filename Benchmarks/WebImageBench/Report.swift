@@ -227,6 +227,29 @@ struct Report {
         return text + "\n"
     }
 
+    private func datasetTable() -> String {
+        guard !samples("dataset", "img2dataset").isEmpty else { return "" }
+        var text = "### `webimage bulk` against img2dataset 1.47\n\n"
+        text += "\(Driver.datasetURLs) URLs of the 2 MP JPEGs (distinct query strings) from the same nginx, each "
+        text += "cropped to 256×256 (shorter side to 256, then the centre) and encoded as JPEG q95 into webdataset "
+        text += "tars of 1,000 samples. img2dataset: `--resize_mode center_crop --image_size 256 --output_format "
+        text += "webdataset --encode_quality 95`, one process per core (multiprocessing distributor) × 32 threads; "
+        text += "`webimage bulk --resize-mode fill --size 256 --encode jpeg --quality 95 --concurrency 64`, one "
+        text += "process. Wall and CPU are the whole command's (start-up and worker processes included), median "
+        text += "of \(samples("dataset", "img2dataset").count) interleaved rounds.\n\n"
+        text += "| client | images | images/s | CPU ms/image | webimage bulk ÷ client (images/s) |\n"
+        text += "|---|---:|---:|---:|---:|\n"
+        for client in ["webimage bulk", "img2dataset"] {
+            let r =
+                client == "webimage bulk"
+                ? "—" : fmt(ratio("dataset", "webimage bulk", client, \.itemsPerSecond), 2) + "×"
+            let images = samples("dataset", client).map(\.items)
+            text += "| \(client) | \(range(images)) | \(fmt(med("dataset", client, \.itemsPerSecond), 0)) "
+            text += "| \(fmt(med("dataset", client) { $0.cpu / Double(max($0.items, 1)) * 1000 }, 2)) | \(r) |\n"
+        }
+        return text + "\n"
+    }
+
     // MARK: Targets
 
     func verdicts() -> [Verdict] {
@@ -313,6 +336,10 @@ struct Report {
                 "bulk: peak RSS at 100,000 URLs ≤ 1.25× at 1,000 (does not grow with the count)", growth, 2, "×",
                 growth <= 1.25)
         }
+        if !samples("dataset", "img2dataset").isEmpty {
+            let faster = ratio("dataset", "webimage bulk", "img2dataset", \.itemsPerSecond)
+            add("bulk: ≥ 2× img2dataset's images/s (2,000 × 2 MP → 256² JPEG webdataset)", faster, 2, "×", faster >= 2)
+        }
         let transfers = samples("coalescing", "all requests overlapping").map { Int($0.extra["transfers"] ?? -1) }
         list.append(
             Verdict(
@@ -358,7 +385,9 @@ struct Report {
         text += networkFloorTable()
         text += transferTable("large", title: "20 × 5 MiB files, concurrency 6")
         text += http2Table()
-        text += photoTable() + decoderTable() + thumbnailTable() + coalescingTable() + memoryTable() + bulkTable()
+        text +=
+            photoTable() + decoderTable() + thumbnailTable() + coalescingTable() + memoryTable() + bulkTable()
+            + datasetTable()
         text += clientNotes()
         text += profileSection()
         if let notes = try? String(contentsOfFile: "Benchmarks/NOTES.md", encoding: .utf8) {
