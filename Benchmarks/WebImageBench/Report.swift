@@ -230,7 +230,7 @@ struct Report {
     private func datasetTable() -> String {
         guard !samples("dataset", "img2dataset").isEmpty else { return "" }
         var text = "### `webimage bulk` against img2dataset 1.47\n\n"
-        text += "\(Driver.datasetURLs) URLs of the 2 MP JPEGs (distinct query strings) from the same nginx, each "
+        text += "2,000 URLs of the 2 MP JPEGs (distinct query strings) from the same nginx, each "
         text += "cropped to 256×256 (shorter side to 256, then the centre) and encoded as JPEG q95 into webdataset "
         text += "tars of 1,000 samples. img2dataset: `--resize_mode center_crop --image_size 256 --output_format "
         text += "webdataset --encode_quality 95`, one process per core (multiprocessing distributor) × 32 threads; "
