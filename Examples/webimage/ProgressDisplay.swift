@@ -167,9 +167,24 @@ enum Console {
         return Int(size.ws_col)
     }
 
-    /// Writes `text` unbuffered.
+    /// Writes `text` unbuffered. When the reader has gone (`webimage … | head`), the process ends as
+    /// a Unix tool ends on SIGPIPE, quietly with status 141: the library ignores SIGPIPE for its sockets,
+    /// and Foundation's `FileHandle.write` would trap on the error instead. Other errors drop the text.
     static func write(_ text: String, to handle: FileHandle) {
-        handle.write(Data(text.utf8))
+        let descriptor = handle.fileDescriptor
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written >= 0 {
+                bytes = bytes.dropFirst(written)
+            } else if errno == EINTR {
+                continue
+            } else if errno == EPIPE {
+                _exit(128 + SIGPIPE)
+            } else {
+                return
+            }
+        }
     }
 }
 

@@ -99,8 +99,16 @@ extension WebImageCLI {
                 """)
         var retryFailed = false
 
-        @Flag(help: "Print one JSON object per finished shard instead of a line of text.")
+        @Flag(
+            help: """
+                Print JSON lines on stdout: {"event":"progress",…} every --progress-interval seconds (shards, \
+                images, images/s, success rate, ETA), {"event":"shard",…} per finished shard (its stats) and \
+                {"event":"summary",…} at the end.
+                """)
         var json = false
+
+        @Option(help: "Seconds between --json progress lines.")
+        var progressInterval: Double = 5
 
         func run() async throws {
             do {
@@ -147,7 +155,11 @@ extension WebImageCLI {
             var runner = BulkShardRunner(
                 downloader: downloader, settings: settings, directory: directory, hosts: HostLimiter(limit: perHost))
             let rowsAssigned = assigned.reduce(0) { $0 + max(0, min(plan.shardSize, plan.rows - $1 * plan.shardSize)) }
-            let progress = BulkProgress(shards: assigned.count, expectedImages: rowsAssigned)
+            // A retry's row count is known only as it reads the finished shards' jsonl: no progress line.
+            let mode: BulkProgress.Mode =
+                retryFailed ? .silent : json ? .json : Console.stderrIsTerminal ? .terminal : .silent
+            let progress = BulkProgress(
+                shards: assigned.count, expectedImages: rowsAssigned, mode: mode, jsonInterval: progressInterval)
             runner.progress = progress
             defer { progress.finish() }
 
@@ -197,10 +209,16 @@ extension WebImageCLI {
             downloader.invalidate(cancelPendingDownloads: false)
             downloader.waitUntilInvalidated()
             progress.finish()
-            let summary =
-                "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)"
-            Console.write(
-                json ? "{\"summary\":\"\(summary)\"}\n" : summary + "\n", to: json ? .standardOutput : .standardError)
+            if json {
+                Self.writeJSONLine([
+                    "event": "summary", "written": done, "skipped": skipped, "assigned": assigned.count,
+                    "shards": plan.shards,
+                ])
+            } else {
+                Console.write(
+                    "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)\n",
+                    to: .standardError)
+            }
         }
 
         /// `--retry-failed`: for each finished shard, the rows that failed in it and in its earlier retries
@@ -263,11 +281,11 @@ extension WebImageCLI {
 
         private func report(_ stats: BulkShardStats) {
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                if let data = try? encoder.encode(stats) {
-                    Console.write(String(decoding: data, as: UTF8.self) + "\n", to: .standardOutput)
-                }
+                guard let data = try? JSONEncoder().encode(stats),
+                    var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                else { return }
+                object["event"] = "shard"
+                Self.writeJSONLine(object)
             } else {
                 let failed = stats.count - stats.successes
                 Console.write(
@@ -276,6 +294,12 @@ extension WebImageCLI {
                         stats.successes, stats.count, failed, Double(stats.bytes) / 1e6, stats.duration,
                         Double(stats.count) / max(stats.duration, 0.001)), to: .standardError)
             }
+        }
+
+        /// One line of `--json` output on stdout.
+        static func writeJSONLine(_ object: [String: Any]) {
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+            Console.write(String(decoding: data, as: UTF8.self) + "\n", to: .standardOutput)
         }
 
         private func makeSettings() throws -> BulkSettings {
@@ -288,6 +312,7 @@ extension WebImageCLI {
             guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1…100.") }
             guard size >= 1 else { throw ValidationError("--size must be at least 1.") }
             guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+            guard progressInterval >= 0.05 else { throw ValidationError("--progress-interval must be at least 0.05.") }
             guard !userAgent.isEmpty else { throw ValidationError("--user-agent must not be empty.") }
             var settings = BulkSettings()
             guard let outputFormat = BulkSettings.OutputFormat(rawValue: format) else {

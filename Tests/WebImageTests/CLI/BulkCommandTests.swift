@@ -410,6 +410,70 @@ struct BulkCommandTests {
         #expect(last.contains(String(format: "%.1f%% ok", 100 * Double(expected) / 30)), "\(last)")
     }
 
+    @Test func jsonProgressLinesShardLinesAndASummary() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The last row waits at a gate, so the run lasts until the test has seen a shard finish.
+        let urls =
+            (0..<100).filter { Kind.of($0) == .ok }.prefix(30).map { "/gen/\($0).png" } + ["/gen/0.png?gate=json"]
+        let list = try Self.writeList(urls.map { server.url($0).absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        async let run = CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--shard-size", "10", "--size", "16", "--json",
+                "--progress-interval", "0.1",
+            ])
+        let first = output.appendingPathComponent("00000_stats.json").path
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !(FileManager.default.fileExists(atPath: first) && server.waitingCount(atGate: "json") == 1)
+            && ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(500))  // a few progress intervals while the gate holds the run
+        server.openGate("json")
+        let result = try await run
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = try CLIRunner.jsonObjects(result)
+        let progress = lines.filter { $0["event"] as? String == "progress" }
+        let shards = lines.filter { $0["event"] as? String == "shard" }
+        #expect(progress.count >= 2, "\(result.stdout)")
+        #expect(shards.map { $0["shard"] as? Int ?? -1 }.sorted() == [0, 1, 2, 3])
+        #expect(shards.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 31)
+        let summary = try #require(lines.last)
+        #expect(summary["event"] as? String == "summary")
+        #expect(summary["written"] as? Int == 4 && summary["shards"] as? Int == 4)
+        // Progress counts only go up, and name every field a driver needs.
+        let counts = progress.map { $0["images"] as? Int ?? -1 }
+        #expect(counts == counts.sorted() && counts.allSatisfy { (0...31).contains($0) }, "\(counts)")
+        for key in ["shards_done", "shards", "expected_images", "images_per_second", "success_rate", "eta_seconds"] {
+            #expect(progress.allSatisfy { $0[key] != nil }, "\(key)")
+        }
+        #expect(progress.allSatisfy { $0["shards"] as? Int == 4 && $0["expected_images"] as? Int == 31 })
+    }
+
+    @Test("a reader that goes away (| head) ends the run quietly with status 141, as SIGPIPE would")
+    func closedStdoutEndsQuietly() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The gate never opens: only the closed pipe can end this run.
+        let list = try Self.writeList([server.url("/gen/0.png?gate=never").absoluteString], to: folder)
+        let arguments = [
+            try CLIRunner.executable("webimage").path, "bulk", list.path, "--output",
+            folder.appendingPathComponent("out").path, "--json", "--progress-interval", "0.05",
+        ]
+        let run = try await CLIRunner.runProgram(
+            "/bin/bash", ["-c", "set -o pipefail; \"$@\" | head -n 1", "bash"] + arguments)
+        #expect(run.status == 141, "\(run.stderr)")
+        #expect(run.stdoutLines.count == 1)
+        #expect(!run.stderr.contains("Fatal error"), "\(run.stderr)")
+    }
+
     @Test func everyInputFormatReadsTheSameRows() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }
