@@ -76,6 +76,12 @@ extension WebImageCLI {
         @Option(help: ArgumentHelp("Seconds a whole download may take, redirects included.", valueName: "seconds"))
         var timeout: Double = 30
 
+        @Option(
+            help: ArgumentHelp(
+                "Seconds a download may receive nothing (connecting included) before it fails; at most --timeout.",
+                valueName: "seconds"))
+        var stallTimeout: Double = 15
+
         @Option(help: "The User-Agent sent: name your project and a contact.")
         var userAgent: String =
             "webimage-bulk/\(LibraryVersions.webImage) (image dataset builder; set --user-agent to name yourself)"
@@ -148,7 +154,7 @@ extension WebImageCLI {
             var config = ImageDownloaderConfig()
             config.maxConcurrentDownloads = concurrency
             config.totalTimeout = timeout
-            config.downloadTimeout = min(timeout, 15)
+            config.downloadTimeout = min(timeout, stallTimeout)
             config.headers["User-Agent"] = userAgent
             config.cookieStorage = nil
             let downloader = ImageDownloader(config: config)
@@ -312,6 +318,7 @@ extension WebImageCLI {
             guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1…100.") }
             guard size >= 1 else { throw ValidationError("--size must be at least 1.") }
             guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+            guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be positive.") }
             guard progressInterval >= 0.05 else { throw ValidationError("--progress-interval must be at least 0.05.") }
             guard !userAgent.isEmpty else { throw ValidationError("--user-agent must not be empty.") }
             var settings = BulkSettings()

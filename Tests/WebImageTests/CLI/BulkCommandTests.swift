@@ -271,9 +271,13 @@ struct BulkCommandTests {
         let output = folder.appendingPathComponent("out")
         async let run = CLIRunner.run(
             "webimage",
-            ["bulk", list.path, "--output", output.path, "--shard-size", "4", "--size", "16", "--concurrency", "4"])
+            [
+                "bulk", list.path, "--output", output.path, "--shard-size", "4", "--size", "16", "--concurrency", "4",
+                // The held row must not time out, however slow a loaded machine makes the rest.
+                "--timeout", "600", "--stall-timeout", "600",
+            ])
         let later = ["00001_stats.json", "00002_stats.json"].map { output.appendingPathComponent($0).path }
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)
         while !later.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -424,10 +428,10 @@ struct BulkCommandTests {
             "webimage",
             [
                 "bulk", list.path, "--output", output.path, "--shard-size", "10", "--size", "16", "--json",
-                "--progress-interval", "0.1",
+                "--progress-interval", "0.1", "--timeout", "600", "--stall-timeout", "600",
             ])
         let first = output.appendingPathComponent("00000_stats.json").path
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)
         while !(FileManager.default.fileExists(atPath: first) && server.waitingCount(atGate: "json") == 1)
             && ContinuousClock.now < deadline
         {
