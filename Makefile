@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
 
-.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package demo bench format lint clean
+.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package check-deploy demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -82,6 +82,13 @@ format:
 # WebImage as another package's versioned git dependency (Examples/Package/check.sh, about a minute).
 test-package: deps
 	bash Examples/Package/check.sh
+
+# deploy/Dockerfile's runtime stage without a Docker engine (deploy/check-runtime.sh, as root: debootstrap,
+# chroot): the static release build in a Debian bookworm minbase root file system (.build-rootfs/) with only
+# the Dockerfile's runtime packages; ldd, then webimage info, convert and bulk as the image's user. A few
+# minutes the first time. Not part of `make test`.
+check-deploy: deps
+	$(SUDO) env "PATH=$$PATH" SWIFT=$(SWIFT) bash deploy/check-runtime.sh
 
 # What CI checks: the toolchain's `swift format lint --strict` with .swift-format (fix with `make format`).
 lint:
