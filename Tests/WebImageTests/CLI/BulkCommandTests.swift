@@ -478,6 +478,52 @@ struct BulkCommandTests {
         #expect(!run.stderr.contains("Fatal error"), "\(run.stderr)")
     }
 
+    @Test("deploy/: the Slurm script and the Indexed Job's arguments run as written")
+    func deployFilesRunAsWritten() async throws {
+        let (server, _) = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<40).filter { Kind.of($0) == .ok }.map { server.url("/gen/\($0).png").absoluteString }
+        let list = try Self.writeList(urls, to: folder)
+        let deploy = Fixtures.packageRoot.appendingPathComponent("deploy")
+        let binaries = try CLIRunner.executable("webimage").deletingLastPathComponent().path
+        let path = binaries + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+
+        // Slurm: the script as sbatch would start it, as array task 0 of 16.
+        let slurmOutput = folder.appendingPathComponent("slurm")
+        let slurm = try await CLIRunner.runProgram(
+            "/bin/bash", [deploy.appendingPathComponent("slurm/bulk.sbatch").path, list.path, slurmOutput.path],
+            environment: ["PATH": path, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "16"])
+        #expect(slurm.status == 0, "\(slurm.stderr)")
+        #expect(try Self.jsonl(slurmOutput).filter { $0["status"] as? String == "success" }.count == urls.count)
+
+        // Kubernetes: the container's args, with the input and output paths pointed here, as index 0.
+        let yaml = try String(
+            contentsOf: deploy.appendingPathComponent("kubernetes/indexed-job.yaml"), encoding: .utf8)
+        let lines = yaml.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "args:" })
+        var arguments: [String] = []
+        for line in lines[(start + 1)...] {
+            let item = line.trimmingCharacters(in: .whitespaces)
+            guard item.hasPrefix("- ") else { break }
+            let value = String(item.dropFirst(2)).components(separatedBy: "   #")[0]
+            arguments.append(value.trimmingCharacters(in: .whitespaces))
+        }
+        #expect(arguments.first == "bulk" && arguments.count > 10, "\(arguments)")
+        let kubernetesOutput = folder.appendingPathComponent("kubernetes")
+        arguments = arguments.map { argument in
+            if argument.hasPrefix("/data/input/") { return list.path }
+            if argument.hasPrefix("--output=") { return "--output=" + kubernetesOutput.path }
+            return argument
+        }
+        let job = try await CLIRunner.run("webimage", arguments, environment: ["JOB_COMPLETION_INDEX": "0"])
+        #expect(job.status == 0, "\(job.stderr)")
+        let rows = try Self.jsonl(kubernetesOutput)
+        #expect(rows.count == urls.count && rows.allSatisfy { $0["status"] as? String == "success" })
+        #expect(rows.allSatisfy { ($0["caption"] as? String)?.hasPrefix("image ") == true })
+    }
+
     @Test func everyInputFormatReadsTheSameRows() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }
