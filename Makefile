@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
 
-.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package check-deploy demo bench format lint clean
+.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -89,6 +89,12 @@ test-package: deps
 # minutes the first time. Not part of `make test`.
 check-deploy: deps
 	$(SUDO) env "PATH=$$PATH" SWIFT=$(SWIFT) bash deploy/check-runtime.sh
+
+# deploy/spark/bulk_spark.py and deploy/ray/bulk_ray.py run for real (deploy/check-engines.sh): Spark
+# local[2] and a local Ray cluster, three tasks each, against sample images on 127.0.0.1; pyspark and ray
+# go into .venv-engines with pip the first time. Not part of `make test`.
+check-engines: deps
+	SWIFT=$(SWIFT) bash deploy/check-engines.sh
 
 # What CI checks: the toolchain's `swift format lint --strict` with .swift-format (fix with `make format`).
 lint:

@@ -107,6 +107,13 @@ extension WebImageCLI {
 
         @Flag(
             help: """
+                Write (or check) DIR/plan.json, print it on stdout and exit: how a driver (Spark, Ray) learns the \
+                number of shards to hand out with --shards.
+                """)
+        var planOnly = false
+
+        @Flag(
+            help: """
                 Print JSON lines on stdout: {"event":"progress",…} every --progress-interval seconds (shards, \
                 images, images/s, success rate, ETA), {"event":"shard",…} per finished shard (its stats) and \
                 {"event":"summary",…} at the end.
@@ -149,6 +156,12 @@ extension WebImageCLI {
             }
             let plan = try BulkPlan.settle(
                 try BulkPlan.make(input: input, columns: columns, shardSize: shardSize, format: format), in: directory)
+            if planOnly {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                Console.write(String(decoding: try encoder.encode(plan), as: UTF8.self) + "\n", to: .standardOutput)
+                return
+            }
             let assigned = Set(plan.assigned(index: index, count: count, explicit: explicit))
 
             var config = ImageDownloaderConfig()

@@ -524,6 +524,23 @@ struct BulkCommandTests {
         #expect(rows.allSatisfy { ($0["caption"] as? String)?.hasPrefix("image ") == true })
     }
 
+    @Test("--plan-only writes and prints the plan, downloads nothing, and still refuses a mismatched plan")
+    func planOnly() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try Self.writeList((0..<25).map { "http://127.0.0.1:9/\($0).png" }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage", ["bulk", list.path, "--output", output.path, "--shard-size", "10", "--plan-only"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let plan = try #require(try CLIRunner.jsonObjects(run).first)
+        #expect(plan["shards"] as? Int == 3 && plan["rows"] as? Int == 25 && plan["shardSize"] as? Int == 10)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output.path) == ["plan.json"])
+        let other = try await CLIRunner.run(
+            "webimage", ["bulk", list.path, "--output", output.path, "--shard-size", "5", "--plan-only"])
+        #expect(other.status == 2, "\(other.stderr)")
+    }
+
     @Test func everyInputFormatReadsTheSameRows() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }

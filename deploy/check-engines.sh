@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Runs deploy/spark/bulk_spark.py and deploy/ray/bulk_ray.py for real (`make check-engines`): Spark in
+# local mode (local[2]) and a local Ray cluster, each spreading the shards of one URL list over three
+# tasks, against sample images served on 127.0.0.1. Checks that each engine's output equals a plain
+# `webimage bulk` run's (the same keys, each a success, the same image bytes by sha256), that a second
+# run of the same job writes nothing new, and that a bad option ends the job with status 2 before any
+# task starts.
+#
+# PySpark and Ray go into .venv-engines (pip, the first time; Spark also needs a Java 17+ runtime).
+# Not part of `make test`: the two packages are large and Spark starts slowly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SWIFT=${SWIFT:-swift}
+VENV=.venv-engines
+PYTHON=$VENV/bin/python3
+
+if ! [ -x "$PYTHON" ] || ! "$PYTHON" -c 'import pyspark, ray' 2>/dev/null; then
+    echo "==> installing pyspark and ray into $VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q pyspark 'ray[default]'
+fi
+command -v java >/dev/null || { echo "error: Spark needs java (Debian: openjdk-17-jre-headless)" >&2; exit 2; }
+
+echo "==> building webimage"
+"$SWIFT" build --product webimage >/dev/null
+WEBIMAGE="$("$SWIFT" build --show-bin-path)/webimage"
+
+WORK=$(mktemp -d /tmp/webimage-engines-XXXXXX)
+SERVER_PID=""
+cleanup() {
+    [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# The images: the bundled samples that decode, under distinct query strings, 60 rows in 6 shards of 10.
+PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$PYTHON" -m http.server "$PORT" --bind 127.0.0.1 --directory SampleImages >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/horse-rgba.png" && break; sleep 0.1; done
+SAMPLES=(astronaut-baseline.jpg coffee-progressive.jpg horse-rgba.png chelsea-palette.png astronaut-lossy.webp
+    camera-gray.jpg)
+{
+    echo "url,caption"
+    for n in $(seq 0 59); do echo "http://127.0.0.1:$PORT/${SAMPLES[$((n % 6))]}?n=$n,sample $n"; done
+} >"$WORK/urls.csv"
+OPTIONS=(--url-col url --caption-col caption --shard-size 10 --size 32 --concurrency 8)
+
+failures=0
+check() {  # check NAME COMMAND...: runs COMMAND, prints PASS or FAIL
+    local name=$1
+    shift
+    if "$@"; then echo "  PASS  $name"; else echo "  FAIL  $name"; failures=$((failures + 1)); fi
+}
+
+# What a finished output directory holds: "key sha256" per image in its tars, sorted.
+images() {
+    "$PYTHON" - "$1" <<'PY'
+import glob, hashlib, os, sys, tarfile
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.tar"))):
+    with tarfile.open(path) as tar:
+        for member in tar.getmembers():
+            if not member.name.endswith((".json", ".txt")):
+                print(member.name, hashlib.sha256(tar.extractfile(member).read()).hexdigest())
+PY
+}
+
+successes() { "$WEBIMAGE" bulk-stats "$1" --json | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["successes"])'; }
+
+echo "==> reference: one webimage bulk process"
+"$WEBIMAGE" bulk "$WORK/urls.csv" --output "$WORK/reference" "${OPTIONS[@]}" >/dev/null
+images "$WORK/reference" | sort >"$WORK/reference.txt"
+
+same_as_reference() { images "$1" | sort | cmp -s - "$WORK/reference.txt"; }
+all_succeeded() { [ "$(successes "$1")" = 60 ]; }
+wrote_nothing() { grep -q '"written": 0' "$1" && grep -q '"skipped": 6' "$1"; }
+
+export PYSPARK_PYTHON="$PWD/$PYTHON" PYSPARK_SUBMIT_ARGS="--master local[2] pyspark-shell"
+echo "==> Spark (local[2]), 3 tasks"
+"$PYTHON" deploy/spark/bulk_spark.py "$WORK/urls.csv" "$WORK/spark" --tasks 3 --webimage "$WEBIMAGE" \
+    -- "${OPTIONS[@]}" >"$WORK/spark-1.out" 2>"$WORK/spark-1.err" || { tail -20 "$WORK/spark-1.err"; false; }
+tail -1 "$WORK/spark-1.out"
+"$PYTHON" deploy/spark/bulk_spark.py "$WORK/urls.csv" "$WORK/spark" --tasks 3 --webimage "$WEBIMAGE" \
+    -- "${OPTIONS[@]}" >"$WORK/spark-2.out" 2>"$WORK/spark-2.err"
+spark_bad=0
+"$PYTHON" deploy/spark/bulk_spark.py "$WORK/urls.csv" "$WORK/spark-bad" --webimage "$WEBIMAGE" \
+    -- --size 0 >/dev/null 2>&1 || spark_bad=$?
+
+echo "==> Ray (local cluster), 3 tasks"
+"$PYTHON" deploy/ray/bulk_ray.py "$WORK/urls.csv" "$WORK/ray" --tasks 3 --webimage "$WEBIMAGE" \
+    -- "${OPTIONS[@]}" >"$WORK/ray-1.out" 2>"$WORK/ray-1.err" || { tail -20 "$WORK/ray-1.err"; false; }
+tail -1 "$WORK/ray-1.out"
+"$PYTHON" deploy/ray/bulk_ray.py "$WORK/urls.csv" "$WORK/ray" --tasks 3 --webimage "$WEBIMAGE" \
+    -- "${OPTIONS[@]}" >"$WORK/ray-2.out" 2>"$WORK/ray-2.err"
+ray_bad=0
+"$PYTHON" deploy/ray/bulk_ray.py "$WORK/urls.csv" "$WORK/ray-bad" --webimage "$WEBIMAGE" \
+    -- --size 0 >/dev/null 2>&1 || ray_bad=$?
+
+echo
+echo "== deploy/check-engines.sh"
+check "reference: 60 of 60 downloaded" all_succeeded "$WORK/reference"
+check "Spark: 60 of 60, in the 6 shards' stats" all_succeeded "$WORK/spark"
+check "Spark: the same images as one process (sha256 per member)" same_as_reference "$WORK/spark"
+check "Spark: a second run writes nothing (6 shards skipped)" wrote_nothing "$WORK/spark-2.out"
+check "Spark: a bad option ends the job with status 2" test "$spark_bad" = 2
+check "Ray: 60 of 60, in the 6 shards' stats" all_succeeded "$WORK/ray"
+check "Ray: the same images as one process (sha256 per member)" same_as_reference "$WORK/ray"
+check "Ray: a second run writes nothing (6 shards skipped)" wrote_nothing "$WORK/ray-2.out"
+check "Ray: a bad option ends the job with status 2" test "$ray_bad" = 2
+if [ "$failures" -eq 0 ]; then echo "PASS (${SECONDS} s)"; else echo "FAIL: $failures check(s)"; exit 1; fi
