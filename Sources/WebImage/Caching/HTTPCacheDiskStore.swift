@@ -293,11 +293,31 @@ final class HTTPCacheDiskStore: Sendable {
         }
     }
 
+    /// Runs `body` again while it fails with `SQLITE_BUSY`, for up to 10 s (the connection's busy
+    /// timeout). Switching a new index to WAL needs an exclusive lock, and when several connections (or
+    /// processes) open a new index at once, SQLite may answer SQLITE_BUSY at once instead of waiting:
+    /// a connection that holds a shared lock while another wants to write would deadlock in the busy
+    /// handler, so SQLite skips it. Seen with four caches opening one new directory under ASan.
+    static func retryingBusy<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try body()
+            } catch  where error.isBusy && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
+    }
+
     private func openDatabase(_ state: inout IndexState) throws(SQLiteError) {
         let database = try SQLiteDatabase(path: databasePath)
         state.identity = FileIdentity(path: databasePath)
-        let journalMode = try database.withStatement("PRAGMA journal_mode = WAL") { statement throws(SQLiteError) in
-            try statement.step() ? statement.string(at: 0) : ""
+        let journalMode = try Self.retryingBusy { () throws(SQLiteError) in
+            try database.withStatement("PRAGMA journal_mode = WAL") { statement throws(SQLiteError) in
+                try statement.step() ? statement.string(at: 0) : ""
+            }
         }
         if journalMode.lowercased() != "wal" {
             logger.warning("SQLite kept journal mode \(journalMode) for \(databasePath)")

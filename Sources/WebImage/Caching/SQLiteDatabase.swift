@@ -13,6 +13,9 @@ struct SQLiteError: Error, CustomStringConvertible {
     /// The primary result code (the low byte of the extended code).
     var primaryCode: Int32 { code & 0xFF }
 
+    /// Whether another connection held a lock this one needed.
+    var isBusy: Bool { primaryCode == SQLITE_BUSY }
+
     /// Whether the database file is damaged or is not a database at all.
     var isCorruption: Bool { primaryCode == SQLITE_CORRUPT || primaryCode == SQLITE_NOTADB }
 
