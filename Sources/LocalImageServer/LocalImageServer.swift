@@ -148,6 +148,9 @@ public final class LocalImageServer: Sendable {
             return nil
         }
         if let running { Self.stop(running) }
+        // Responses still held at a closed gate belong to connections that are gone now; dropping them
+        // also breaks the cycle from the core through them to the channel's handlers and back.
+        core.dropGateWaiters()
     }
 
     private static func stop(_ running: Running) {

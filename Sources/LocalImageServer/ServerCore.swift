@@ -157,6 +157,15 @@ final class ServerCore: Sendable {
         changes.announce()
     }
 
+    /// Forgets the responses waiting at closed gates without sending them (the server shut down).
+    func dropGateWaiters() {
+        let dropped = state.withLock { state -> [String: [@Sendable () -> Void]] in
+            defer { state.gateWaiters.removeAll() }
+            return state.gateWaiters
+        }
+        _ = dropped  // released here, outside the lock
+    }
+
     /// How many responses wait at the gate `name` now.
     func waitingCount(at name: String) -> Int {
         state.withLock { $0.gateWaiters[name]?.count ?? 0 }
