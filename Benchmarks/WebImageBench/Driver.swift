@@ -184,9 +184,7 @@ struct Driver {
                     cleanup.abort("\(client.name) failed (status \(outcome.status)): \(text.suffix(2000))")
                 }
                 results["dataset/\(client.name)", default: []].append(
-                    Sample(
-                        wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: images, bytes: 0,
-                        extra: ["urls": Double(Self.datasetURLs)]))
+                    Sample(wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: images, bytes: 0))
                 try? FileManager.default.removeItem(at: output)
             }
         }

@@ -159,11 +159,12 @@ final class ServerCore: Sendable {
 
     /// Forgets the responses waiting at closed gates without sending them (the server shut down).
     func dropGateWaiters() {
-        let dropped = state.withLock { state -> [String: [@Sendable () -> Void]] in
-            defer { state.gateWaiters.removeAll() }
+        // Taken out under the lock and released after it: a waiter's captures may lock on deinit.
+        let dropped = state.withLock { state in
+            defer { state.gateWaiters = [:] }
             return state.gateWaiters
         }
-        _ = dropped  // released here, outside the lock
+        withExtendedLifetime(dropped) {}
     }
 
     /// How many responses wait at the gate `name` now.

@@ -5,8 +5,8 @@ import Locking
 ///
 /// - On a terminal (stderr) it is a live line, redrawn four times a second.
 /// - With `--json` it is a `{"event":"progress",…}` line on stdout every `--progress-interval` seconds
-///   (5 by default), beside
-///   the `{"event":"shard",…}` line of each finished shard, for a log collector or a driver program.
+///   (5 by default), beside the `{"event":"shard",…}` line of each finished shard, for a log collector
+///   or a driver program.
 /// - Otherwise it is silent: each finished shard still prints its own line.
 ///
 /// Images/s counts only what this run downloaded (shards that an earlier run finished are in the image

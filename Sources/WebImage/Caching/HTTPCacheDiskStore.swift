@@ -298,15 +298,15 @@ final class HTTPCacheDiskStore: Sendable {
     /// processes) open a new index at once, SQLite may answer SQLITE_BUSY at once instead of waiting:
     /// a connection that holds a shared lock while another wants to write would deadlock in the busy
     /// handler, so SQLite skips it. Seen with four caches opening one new directory under ASan.
-    static func retryingBusy<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+    private static func retryingBusy<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         let deadline = ContinuousClock.now + .seconds(10)
-        var pause = Duration.milliseconds(1)
+        var pause: TimeInterval = 0.001
         while true {
             do {
                 return try body()
             } catch  where error.isBusy && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18)
-                pause = min(pause * 2, .milliseconds(50))
+                Thread.sleep(forTimeInterval: pause)
+                pause = min(pause * 2, 0.05)
             }
         }
     }
