@@ -17,6 +17,10 @@ import Foundation
 /// applied as `ImageDecodingOptions.colorSpace` asks (with `.preserve`, a CICP space comes back as an ICC
 /// profile LittleCMS writes). PQ and HLG (HDR) transfers are not tone-mapped: those pixels stay as stored.
 ///
+/// Strictness: an image item without a `pixi` (bit depth) property is accepted, as Chrome and Pillow
+/// accept it (the AV1 sequence header says the depth anyway); libavif's other strict checks (a valid
+/// `clap`, an `ispe` on alpha items) stay on.
+///
 /// This file is the only one that calls libavif's decoder.
 public struct AVIFDecoder: ImageDecoding {
     /// Creates the decoder; it holds no state.
@@ -33,6 +37,7 @@ public struct AVIFDecoder: ImageDecoding {
         decoder.pointee.maxThreads = 1
         decoder.pointee.ignoreXMP = AVIF_TRUE
         decoder.pointee.ignoreExif = AVIF_TRUE
+        decoder.pointee.strictFlags &= ~avifStrictFlags(AVIF_STRICT_PIXI_REQUIRED.rawValue)
         return try data.withUnsafeBytes { raw -> Image in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()

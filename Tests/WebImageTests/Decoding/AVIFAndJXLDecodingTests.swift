@@ -87,6 +87,23 @@ enum PipelineFixtures {
         #expect(ImageFormat.detect(Data([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87])) == .unknown)
     }
 
+    @Test("An AVIF without a pixi property decodes, as Chrome and Pillow show it; the other strict checks stay")
+    func avifWithoutPixi() throws {
+        let original = try PipelineFixtures.data("small-horse.avif")
+        // Every `pixi` box renamed to a type nobody knows: same sizes and property indexes, no pixi.
+        var bytes = [UInt8](original)
+        var renamed = 0
+        for index in 4..<(bytes.count - 4) where bytes[index..<(index + 4)].elementsEqual("pixi".utf8) {
+            bytes[index] = UInt8(ascii: "x")
+            renamed += 1
+        }
+        #expect(renamed >= 1)
+        let expected = try AVIFDecoder().decode(original, options: .default)
+        let image = try AVIFDecoder().decode(Data(bytes), options: .default)
+        #expect(image.width == expected.width && image.height == expected.height)
+        #expect(image.frames[0].pixels == expected.frames[0].pixels)
+    }
+
     @Test(arguments: ["coffee.avif", "coffee.jxl"])
     func thumbnailsAndTheLimitsApply(file: String) throws {
         let data = try PipelineFixtures.data(file)
