@@ -53,7 +53,7 @@ extension WebImageCLI {
             do { data = try Data(contentsOf: URL(fileURLWithPath: input)) } catch {
                 throw CLIError("cannot read '\(input)': \(error.localizedDescription)")
             }
-            var options = ImageDecodingOptions()
+            var options = LocalDecoding.options()
             options.colorSpace = keepProfile ? .preserve : .sRGB
             var outputOptions = image
             if outputOptions.format == nil {
@@ -65,7 +65,7 @@ extension WebImageCLI {
             var decoded: Image
             do {
                 decoded = try ImageDecoderRegistry.shared.decode(data, options: options)
-                if let transformer { decoded = try transformer.transform(decoded) }
+                if let transformer { decoded = try transformer.transform(decoded, budget: options.memoryBudget) }
             } catch let error as ImageDownloaderError {
                 throw CLIError("\(input): \(error.message)")
             }

@@ -48,7 +48,7 @@ extension WebImageCLI {
             do { data = try Data(contentsOf: URL(fileURLWithPath: source)) } catch {
                 throw CLIError("cannot read the file: \(error.localizedDescription)")
             }
-            return (data, try ImageDecoderRegistry.shared.decode(data))
+            return (data, try ImageDecoderRegistry.shared.decode(data, options: LocalDecoding.options()))
         }
 
         static func text(_ source: String, _ data: Data, _ image: Image) -> String {

@@ -333,8 +333,8 @@ static void wi_png_writer_write(png_structp png, png_bytep data, png_size_t coun
 static void wi_png_writer_flush(png_structp png) { (void)png; }
 
 int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                       int compressionLevel, uint8_t **output, size_t *length, char *message,
-                       size_t messageLength) {
+                       int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
+                       size_t *length, char *message, size_t messageLength) {
     *output = NULL;
     *length = 0;
     if (messageLength > 0) message[0] = 0;
@@ -369,6 +369,11 @@ int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, s
     png_set_compression_level(png, compressionLevel < 0 ? 0 : (compressionLevel > 9 ? 9 : compressionLevel));
     png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (icc && iccLength > 0) {
+        // libpng checks the profile (its length field, an RGB colour space for RGBA) and reports a
+        // profile it cannot use as an error, which reaches the caller through wi_png_writer_error.
+        png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, iccLength);
+    }
     png_write_info(png, info);
     for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(pixels + (size_t)y * stride));
     png_write_end(png, NULL);

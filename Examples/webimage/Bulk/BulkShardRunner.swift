@@ -172,7 +172,9 @@ struct BulkShardRunner: Sendable {
             await hosts.acquire(host.lowercased())
             let result: Result<ImageDownloadResult, Error>
             do {
-                result = .success(try await downloader.image(for: url, context: context))
+                // One frame is all a sample keeps: an animation's other frames are never decoded or resized.
+                result = .success(
+                    try await downloader.image(for: url, options: .decodeFirstFrameOnly, context: context))
             } catch {
                 result = .failure(error)
             }

@@ -78,12 +78,14 @@ const char *_Nonnull wi_png_stream_error_message(const wi_png_stream *_Nonnull s
 // Encoding (used by PNGEncoder and the CLI's contact sheet).
 
 /// Encodes `height` rows of straight-alpha RGBA8 pixels, `stride` bytes apart, as an 8-bit RGBA PNG
-/// (non-interlaced, zlib level `compressionLevel` 0…9). On success returns 0 and sets `*output` (free it
+/// (non-interlaced, zlib level `compressionLevel` 0…9), with an iCCP chunk holding `icc` when it is not
+/// NULL (an RGB profile, `iccLength` bytes). On success returns 0 and sets `*output` (free it
 /// with `wi_png_encode_free`) and `*length`; on failure returns -1 and writes libpng's message, NUL
 /// terminated, into `message` (`messageLength` bytes).
 int wi_png_encode_rgba(const uint8_t *_Nonnull pixels, uint32_t width, uint32_t height, size_t stride,
-                       int compressionLevel, uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length,
-                       char *_Nonnull message, size_t messageLength);
+                       int compressionLevel, const uint8_t *_Nullable icc, uint32_t iccLength,
+                       uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
+                       size_t messageLength);
 /// Frees memory `wi_png_encode_rgba` returned.
 void wi_png_encode_free(uint8_t *_Nullable buffer);
 #endif

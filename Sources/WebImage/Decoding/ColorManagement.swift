@@ -1,6 +1,7 @@
 import CLCMS
 import Foundation
 import Locking
+import Logging
 
 /// The colour space a file declares, as a decoder found it.
 enum EmbeddedColorSpace: Sendable {
@@ -15,21 +16,23 @@ enum EmbeddedColorSpace: Sendable {
 /// Colour management with LittleCMS: files that declare a colour space are converted to sRGB (or keep
 /// their profile, with `ImageColorSpace.preserve`).
 ///
-/// Transforms are built once per distinct profile and reused (a bounded cache); a profile that is sRGB
-/// in all but name (a matrix/TRC profile with sRGB's colorants and tone curve) costs nothing. Profiles
-/// LittleCMS cannot read, or whose colour space does not match the pixels, are ignored: the pixels are
-/// kept as stored, as browsers do.
+/// Transforms are built once per distinct profile and reused (a cache bounded in entries and in the
+/// bytes of the profiles it keys, see `ProfileCache`); a profile that is sRGB in all but name (a
+/// matrix/TRC profile with sRGB's colorants and tone curve) costs nothing. Profiles LittleCMS cannot read,
+/// whose colour space does not match the pixels, or larger than `options.maximumColorProfileBytes`, are
+/// ignored: the pixels are kept as stored, as browsers do.
 enum ColorManagement {
     /// Applies `source` to every frame of `image` as `options.colorSpace` asks.
     static func apply(_ source: EmbeddedColorSpace?, to image: inout Image, options: ImageDecodingOptions) {
         guard let source else { return }
         switch source {
         case .icc(let data):
+            guard isUsable(data, format: image.format, options: options) else { return }
             let key = [UInt8](data)
             // Profiles seen before (most files carry one of a handful) skip the parsing and the sRGB test.
             if options.colorSpace == .sRGB {
-                if knownSRGB.withLock({ $0.contains(key) }) { return }
-                if let cached = transforms.withLock({ $0[key] }) { return convert(&image, with: cached) }
+                if caches.withLock({ $0.knownSRGB(key) }) { return }
+                if let cached = caches.withLock({ $0.transform(for: key) }) { return convert(&image, with: cached) }
             }
             guard let profile = Profile(data) else { return }
             guard profile.colorSpace == cmsSigRgbData || profile.colorSpace == cmsSigGrayData else { return }
@@ -38,10 +41,7 @@ enum ColorManagement {
                 return
             }
             if profile.isSRGB {
-                knownSRGB.withLock { known in
-                    if known.count >= capacity { known.removeAll() }
-                    known.insert(key)
-                }
+                caches.withLock { $0.rememberSRGB(key) }
                 return
             }
             guard let transform = transform(for: key, profile: profile) else { return }
@@ -73,6 +73,22 @@ enum ColorManagement {
         let srgb = [0.3127, 0.3290, 0.64, 0.33, 0.30, 0.60, 0.15, 0.06]
         return values.count == 8 && zip(values, srgb).allSatisfy { abs($0 - $1) < 0.0011 }
     }
+
+    /// Whether a profile of `data.count` bytes is within `options.maximumColorProfileBytes`; logs a
+    /// warning when it is not (the caller then leaves the pixels as stored).
+    static func isUsable(_ data: Data, format: ImageFormat, options: ImageDecodingOptions) -> Bool {
+        guard data.count > options.maximumColorProfileBytes else { return true }
+        logger.warning(
+            "ignoring an ICC profile larger than maximumColorProfileBytes: the pixels keep their stored colours",
+            metadata: [
+                "format": "\(format.rawValue)", "profile_bytes": "\(data.count)",
+                "limit": "\(options.maximumColorProfileBytes)",
+            ])
+        return false
+    }
+
+    /// Where the warnings about ignored profiles go (through the process's `LoggingSystem`).
+    private static let logger = Logger(label: "WebImage.ColorManagement")
 
     /// Converts raw CMYK ink amounts (4 bytes a pixel, 0 = no ink) through `profileData` into opaque sRGB
     /// RGBA in place; false when the profile is not a CMYK profile LittleCMS can use.
@@ -149,27 +165,76 @@ enum ColorManagement {
         deinit { cmsDeleteTransform(handle) }
     }
 
-    /// Transforms already built, by profile bytes; cleared when it reaches `capacity`. Keyed by byte
-    /// arrays, not `Data`: LeakSanitizer cannot see into a `Data` held by a global and would report every
-    /// cached profile as leaked.
-    private static let transforms = Lock<[[UInt8]: Transform]>([:])
-    /// Profiles found to be sRGB in all but name (nothing to convert), by bytes, bounded like `transforms`.
-    private static let knownSRGB = Lock<Set<[UInt8]>>([])
-    private static let capacity = 32
+    /// The transforms already built and the profiles found to be sRGB, for the life of the process.
+    static let caches = Lock(ProfileCache())
+
+    /// What `ColorManagement` remembers about profiles it has seen, keyed by their bytes.
+    ///
+    /// Bounded twice: at most `capacity` entries of each kind, and at most `byteLimit` bytes of keys
+    /// altogether (a transform is about as large as its profile's tables, so the keys' bytes stand for the
+    /// memory both hold). A kind that would pass either bound is emptied first, then the other too if
+    /// the bytes still do not fit; a profile larger than `byteLimit` by itself is used but not kept.
+    /// Keyed by byte arrays, not `Data`: LeakSanitizer cannot see into a `Data` held by a global and
+    /// would report every cached profile as leaked.
+    struct ProfileCache {
+        static let capacity = 32
+        /// 8 MiB: a few hundred ordinary profiles, or two of the largest `maximumColorProfileBytes` allows.
+        static let byteLimit = 8 << 20
+
+        private(set) var transforms: [[UInt8]: Transform] = [:]
+        private(set) var srgb: Set<[UInt8]> = []
+        /// The bytes of every key held.
+        private(set) var bytes = 0
+
+        func knownSRGB(_ key: [UInt8]) -> Bool { srgb.contains(key) }
+        func transform(for key: [UInt8]) -> Transform? { transforms[key] }
+
+        mutating func rememberSRGB(_ key: [UInt8]) {
+            guard !srgb.contains(key), makeRoom(for: key.count, clearingSRGBFirst: true) else { return }
+            srgb.insert(key)
+            bytes += key.count
+        }
+
+        /// Keeps `transform` under `key`, or the one another thread kept first; returns the one kept.
+        mutating func remember(_ transform: Transform, for key: [UInt8]) -> Transform {
+            if let raced = transforms[key] { return raced }
+            guard makeRoom(for: key.count, clearingSRGBFirst: false) else { return transform }
+            transforms[key] = transform
+            bytes += key.count
+            return transform
+        }
+
+        /// Empties what must go for `count` more bytes and one more entry; false when `count` alone is
+        /// over `byteLimit`.
+        private mutating func makeRoom(for count: Int, clearingSRGBFirst: Bool) -> Bool {
+            guard count <= Self.byteLimit else { return false }
+            if clearingSRGBFirst ? srgb.count >= Self.capacity : transforms.count >= Self.capacity {
+                clearingSRGBFirst ? clearSRGB() : clearTransforms()
+            }
+            if bytes + count > Self.byteLimit { clearingSRGBFirst ? clearSRGB() : clearTransforms() }
+            if bytes + count > Self.byteLimit { clearingSRGBFirst ? clearTransforms() : clearSRGB() }
+            return true
+        }
+
+        private mutating func clearSRGB() {
+            bytes -= srgb.reduce(0) { $0 + $1.count }
+            srgb.removeAll()
+        }
+
+        private mutating func clearTransforms() {
+            bytes -= transforms.keys.reduce(0) { $0 + $1.count }
+            transforms.removeAll()
+        }
+    }
 
     private static func transform(for key: Data, profile: Profile) -> Transform? {
         transform(for: [UInt8](key), profile: profile)
     }
 
     private static func transform(for key: [UInt8], profile: Profile) -> Transform? {
-        if let cached = transforms.withLock({ $0[key] }) { return cached }
+        if let cached = caches.withLock({ $0.transform(for: key) }) { return cached }
         guard let made = Transform(from: profile) else { return nil }
-        return transforms.withLock { cache in
-            if let raced = cache[key] { return raced }
-            if cache.count >= capacity { cache.removeAll() }
-            cache[key] = made
-            return made
-        }
+        return caches.withLock { $0.remember(made, for: key) }
     }
 
     // MARK: Profiles

@@ -80,21 +80,22 @@ struct DecodeSizing {
     /// canvases take together.
     ///
     /// Frames are composed on the full canvas, so the work is canvas pixels × frames: at most
-    /// `maximumImagePixels` of it. With a memory budget, the frames kept are also cut to what fits in the
+    /// `maximumImagePixels` of it, and at most `maximumAnimationFrames` frames. Each frame is counted with
+    /// its bookkeeping (`PixelMemory.frameOverhead`), not only its pixels. With a memory budget, the frames kept are also cut to what fits in the
     /// budget's whole limit beside `canvases` full-size buffers (a plan that depends on the limit, never
     /// on what other decodes hold, so the same file always gives the same frames). At least one frame.
     func animationPlan(
         declaredFrames: Int, canvases: Int, options: ImageDecodingOptions
     ) -> (frames: Int, bytes: Int) {
         let canvasPixels = max(1, original.width * original.height)
-        var frames = options.decodeFirstFrameOnly ? 1 : max(1, declaredFrames)
+        var frames = options.decodeFirstFrameOnly ? 1 : max(1, min(declaredFrames, options.maximumAnimationFrames))
         frames = min(frames, max(1, options.maximumImagePixels / canvasPixels))
         let canvasBytes = PixelMemory.bytes(original, count: canvases)
-        let frameBytes = max(1, PixelMemory.bytes(target))
+        let frameBytes = PixelMemory.sum(PixelMemory.bytes(target), PixelMemory.frameOverhead)
         if let budget = options.memoryBudget, budget.limit > canvasBytes {
             frames = min(frames, max(1, (budget.limit - canvasBytes) / frameBytes))
         }
-        return (frames, PixelMemory.sum(canvasBytes, PixelMemory.bytes(target, count: frames)))
+        return (frames, PixelMemory.sum(canvasBytes, PixelMemory.frameBytes(target, count: frames)))
     }
 
     /// `size` scaled to fit inside `box`, aspect kept, never enlarged, at least 1×1.

@@ -77,6 +77,12 @@ public struct ImageDecodingOptions: Sendable, Hashable {
 
     /// What happens to the colours of a file that says which colour space it is in. `.sRGB` by default.
     public var colorSpace: ImageColorSpace = .sRGB
+    /// The largest ICC profile a decode uses. A larger one is ignored, as browsers ignore oversized
+    /// profiles: the pixels are kept as stored and a warning is logged (label `WebImage.ColorManagement`).
+    /// Real profiles are a few kilobytes, large LUT-based ones under 1 MB. 4 MiB by default.
+    public var maximumColorProfileBytes: Int = defaultMaximumColorProfileBytes
+    /// The default `maximumColorProfileBytes` (also `ImageDownloaderConfig`'s).
+    public static let defaultMaximumColorProfileBytes = 4 << 20
 
     // MARK: - Memory
 
@@ -100,6 +106,13 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// unless `decodeFirstFrameOnly` is set, with or without this flag. It is accepted (and takes part in
     /// equality, so callers with and without it are decoded separately) to keep SDWebImage's option set.
     public var preloadAllFrames: Bool
+    /// The most frames of an animation a decode keeps; later frames are not decoded (`frameCount` still
+    /// tells how many the file holds). Each frame costs bookkeeping beside its pixels, so a file of
+    /// millions of tiny frames would otherwise take memory out of all proportion to its pixels.
+    /// 10,000 by default.
+    public var maximumAnimationFrames: Int = defaultMaximumAnimationFrames
+    /// The default `maximumAnimationFrames` (also `ImageDownloaderConfig`'s).
+    public static let defaultMaximumAnimationFrames = 10_000
 
     /// Creates options; every parameter has the default its property documents.
     public init(
@@ -124,6 +137,8 @@ public struct ImageDecodingOptions: Sendable, Hashable {
             && lhs.scaleDownLimitBytes == rhs.scaleDownLimitBytes && lhs.maximumImagePixels == rhs.maximumImagePixels
             && lhs.decodeFirstFrameOnly == rhs.decodeFirstFrameOnly && lhs.preloadAllFrames == rhs.preloadAllFrames
             && lhs.colorSpace == rhs.colorSpace && lhs.minimumDecodeSize == rhs.minimumDecodeSize
+            && lhs.maximumColorProfileBytes == rhs.maximumColorProfileBytes
+            && lhs.maximumAnimationFrames == rhs.maximumAnimationFrames
     }
 
     /// Hashes the options `==` compares.
@@ -136,6 +151,8 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         hasher.combine(preloadAllFrames)
         hasher.combine(colorSpace)
         hasher.combine(minimumDecodeSize)
+        hasher.combine(maximumColorProfileBytes)
+        hasher.combine(maximumAnimationFrames)
     }
 
     /// These options for a progressive decode: a claim on the budget that does not fit fails at once.

@@ -62,7 +62,7 @@ private final class JPEGDecompressor {
         }
         let sizing = try DecodeSizing(
             width: Int(header.width), height: Int(header.height), format: .jpeg, options: options)
-        let profile = iccProfile()
+        let profile = iccProfile().flatMap { ColorManagement.isUsable($0, format: .jpeg, options: options) ? $0 : nil }
         // CMYK with a CMYK profile: libjpeg hands over ink amounts and LittleCMS converts them.
         let managedCMYK =
             header.colorSpace == Int32(WI_JPEG_CMYK) && profile.map(ColorManagement.isCMYKProfile) == true

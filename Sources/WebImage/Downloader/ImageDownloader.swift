@@ -232,6 +232,8 @@ public final class ImageDownloader: Sendable {
             decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
             preloadAllFrames: options.contains(.preloadAllFrames))
         decodeOptions.memoryBudget = decodeMemory
+        decodeOptions.maximumAnimationFrames = config.maximumAnimationFrames
+        decodeOptions.maximumColorProfileBytes = config.maximumColorProfileBytes
         decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
         decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {

@@ -137,6 +137,12 @@ public struct ImageDownloaderConfig: Sendable {
     /// the claim does not fit it waits for earlier decodes to finish (up to 30 s), and one that can never
     /// fit fails with `badImageData`. See `DecodeMemoryBudget`. 1 GiB by default.
     public var maximumDecodeMemory: Int = 1 << 30
+    /// The most frames of an animation a decode keeps (`ImageDecodingOptions.maximumAnimationFrames`);
+    /// `Image.frameCount` still tells how many the file holds. 10,000 by default.
+    public var maximumAnimationFrames: Int = ImageDecodingOptions.defaultMaximumAnimationFrames
+    /// ICC profiles larger than this are ignored, with a warning logged: the pixels stay as stored
+    /// (`ImageDecodingOptions.maximumColorProfileBytes`). 4 MiB by default.
+    public var maximumColorProfileBytes: Int = ImageDecodingOptions.defaultMaximumColorProfileBytes
 
     /// Creates the default configuration.
     public init() {}

@@ -5,7 +5,10 @@ import Foundation
 ///
 /// Transparent pixels are composited over `background` (JPEG has no alpha; white by default, as
 /// browsers show a transparent PNG on a white page). Huffman tables are optimised. The image's RGB ICC
-/// profile (from a decode with `colorSpace = .preserve`) is embedded unless `embedsICCProfile` is off;
+/// profile (from a decode with `colorSpace = .preserve`) is embedded unless `embedsICCProfile` is off; a
+/// profile too large for JPEG's 255 APP2 markers (more than `maximumICCProfileBytes`) is refused with an
+/// `ImageEncodingError`, never written truncated or with a marker count that wraps: decode with
+/// `colorSpace = .sRGB` (the pixels then need no profile) or turn `embedsICCProfile` off.
 /// EXIF is written only when given in `exif` (the APP1 payload, starting with "Exif\0\0").
 ///
 /// ```swift
@@ -27,6 +30,9 @@ public struct JPEGEncoder: ImageEncoding {
     /// nil (the default) picks as libvips does: `.yuv444` at quality 90 and above, where halving the
     /// chroma would cost more than the quantiser does, else `.yuv420`.
     public var chromaSubsampling: ChromaSubsampling?
+    /// The largest ICC profile JPEG can carry: 255 APP2 markers of 65,519 profile bytes each.
+    public static let maximumICCProfileBytes = 255 * 65_519
+
     /// Whether the image's ICC profile is written (APP2). `true` by default.
     public var embedsICCProfile: Bool
     /// EXIF data to write as APP1, or nil (the default) for none.
@@ -56,6 +62,11 @@ public struct JPEGEncoder: ImageEncoding {
         let pixels = image.hasAlpha ? Self.flatten(frame, over: background) : frame.pixels
         let stride = image.hasAlpha ? frame.width * 4 : frame.bytesPerRow
         let icc = embedsICCProfile ? image.iccProfile : nil
+        if let icc, icc.count > Self.maximumICCProfileBytes {
+            throw ImageEncodingError(
+                "the ICC profile of \(icc.count) bytes needs more than JPEG's 255 APP2 markers (at most "
+                    + "\(Self.maximumICCProfileBytes) bytes); convert the colours to sRGB or leave the profile out")
+        }
         let quality = EncodingCheck.quality(quality)
         let fullChroma = (chromaSubsampling ?? (quality >= 90 ? .yuv444 : .yuv420)) == .yuv444
         var output: UnsafeMutablePointer<UInt8>?

@@ -4,7 +4,10 @@ import Foundation
 /// Encodes decoded pixels as PNG with libpng: 8-bit RGBA, non-interlaced.
 ///
 /// The inverse of `PNGDecoder` for straight-alpha RGBA8 frames, so an encoded frame decodes back to the
-/// same pixels. libpng's `longjmp` error handling stays inside the CPNG shim.
+/// same pixels. The image's RGB ICC profile (from a decode with `colorSpace = .preserve`) is written as
+/// an `iCCP` chunk unless `embedsICCProfile` is off, so the colours stay labelled; libpng refuses a
+/// profile it finds malformed, and the encode then fails. libpng's `longjmp` error handling stays inside
+/// the CPNG shim.
 ///
 /// ```swift
 /// let result = try await downloader.image(for: url)
@@ -19,23 +22,31 @@ public struct PNGEncoder: ImageEncoding {
     /// zlib compression level, 0 (none, fastest) … 9 (smallest). `6` by default.
     public var compressionLevel: Int
 
+    /// Whether the image's ICC profile is written (`iCCP`). `true` by default.
+    public var embedsICCProfile: Bool
+
     /// Creates an encoder.
-    public init(compressionLevel: Int = 6) {
+    public init(compressionLevel: Int = 6, embedsICCProfile: Bool = true) {
         self.compressionLevel = compressionLevel
+        self.embedsICCProfile = embedsICCProfile
     }
 
-    /// Encodes the first frame of `image` (a partial image encodes what it holds).
+    /// Encodes the first frame of `image` (a partial image encodes what it holds), with its ICC profile.
     ///
-    /// - Throws: `ImageEncodingError` when the image has no frame or libpng fails.
+    /// - Throws: `ImageEncodingError` when the image has no frame, or libpng fails or refuses the profile.
     public func encode(_ image: Image) throws -> Data {
         guard let frame = image.frames.first else { throw ImageEncodingError("the image has no frame to encode") }
-        return try encode(frame)
+        return try encode(frame, iccProfile: embedsICCProfile ? image.iccProfile : nil)
     }
 
-    /// Encodes one RGBA8 frame.
+    /// Encodes one RGBA8 frame, unlabelled.
     ///
     /// - Throws: `ImageEncodingError` when the frame's size and pixel buffer disagree or libpng fails.
     public func encode(_ frame: ImageFrame) throws -> Data {
+        try encode(frame, iccProfile: nil)
+    }
+
+    private func encode(_ frame: ImageFrame, iccProfile: Data?) throws -> Data {
         guard frame.width > 0, frame.height > 0, frame.width <= Int(UInt32.max), frame.height <= Int(UInt32.max),
             frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow
         else {
@@ -46,11 +57,18 @@ public struct PNGEncoder: ImageEncoding {
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
+        if let iccProfile, iccProfile.count > Int(UInt32.max) {
+            throw ImageEncodingError("an ICC profile of \(iccProfile.count) bytes does not fit a PNG chunk")
+        }
+        let icc = iccProfile.map { [UInt8]($0) }
         let status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
             guard let base = pixels.baseAddress else { return -1 }
-            return wi_png_encode_rgba(
-                base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, Int32(compressionLevel),
-                &output, &length, &message, message.count)
+            return (icc ?? []).withUnsafeBufferPointer { profile in
+                wi_png_encode_rgba(
+                    base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, Int32(compressionLevel),
+                    icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length, &message,
+                    message.count)
+            }
         }
         guard status == 0, let output else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -156,7 +156,7 @@ extension ImageDownloaderOperation {
             }
             guard let transformer = decodeRequest.transformer else { return .success(image) }
             do {
-                return .success(try transformer.transform(image))
+                return .success(try transformer.transform(image, budget: decodeRequest.options.memoryBudget))
             } catch {
                 return .failure(
                     ImageDownloaderError(

@@ -2,6 +2,12 @@ import Foundation
 
 /// The built-in transformers. Each works on every frame of an animation.
 ///
+/// Memory: before it makes anything, a transformer claims from the budget it is given
+/// (`transform(_:budget:)`; the downloader passes its `maximumDecodeMemory`) the frames it will make,
+/// each with its bookkeeping, and its largest working buffer (Lanczos works on 16-byte float pixels). An
+/// animation whose resized frames cannot fit fails with `badImageData` instead of allocating them; ask
+/// for `decodeFirstFrameOnly` when only the first frame is wanted.
+///
 /// ```swift
 /// var context = ImageDownloadContext()
 /// context.transformer = .pipeline([.applyOrientation, .resize(to: PixelSize(width: 256, height: 256), mode: .fill)])
@@ -64,6 +70,71 @@ public struct ImageTransformer: ImageTransforming {
     }
 
     public func transform(_ image: Image) throws -> Image {
+        try transform(image, budget: nil)
+    }
+
+    public func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
+        let (result, claim) = try transformClaiming(image, budget: budget)
+        claim?.release()
+        return result
+    }
+
+    /// The transformed image and the claim on `budget` that covers it: the caller releases the claim once
+    /// it no longer holds the image (a pipeline, after the next step has made its own).
+    func transformClaiming(_ image: Image, budget: DecodeMemoryBudget?) throws -> (Image, DecodeMemoryBudget.Claim?) {
+        if case .pipeline(let steps) = kind {
+            var current = image
+            var held: DecodeMemoryBudget.Claim?
+            for step in steps {
+                let (next, claim): (Image, DecodeMemoryBudget.Claim?) =
+                    if let builtIn = step as? ImageTransformer {
+                        try builtIn.transformClaiming(current, budget: budget)
+                    } else {
+                        (try step.transform(current, budget: budget), nil)
+                    }
+                held?.release()
+                (current, held) = (next, claim)
+            }
+            return (current, held)
+        }
+        let claim = try budget?.claim(
+            memoryNeeded(for: image),
+            for: "the transformer \(key) on \(image.width)×\(image.height) × \(image.frames.count) frames", waits: true)
+        do {
+            return (try transformUnclaimed(image), claim)
+        } catch {
+            claim?.release()
+            throw error
+        }
+    }
+
+    /// The bytes this transformer makes from `image` (not a pipeline): every output frame with its
+    /// bookkeeping, plus the largest working buffers of one frame.
+    func memoryNeeded(for image: Image) -> Int {
+        let frames = max(1, image.frames.count)
+        let size = PixelSize(width: image.width, height: image.height)
+        switch kind {
+        case .resize(let box, let mode):
+            guard box.width > 0, box.height > 0, image.width > 0, image.height > 0 else { return 0 }
+            let geometry = Self.resizeGeometry(size, to: box, mode: mode)
+            let working = PixelMemory.sum(
+                LanczosResampler.workingBytes(from: size, to: geometry.resized),
+                geometry.resized == geometry.output ? 0 : PixelMemory.bytes(geometry.resized))
+            return PixelMemory.sum(PixelMemory.frameBytes(geometry.output, count: frames), working)
+        case .crop(let rect):
+            let width = max(0, min(image.width, rect.x + max(0, rect.width)) - max(0, rect.x))
+            let height = max(0, min(image.height, rect.y + max(0, rect.height)) - max(0, rect.y))
+            return PixelMemory.frameBytes(PixelSize(width: width, height: height), count: frames)
+        case .applyOrientation where !(2...8).contains(image.exifOrientation):
+            return 0  // upright already: the frames are handed back as they are
+        case .applyOrientation, .rotate, .flip, .roundCorners:
+            return PixelMemory.frameBytes(size, count: frames)
+        case .pipeline:
+            return 0  // each step claims its own
+        }
+    }
+
+    private func transformUnclaimed(_ image: Image) throws -> Image {
         switch kind {
         case .resize(let size, let mode):
             guard size.width > 0, size.height > 0 else {
@@ -95,14 +166,18 @@ public struct ImageTransformer: ImageTransforming {
             var result = Self.map(image) { PixelOps.roundCorners($0, radius: radius) }
             if radius > 0 { result.hasAlpha = true }
             return result
-        case .pipeline(let steps):
-            return try steps.reduce(image) { try $1.transform($0) }
+        case .pipeline:
+            return try transform(image, budget: nil)
         }
     }
 
-    private static func resize(_ image: Image, to size: PixelSize, mode: ResizeMode) -> Image {
-        let width = Double(image.width)
-        let height = Double(image.height)
+    /// The size an image of `source` is resampled to (`resized`) and the size it ends at (`output`: the
+    /// crop of `.fill`, the canvas of `.pad`).
+    static func resizeGeometry(_ source: PixelSize, to size: PixelSize, mode: ResizeMode) -> (
+        resized: PixelSize, output: PixelSize
+    ) {
+        let width = Double(source.width)
+        let height = Double(source.height)
         func scaled(_ scale: Double) -> PixelSize {
             PixelSize(
                 width: max(1, Int((width * scale).rounded())), height: max(1, Int((height * scale).rounded())))
@@ -111,24 +186,37 @@ public struct ImageTransformer: ImageTransforming {
         case .fit:
             let fitted = scaled(min(Double(size.width) / width, Double(size.height) / height))
             let clamped = PixelSize(width: min(fitted.width, size.width), height: min(fitted.height, size.height))
-            return map(image) { LanczosResampler.resize($0, to: clamped) }
+            return (clamped, clamped)
         case .longestSide:
-            let longest = Double(max(size.width, size.height))
-            return map(image) { LanczosResampler.resize($0, to: scaled(longest / max(width, height))) }
+            let resized = scaled(Double(max(size.width, size.height)) / max(width, height))
+            return (resized, resized)
         case .fill:
             let covering = scaled(max(Double(size.width) / width, Double(size.height) / height))
-            let resized = PixelSize(width: max(covering.width, size.width), height: max(covering.height, size.height))
+            return (PixelSize(width: max(covering.width, size.width), height: max(covering.height, size.height)), size)
+        case .pad:
+            let fitted = scaled(min(Double(size.width) / width, Double(size.height) / height))
+            return (PixelSize(width: min(fitted.width, size.width), height: min(fitted.height, size.height)), size)
+        }
+    }
+
+    private static func resize(_ image: Image, to size: PixelSize, mode: ResizeMode) -> Image {
+        let (resized, output) = resizeGeometry(
+            PixelSize(width: image.width, height: image.height), to: size, mode: mode)
+        switch mode {
+        case .fit, .longestSide:
+            return map(image) { LanczosResampler.resize($0, to: resized) }
+        case .fill:
             let crop = PixelRect(
-                x: (resized.width - size.width) / 2, y: (resized.height - size.height) / 2, width: size.width,
-                height: size.height)
+                x: (resized.width - output.width) / 2, y: (resized.height - output.height) / 2, width: output.width,
+                height: output.height)
             return map(image) { PixelOps.crop(LanczosResampler.resize($0, to: resized), crop) }
         case .pad(let color):
-            let fitted = scaled(min(Double(size.width) / width, Double(size.height) / height))
-            let inner = PixelSize(width: min(fitted.width, size.width), height: min(fitted.height, size.height))
             var result = map(image) {
-                PixelOps.place(LanczosResampler.resize($0, to: inner), on: size, color: color)
+                PixelOps.place(LanczosResampler.resize($0, to: resized), on: output, color: color)
             }
-            if color.alpha < 255 && (inner.width < size.width || inner.height < size.height) { result.hasAlpha = true }
+            if color.alpha < 255 && (resized.width < output.width || resized.height < output.height) {
+                result.hasAlpha = true
+            }
             return result
         }
     }

@@ -19,6 +19,12 @@ public protocol ImageTransforming: Sendable {
     var key: String { get }
     /// The transformed image. Throw to fail the download with `badImageData`.
     func transform(_ image: Image) throws -> Image
+    /// The transformed image, with the bitmaps the transformation makes claimed from `budget` before they
+    /// are made (`budget` is the downloader's `maximumDecodeMemory`, or nil for none): a claim that can
+    /// never fit fails with `badImageData` instead of allocating. The downloader calls this one. The
+    /// default calls `transform(_:)` and claims nothing; the built-in `ImageTransformer` claims every
+    /// frame it makes and its working buffers.
+    func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image
     /// The smallest decode this transformer can start from, for shrink-on-load: the decoder then uses
     /// libjpeg's DCT scaling, libwebp's scaling or PNG's box averaging to produce no more than needed.
     /// nil (the default) decodes at full size.
@@ -28,6 +34,9 @@ public protocol ImageTransforming: Sendable {
 extension ImageTransforming {
     /// Full size.
     public var minimumDecodeSize: MinimumDecodeSize? { nil }
+
+    /// `transform(_:)`, claiming nothing.
+    public func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image { try transform(image) }
 }
 
 /// How much of an image a transformer needs, as a function of the size the file declares.

@@ -12,15 +12,34 @@ enum LanczosResampler {
     static func resize(_ frame: ImageFrame, to size: PixelSize) -> ImageFrame {
         let target = PixelSize(width: max(1, size.width), height: max(1, size.height))
         guard target.width != frame.width || target.height != frame.height else { return frame }
-        var plane = PremultipliedPlane(frame)
-        let factorX = max(1, frame.width / target.width / 2)
-        let factorY = max(1, frame.height / target.height / 2)
-        if factorX > 1 || factorY > 1 { plane = plane.boxReduced(factorX: factorX, factorY: factorY) }
+        let (factorX, factorY) = boxFactors(from: PixelSize(width: frame.width, height: frame.height), to: target)
+        // Box reduction straight from the 8-bit pixels: the full-size float plane (16 bytes a pixel) is
+        // never made.
+        var plane = PremultipliedPlane(frame, boxX: factorX, boxY: factorY)
         if plane.width != target.width { plane = plane.filteredHorizontally(to: target.width) }
         if plane.height != target.height { plane = plane.filteredVertically(to: target.height) }
         return ImageFrame(
             width: target.width, height: target.height, bytesPerRow: target.width * 4, pixels: plane.straightRGBA(),
             duration: frame.duration)
+    }
+
+    /// The integer box factors taken before filtering: whatever leaves between 1× and 2× for the filter.
+    static func boxFactors(from source: PixelSize, to target: PixelSize) -> (x: Int, y: Int) {
+        (max(1, source.width / max(1, target.width) / 2), max(1, source.height / max(1, target.height) / 2))
+    }
+
+    /// The most bytes of float planes `resize` holds at once from `source` to `target` (the box-reduced
+    /// plane and the two filtered ones, counted together), beside the input and output frames.
+    static func workingBytes(from source: PixelSize, to target: PixelSize) -> Int {
+        guard source != target else { return 0 }
+        let (factorX, factorY) = boxFactors(from: source, to: target)
+        let reduced = PixelSize(width: max(1, source.width / factorX), height: max(1, source.height / factorY))
+        let plane = PixelMemory.bytes(reduced, count: 4)
+        let horizontal =
+            reduced.width == target.width
+            ? 0 : PixelMemory.bytes(PixelSize(width: target.width, height: reduced.height), count: 4)
+        let vertical = reduced.height == target.height ? 0 : PixelMemory.bytes(target, count: 4)
+        return PixelMemory.sum(plane, horizontal, vertical)
     }
 
     /// Lanczos-3: sinc(x)·sinc(x/3) for |x| < 3.
@@ -84,53 +103,42 @@ struct PremultipliedPlane {
         self.values = values
     }
 
-    init(_ frame: ImageFrame) {
-        width = frame.width
-        height = frame.height
-        var values = [SIMD4<Float>](repeating: .zero, count: frame.width * frame.height)
+    /// The frame premultiplied, with `boxX` × `boxY` boxes of it averaged into one value (the last row
+    /// and column of boxes take what is left); 1 × 1 keeps every pixel.
+    init(_ frame: ImageFrame, boxX factorX: Int = 1, boxY factorY: Int = 1) {
+        let sourceWidth = frame.width
+        let sourceHeight = frame.height
+        width = max(1, sourceWidth / max(1, factorX))
+        height = max(1, sourceHeight / max(1, factorY))
+        let (outWidth, outHeight) = (width, height)
+        var values = [SIMD4<Float>](repeating: .zero, count: outWidth * outHeight)
         frame.pixels.withUnsafeBufferPointer { pixels in
             values.withUnsafeMutableBufferPointer { out in
-                for y in 0..<frame.height {
-                    let row = y * frame.bytesPerRow
-                    let outRow = y * frame.width
-                    for x in 0..<frame.width {
-                        let source = row + x * 4
-                        let pixel = SIMD4<Float>(
-                            Float(pixels[source]), Float(pixels[source + 1]), Float(pixels[source + 2]),
-                            Float(pixels[source + 3]))
-                        let scale = pixel.w / 255
-                        out[outRow + x] = SIMD4(pixel.x * scale, pixel.y * scale, pixel.z * scale, pixel.w)
+                for oy in 0..<outHeight {
+                    let y0 = oy * factorY
+                    let y1 = oy == outHeight - 1 ? sourceHeight : y0 + factorY
+                    for ox in 0..<outWidth {
+                        let x0 = ox * factorX
+                        let x1 = ox == outWidth - 1 ? sourceWidth : x0 + factorX
+                        var sum = SIMD4<Float>.zero
+                        for y in y0..<y1 {
+                            let row = y * frame.bytesPerRow
+                            for x in x0..<x1 {
+                                let source = row + x * 4
+                                let pixel = SIMD4<Float>(
+                                    Float(pixels[source]), Float(pixels[source + 1]), Float(pixels[source + 2]),
+                                    Float(pixels[source + 3]))
+                                let scale = pixel.w / 255
+                                sum += SIMD4(pixel.x * scale, pixel.y * scale, pixel.z * scale, pixel.w)
+                            }
+                        }
+                        let count = (y1 - y0) * (x1 - x0)
+                        out[oy * outWidth + ox] = count == 1 ? sum : sum / Float(count)
                     }
                 }
             }
         }
         self.values = values
-    }
-
-    /// Averages `factorX` × `factorY` boxes (the last row and column of boxes take what is left).
-    func boxReduced(factorX: Int, factorY: Int) -> PremultipliedPlane {
-        let outWidth = max(1, width / factorX)
-        let outHeight = max(1, height / factorY)
-        var out = [SIMD4<Float>](repeating: .zero, count: outWidth * outHeight)
-        values.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { output in
-                for oy in 0..<outHeight {
-                    let y0 = oy * factorY
-                    let y1 = oy == outHeight - 1 ? height : y0 + factorY
-                    for ox in 0..<outWidth {
-                        let x0 = ox * factorX
-                        let x1 = ox == outWidth - 1 ? width : x0 + factorX
-                        var sum = SIMD4<Float>.zero
-                        for y in y0..<y1 {
-                            let row = y * width
-                            for x in x0..<x1 { sum += input[row + x] }
-                        }
-                        output[oy * outWidth + ox] = sum / Float((y1 - y0) * (x1 - x0))
-                    }
-                }
-            }
-        }
-        return PremultipliedPlane(width: outWidth, height: outHeight, values: out)
     }
 
     func filteredHorizontally(to outWidth: Int) -> PremultipliedPlane {
