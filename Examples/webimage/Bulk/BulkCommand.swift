@@ -37,6 +37,12 @@ extension WebImageCLI {
         @Option(help: "Rows per shard (at most 10,000: the key keeps 4 digits of index).")
         var shardSize: Int = 10_000
 
+        @Option(
+            help: ArgumentHelp(
+                "Refuse (exit 2) an input line longer than this; a CSV record counts with its quoted line breaks.",
+                valueName: "bytes"))
+        var maxLineBytes: Int = BulkRowReader.defaultMaxLineBytes
+
         @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl).")
         var urlCol: String = "url"
 
@@ -155,7 +161,9 @@ extension WebImageCLI {
                 throw CLIError("cannot create '\(output)': \(error.localizedDescription)")
             }
             let plan = try BulkPlan.settle(
-                try BulkPlan.make(input: input, columns: columns, shardSize: shardSize, format: format), in: directory)
+                try BulkPlan.make(
+                    input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize, format: format),
+                in: directory)
             if planOnly {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -191,7 +199,7 @@ extension WebImageCLI {
 
             // One pass over the input: a shard's rows are read when the runner can open it, and only
             // assigned shards' rows are kept.
-            let reader = try BulkRowReader(path: input, columns: columns)
+            let reader = try BulkRowReader(path: input, columns: columns, maxLineBytes: maxLineBytes)
             var shard = 0
             var done = 0
             var skipped = 0
@@ -202,7 +210,7 @@ extension WebImageCLI {
                     let mine = assigned.contains(current)
                     var rows: [BulkRow] = []
                     var read = 0
-                    while read < plan.shardSize, let row = reader.next() {
+                    while read < plan.shardSize, let row = try reader.next() {
                         read += 1
                         if mine { rows.append(row) }
                     }
@@ -332,6 +340,7 @@ extension WebImageCLI {
             guard size >= 1 else { throw ValidationError("--size must be at least 1.") }
             guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
             guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be positive.") }
+            guard maxLineBytes >= 1 else { throw ValidationError("--max-line-bytes must be at least 1.") }
             guard progressInterval >= 0.05 else { throw ValidationError("--progress-interval must be at least 0.05.") }
             guard !userAgent.isEmpty else { throw ValidationError("--user-agent must not be empty.") }
             var settings = BulkSettings()

@@ -13,10 +13,13 @@ struct BulkPlan: Codable, Equatable {
     var format: String
 
     /// The plan for `input`: one streaming pass counts its rows.
-    static func make(input: String, columns: BulkColumns, shardSize: Int, format: String) throws -> BulkPlan {
-        let reader = try BulkRowReader(path: input, columns: columns)
+    /// A damaged input (see ``BulkRowReader``) throws here, before anything is downloaded.
+    static func make(
+        input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String
+    ) throws -> BulkPlan {
+        let reader = try BulkRowReader(path: input, columns: columns, maxLineBytes: maxLineBytes)
         var rows = 0
-        while reader.next() != nil { rows += 1 }
+        while try reader.next() != nil { rows += 1 }
         let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
         return BulkPlan(
             input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
