@@ -92,7 +92,7 @@ final class BulkRowReader {
     }
 
     /// The next row; nil at the end. Throws `BulkInputError` naming the line (and the rows read before
-    /// it) for an over-long line or an unclosed quote.
+    /// it) for an over-long line, an unclosed quote or damaged gzip data.
     func next() throws -> BulkRow? {
         let row = try located { try nextRow() }
         if row != nil { rowsRead += 1 }
@@ -292,12 +292,16 @@ struct BulkInputError: Error, CustomStringConvertible {
 /// What ``ByteSource`` and the record parsers find wrong with the bytes; ``BulkRowReader`` adds where.
 enum ByteSourceError: Error, CustomStringConvertible {
     case unreadable(String)
+    case damagedGzip(String)
+    case truncatedGzip
     case lineTooLong(limit: Int)
     case unclosedQuote
 
     var description: String {
         switch self {
         case .unreadable(let reason): "cannot read the file: \(reason)"
+        case .damagedGzip(let reason): "damaged gzip data (\(reason))"
+        case .truncatedGzip: "the gzip data ends before its end marker: the file is truncated"
         case .lineTooLong(let limit): "the line is longer than --max-line-bytes (\(limit) bytes)"
         case .unclosedQuote: "a quote opened in the record that starts here is never closed"
         }
@@ -305,7 +309,11 @@ enum ByteSourceError: Error, CustomStringConvertible {
 }
 
 /// Bytes of a file, read in 256 KiB blocks, inflated on the fly for gzip (concatenated members too).
-/// A UTF-8 byte order mark at the start of the data is dropped.
+///
+/// Damaged gzip data (`Z_DATA_ERROR`, a bad check value) and a file that ends inside a member (before
+/// its trailer) are errors: a damaged input never passes for a shorter or a garbled one. Zero bytes
+/// after the last member are skipped, as gzip(1) and Python's `gzip` do. A UTF-8 byte order mark at
+/// the start of the data is dropped.
 final class ByteSource {
     private static let blockSize = 1 << 18
     private let handle: FileHandle
@@ -317,6 +325,11 @@ final class ByteSource {
     private var buffer = [UInt8]()
     private var position = 0
     private var finished = false
+    /// Whether a gzip member has begun and its trailer has not been read yet.
+    private var inMember = false
+    /// Damage found after some bytes were inflated: thrown once those have been read, so the error names
+    /// the line where the good data ends.
+    private var damage: ByteSourceError?
 
     init(path: String, gzip: Bool) throws {
         guard let handle = FileHandle(forReadingAtPath: path) else {
@@ -346,6 +359,7 @@ final class ByteSource {
 
     /// The next block of the file's bytes (inflated for gzip); nil at the end.
     private func nextChunk() throws -> [UInt8]? {
+        if let damage { throw damage }
         guard !finished else { return nil }
         while true {
             if !gzip || stream.avail_in == 0 {
@@ -357,6 +371,7 @@ final class ByteSource {
                 }
                 guard let data, !data.isEmpty else {
                     finished = true
+                    if inMember { throw ByteSourceError.truncatedGzip }
                     return nil
                 }
                 if !gzip { return [UInt8](data) }
@@ -364,18 +379,28 @@ final class ByteSource {
                 stream.next_in = compressed
                 stream.avail_in = UInt32(data.count)
             }
+            if !inMember {
+                while stream.avail_in > 0 && stream.next_in.pointee == 0 {
+                    stream.next_in = stream.next_in.advanced(by: 1)
+                    stream.avail_in -= 1
+                }
+                if stream.avail_in == 0 { continue }
+                inMember = true
+            }
             stream.next_out = inflated
             stream.avail_out = UInt32(Self.blockSize)
             let status = inflate(&stream, Z_NO_FLUSH)
             let count = Self.blockSize - Int(stream.avail_out)
             switch status {
             case Z_STREAM_END:
+                inMember = false
                 inflateReset(&stream)  // keeps next_in: another gzip member may follow
             case Z_OK, Z_BUF_ERROR:  // Z_BUF_ERROR: no progress until more input comes
                 break
             default:
-                finished = true  // damaged data: what was inflated so far is all there is
-                if count == 0 { return nil }
+                finished = true
+                damage = .damagedGzip(stream.msg.map { String(cString: $0) } ?? "zlib status \(status)")
+                if count == 0, let damage { throw damage }
             }
             if count > 0 { return Array(UnsafeBufferPointer(start: inflated, count: count)) }
         }

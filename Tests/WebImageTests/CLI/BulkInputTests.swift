@@ -123,4 +123,46 @@ struct BulkInputTests {
             #expect(allowed.status == 0, "\(name): \(allowed.stderr)")
         }
     }
+
+    /// A gzip-compressed list of `count` loopback URLs.
+    static func gzipList(count: Int, in folder: URL) throws -> (URL, Data) {
+        let text = (0..<count).map { "http://127.0.0.1:9/\($0).png" }.joined(separator: "\n") + "\n"
+        let list = try Self.write(text, to: folder, name: "list.txt")
+        let compressed = try BulkCommandTests.gzip(list)
+        return (compressed, try Data(contentsOf: compressed))
+    }
+
+    @Test("a truncated or corrupted .gz ends the run with exit 2 and the row, at planning")
+    func damagedGzipIsAnError() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (compressed, data) = try Self.gzipList(count: 5_000, in: folder)
+        // --plan-only: the count alone must catch the damage, and nothing is ever downloaded, whatever a
+        // damaged file might turn into.
+        let intact = try await Self.bulk(compressed, output: folder.appendingPathComponent("intact"), ["--plan-only"])
+        #expect(intact.status == 0, "\(intact.stderr)")
+        #expect(try CLIRunner.jsonObjects(intact).first?["rows"] as? Int == 5_000)
+
+        let truncated = folder.appendingPathComponent("truncated.txt.gz")
+        try data.prefix(data.count / 2).write(to: truncated)
+        let cut = try await Self.bulk(truncated, output: folder.appendingPathComponent("cut"), ["--plan-only"])
+        #expect(cut.status == 2, "\(cut.stdout)")
+        #expect(cut.stderr.contains("truncated") && cut.stderr.contains("after row "), "\(cut.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("cut/plan.json").path))
+
+        var flipped = data
+        flipped[data.count / 2] ^= 0x10
+        let corrupt = folder.appendingPathComponent("corrupt.txt.gz")
+        try flipped.write(to: corrupt)
+        let garbled = try await Self.bulk(corrupt, output: folder.appendingPathComponent("garbled"), ["--plan-only"])
+        #expect(garbled.status == 2, "\(garbled.stdout)")
+        #expect(
+            garbled.stderr.contains("damaged gzip data") && garbled.stderr.contains("after row "), "\(garbled.stderr)")
+
+        // Zero padding after the last member is not damage (gzip(1) and Python skip it).
+        let padded = folder.appendingPathComponent("padded.txt.gz")
+        try (data + Data(count: 512)).write(to: padded)
+        let pad = try await Self.bulk(padded, output: folder.appendingPathComponent("padded"), ["--plan-only"])
+        #expect(pad.status == 0, "\(pad.stderr)")
+    }
 }
