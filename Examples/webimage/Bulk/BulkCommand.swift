@@ -49,7 +49,13 @@ extension WebImageCLI {
         @Option(help: "The column that holds the caption (written as {key}.txt).")
         var captionCol: String?
 
-        @Option(help: ArgumentHelp("Other columns to keep in each sample's json, comma-separated.", valueName: "a,b"))
+        @Option(
+            help: ArgumentHelp(
+                """
+                Other columns to keep in each sample's json, comma-separated. A name of the record's own fields \
+                (key, url, status, error, error_code, caption, ms, attempts, width, height, original_width, \
+                original_height, sha256) is refused.
+                """, valueName: "a,b"))
         var saveCols: String?
 
         @Option(help: ArgumentHelp("fit, fill, pad, longest or none.", valueName: "mode"))
@@ -275,11 +281,13 @@ extension WebImageCLI {
                         let text =
                             (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
                         for line in text.split(separator: "\n") {
+                            // The key names files, so it is taken from the shard's own numbering: a line
+                            // whose key is not one of this shard's is ignored.
                             guard
                                 let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                                let key = record["key"] as? String
+                                let index = BulkShardRunner.index(ofKey: record["key"] as? String ?? "", shard: shard)
                             else { continue }
-                            latest[key] = record
+                            latest[BulkShardRunner.key(shard: shard, index: index)] = record
                         }
                     }
                     let rows = latest.filter { _, record in
@@ -356,6 +364,13 @@ extension WebImageCLI {
             settings.respectsRobotsTag = !ignoreRobotsTag
             settings.savedColumns =
                 saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+            // An input column never overwrites a field of the record: a `status` column would turn a failure
+            // into a success, a `key` column would name the files --retry-failed writes.
+            if let clash = settings.savedColumns.first(where: ShardSink.recordFields.contains) {
+                throw ValidationError(
+                    "--save-cols cannot keep '\(clash)': the record has a field of that name "
+                        + "(\(ShardSink.recordFields.sorted().joined(separator: ", "))).")
+            }
             settings.writesCaptions = captionCol != nil
             let box = PixelSize(width: size, height: size)
             // jpeg, webp or png (the --encode choices); none keeps the downloaded bytes.

@@ -60,6 +60,14 @@ struct BulkShardRunner: Sendable {
     /// The 9-digit sample key: 5 digits of shard, 4 of index.
     static func key(shard: Int, index: Int) -> String { String(format: "%05d%04d", shard, index) }
 
+    /// The index that `key` is the key of in shard `shard`; nil when it is not one of that shard's keys.
+    static func index(ofKey key: String, shard: Int) -> Int? {
+        guard key.utf8.count == 9, key.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+            let index = Int(key.suffix(4)), key == Self.key(shard: shard, index: index)
+        else { return nil }
+        return index
+    }
+
     static func names(shard: Int) -> (tar: String, jsonl: String, stats: String, folder: String) {
         names(stem: String(format: "%05d", shard))
     }
@@ -395,17 +403,13 @@ final class ShardSink {
         let json = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys, .withoutEscapingSlashes])
         try jsonl.write(contentsOf: json + Data("\n".utf8))
         guard let bytes = sample.bytes, sample.succeeded else { return }
-        switch settings.outputFormat {
-        case .webdataset:
-            try tar?.add(name: "\(key).\(sample.fileExtension)", data: bytes)
-            try tar?.add(name: "\(key).json", data: json)
-            if settings.writesCaptions { try tar?.add(name: "\(key).txt", data: Data((sample.row.caption ?? "").utf8)) }
-        case .files:
-            try bytes.write(to: temporaryFolder.appendingPathComponent("\(key).\(sample.fileExtension)"))
-            try json.write(to: temporaryFolder.appendingPathComponent("\(key).json"))
-            if settings.writesCaptions {
-                try Data((sample.row.caption ?? "").utf8).write(
-                    to: temporaryFolder.appendingPathComponent("\(key).txt"))
+        var members = [("\(key).\(sample.fileExtension)", bytes), ("\(key).json", json)]
+        if settings.writesCaptions { members.append(("\(key).txt", Data((sample.row.caption ?? "").utf8))) }
+        for (name, data) in members {
+            guard TarWriter.isSafeName(name) else { throw CLIError("refusing to write a sample named '\(name)'") }
+            switch settings.outputFormat {
+            case .webdataset: try tar?.add(name: name, data: data)
+            case .files: try data.write(to: temporaryFolder.appendingPathComponent(name))
             }
         }
     }
@@ -429,6 +433,12 @@ final class ShardSink {
             try? FileManager.default.removeItem(at: url)
         }
     }
+
+    /// The fields ``record(_:key:settings:)`` writes; `--save-cols` may name none of them.
+    static let recordFields: Set<String> = [
+        "key", "url", "status", "error", "error_code", "ms", "attempts", "caption", "width", "height",
+        "original_width", "original_height", "sha256",
+    ]
 
     /// The json of a sample (also a row of the jsonl).
     static func record(_ sample: BulkSample, key: String, settings: BulkSettings) -> [String: Any] {

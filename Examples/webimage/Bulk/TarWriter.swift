@@ -16,8 +16,20 @@ final class TarWriter {
         handle = try FileHandle(forWritingTo: url)
     }
 
-    /// Appends a regular file member.
+    /// Whether `name` may name a member (or a file of a `--format files` folder): only ASCII letters,
+    /// digits, `.`, `_` and `-`, no `..`, not empty, so it can never reach outside the archive's (or the
+    /// folder's) own directory when extracted.
+    static func isSafeName(_ name: String) -> Bool {
+        !name.isEmpty && !name.contains("..")
+            && name.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            }
+    }
+
+    /// Appends a regular file member; a name that is not ``isSafeName(_:)`` is refused.
     func add(name: String, data: Data) throws {
+        guard Self.isSafeName(name) else { throw CLIError("refusing tar member name '\(name)'") }
         try handle.write(contentsOf: Self.header(name: name, size: data.count))
         try handle.write(contentsOf: data)
         let padding = (512 - data.count % 512) % 512

@@ -114,6 +114,20 @@ struct BulkCommandTests {
         return images
     }
 
+    /// The names of every member of every tar in `folder`, read with Python's `tarfile`.
+    static func tarMemberNames(_ folder: URL) async throws -> [String] {
+        let script = """
+            import sys, tarfile, glob, os
+            for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.tar"))):
+                with tarfile.open(path) as tar:
+                    for name in tar.getnames():
+                        print(name)
+            """
+        let output = try await CLIRunner.runProgram("/usr/bin/env", ["python3", "-c", script, folder.path])
+        #expect(output.status == 0, "\(output.stderr)")
+        return output.stdoutLines
+    }
+
     @Test func twoThousandURLsAreAllAccountedFor() async throws {
         let (server, _) = try Self.server()
         defer { server.shutdown() }

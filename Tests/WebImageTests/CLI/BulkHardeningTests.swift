@@ -1,0 +1,75 @@
+import Foundation
+import LocalImageServer
+import Locking
+import Testing
+
+/// `webimage bulk` and `bulk-stats` run as built, against the loopback server: what a hostile input, a
+/// damaged output directory or a second process must not be able to do.
+@Suite("webimage bulk hardening", .timeLimit(.minutes(10)))
+struct BulkHardeningTests {
+    @Test("--save-cols may not name a field of the record (key, status, …): exit 2")
+    func savedColumnsCannotOverwriteRecordFields() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = folder.appendingPathComponent("list.csv")
+        try Data("url,key,status,license\nhttp://127.0.0.1:9/0.png,../../x,success,cc0\n".utf8).write(to: list)
+        for columns in ["key", "license,status", "error_code", "url", "caption", "ms", "attempts"] {
+            let run = try await CLIRunner.run(
+                "webimage",
+                [
+                    "bulk", list.path, "--output", folder.appendingPathComponent("out-\(columns)").path, "--save-cols",
+                    columns,
+                ])
+            #expect(run.status == 2, "\(columns)")
+            #expect(run.stderr.contains("--save-cols cannot keep"), "\(run.stderr)")
+        }
+        let fine = try await CLIRunner.run(
+            "webimage",
+            ["bulk", list.path, "--output", folder.appendingPathComponent("fine").path, "--save-cols", "license"])
+        #expect(fine.status == 0, "\(fine.stderr)")
+        // Nothing listens on port 9: the row failed, and says so whatever the input's status column held.
+        let record = try #require(try BulkCommandTests.jsonl(folder.appendingPathComponent("fine")).first)
+        #expect(record["status"] as? String == "failed" && record["license"] as? String == "cc0", "\(record)")
+    }
+
+    @Test("--retry-failed takes keys from the shard's numbering: a jsonl key like ../../x names no file")
+    func retryKeysComeFromTheShardNumbering() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        for format in ["files", "webdataset"] {
+            let folder = try CLIRunner.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            // Rows 3 and 13 are 404s (BulkCommandTests.Kind.missing).
+            let urls = (0..<14).map { server.url("/gen/\($0).png").absoluteString }
+            let list = try BulkCommandTests.writeList(urls, to: folder)
+            let output = folder.appendingPathComponent("out")
+            let arguments = ["bulk", list.path, "--output", output.path, "--format", format, "--size", "16"]
+            #expect(try await CLIRunner.run("webimage", arguments).status == 0)
+            // Someone rewrites the jsonl: the failures now point at an image that works, one under a key
+            // that climbs out of the output folder, one under a key of another shard.
+            let jsonl = output.appendingPathComponent("00000.jsonl")
+            var lines: [String] = []
+            for line in try String(contentsOf: jsonl, encoding: .utf8).split(separator: "\n") {
+                var record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                if record["status"] as? String == "failed" {
+                    record["url"] = server.url("/gen/0.png").absoluteString
+                    record["key"] = record["key"] as? String == "000000003" ? "../../escaped" : "000010013"
+                }
+                lines.append(String(decoding: try JSONSerialization.data(withJSONObject: record), as: UTF8.self))
+            }
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: jsonl)
+
+            let retry = try await CLIRunner.run("webimage", arguments + ["--retry-failed"])
+            #expect(retry.status == 0, "\(retry.stderr)")
+            #expect(retry.stderr.contains("retried 0 failed row(s)"), "\(retry.stderr)")
+            let everything = try FileManager.default.subpathsOfDirectory(atPath: folder.path)
+            #expect(!everything.contains { $0.contains("escaped") }, "\(format): \(everything)")
+            if format == "webdataset" {
+                // Every member of every tar is named KEY.EXT.
+                let names = try await BulkCommandTests.tarMemberNames(output)
+                #expect(
+                    !names.isEmpty && names.allSatisfy { $0.wholeMatch(of: /[0-9]{9}\.(jpg|json)/) != nil }, "\(names)")
+            }
+        }
+    }
+}
