@@ -13,9 +13,28 @@ extension WebImageCLI {
         @Flag(help: "Print JSON.")
         var json = false
 
+        /// Exits with 2, and a message, for a directory that does not exist and for stats whose counts
+        /// do not add up to an `Int` (a damaged or forged file): never a crash, never zeros.
         func run() throws {
+            do {
+                try summarize()
+            } catch let error as CLIError {
+                Console.write("webimage bulk-stats: \(error.description)\n", to: .standardError)
+                throw ExitCode(2)
+            }
+        }
+
+        private func summarize() throws {
             let url = URL(fileURLWithPath: directory, isDirectory: true)
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw CLIError("'\(directory)' is not a directory") }
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+            } catch {
+                throw CLIError("cannot read '\(directory)': \(error.localizedDescription)")
+            }
             var total = BulkShardStats(shard: -1)
             var shards = 0
             var retried = 0
@@ -24,18 +43,23 @@ extension WebImageCLI {
                 guard let data = try? Data(contentsOf: url.appendingPathComponent(name)),
                     let stats = try? JSONDecoder().decode(BulkShardStats.self, from: data)
                 else { continue }
+                func add(_ value: Int, to sum: inout Int) throws {
+                    let (result, overflow) = sum.addingReportingOverflow(value)
+                    guard !overflow, value >= 0 else { throw CLIError("\(name): counts out of range (\(value))") }
+                    sum = result
+                }
                 if name.contains("-retry") {
                     // A retry's rows were already counted as failures of their shard.
-                    retried += stats.count
-                    recovered += stats.successes
+                    try add(stats.count, to: &retried)
+                    try add(stats.successes, to: &recovered)
                     continue
                 }
                 shards += 1
-                total.count += stats.count
-                total.successes += stats.successes
-                total.bytes += stats.bytes
+                try add(stats.count, to: &total.count)
+                try add(stats.successes, to: &total.successes)
+                try add(stats.bytes, to: &total.bytes)
                 total.duration += stats.duration
-                for (code, count) in stats.failures { total.failures[code, default: 0] += count }
+                for (code, count) in stats.failures { try add(count, to: &total.failures[code, default: 0]) }
             }
             let plan = (try? Data(contentsOf: url.appendingPathComponent("plan.json")))
                 .flatMap { try? JSONDecoder().decode(BulkPlan.self, from: $0) }

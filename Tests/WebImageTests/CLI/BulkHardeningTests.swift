@@ -72,4 +72,23 @@ struct BulkHardeningTests {
             }
         }
     }
+
+    @Test("bulk-stats: counts that overflow and a folder that does not exist are errors, not a crash or zeros")
+    func bulkStatsRefusesOverflowAndMissingFolders() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let stats =
+            #"{"shard":0,"count":9223372036854775807,"successes":1,"failures":{"x":9223372036854775807},"bytes":1,"duration":1}"#
+        for shard in 0..<2 {
+            try Data(stats.utf8).write(to: folder.appendingPathComponent(String(format: "%05d_stats.json", shard)))
+        }
+        for extra in [[], ["--json"]] {
+            let run = try await CLIRunner.run("webimage", ["bulk-stats", folder.path] + extra)
+            #expect(!run.signalled && run.status == 2, "\(run.status) \(run.stderr)")
+            #expect(run.stderr.contains("out of range"), "\(run.stderr)")
+        }
+        let missing = try await CLIRunner.run("webimage", ["bulk-stats", folder.appendingPathComponent("nope").path])
+        #expect(missing.status == 2, "\(missing.stdout)")
+        #expect(missing.stderr.contains("is not a directory"), "\(missing.stderr)")
+    }
 }
