@@ -50,8 +50,15 @@ struct DownloadOutcome: Sendable {
     /// Bytes received.
     var byteCount: Int { data?.count ?? 0 }
 
-    /// The download worked and, with `-o`, its file was written.
-    var ok: Bool { error == nil && saveError == nil }
+    /// Whether the image was decoded from data that ends early (`Image.isPartial`): the rows that arrived,
+    /// the rest filled in. A failure unless `allowsPartial`, as img2dataset rejects such an image.
+    var partial: Bool { image?.isPartial == true }
+    /// Whether a partial image counts as a success (`get --allow-partial`).
+    var allowsPartial = false
+
+    /// The download worked, gave a whole image (or a partial one `allowsPartial` accepts) and, with `-o`,
+    /// its file was written.
+    var ok: Bool { error == nil && saveError == nil && (allowsPartial || !partial) }
 
     /// Whether a cache answered instead of a full download; nil after a failure.
     var fromCache: Bool? { cacheStatus.map { $0 != .network } }
@@ -84,6 +91,7 @@ struct DownloadOutcome: Sendable {
             ("fromCache", fromCache.map { $0 ? "true" : "false" } ?? "null"),
             ("cache", cacheStatus.map { Self.quote($0.rawValue) } ?? "null"),
             ("partialImages", String(partialImages)),
+            ("partial", partial ? "true" : "false"),
         ]
         if let savedPath { fields.append(("saved", Self.quote(savedPath))) }
         if let saveError { fields.append(("saveError", Self.quote(saveError))) }
@@ -114,7 +122,7 @@ struct DownloadOutcome: Sendable {
             return
                 "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.absoluteString)"
         }
-        var text = saveError == nil ? "ok   \(statusText)" : "FAIL \(statusText)"
+        var text = ok ? "ok   \(statusText)" : "FAIL \(statusText)"
         if let image = imageInfo {
             text += " \(image.format.rawValue) \(image.width)x\(image.height) \(image.frameCount)f"
         } else {
@@ -122,6 +130,7 @@ struct DownloadOutcome: Sendable {
         }
         text += " \(byteCount) B \(milliseconds) ms"
         if let cacheStatus, cacheStatus != .network { text += " cache:\(cacheStatus.rawValue)" }
+        if partial { text += " partial (the data ends early)" }
         if let saveError { text += " not saved: \(saveError)" }
         return text + "  \(url.absoluteString)"
     }

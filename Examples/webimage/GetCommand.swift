@@ -9,7 +9,8 @@ extension WebImageCLI {
             abstract: "Download and decode images.",
             discussion: """
                 Shows a bar per running download and a total bar on a terminal, plain lines otherwise, \
-                then a summary table. Exits with 1 when any download failed.
+                then a summary table. Exits with 1 when any download failed; an image decoded from data that ends \
+                early ("partial": true) is a failure unless --allow-partial.
 
                 Examples:
                   webimage get https://example.com/a.webp https://example.com/b.jpg
@@ -38,6 +39,13 @@ extension WebImageCLI {
 
         @Flag(help: "Print one JSON object per result on stdout (the summary goes to stderr).")
         var json = false
+
+        @Flag(
+            help: """
+                Count an image decoded from data that ends early ("partial": true) as a success, and save it \
+                with -o; by default it is a failure (exit 1) and is not saved.
+                """)
+        var allowPartial = false
 
         @OptionGroup(title: "Downloader options")
         var download: DownloadOptions
@@ -96,10 +104,14 @@ extension WebImageCLI {
             // line is printed and its file written.
             let savePNG = png
             let encoder = image.encoder
+            let allowsPartial = allowPartial
             let rows = await BatchDownload(downloader: downloader).stream(
                 requests, window: 4 * download.concurrency, display: display
             ) { outcome in
-                output?.save(outcome, decodedPNG: savePNG, encoder: encoder) ?? outcome
+                var outcome = outcome
+                outcome.allowsPartial = allowsPartial
+                guard outcome.ok else { return outcome }
+                return output?.save(outcome, decodedPNG: savePNG, encoder: encoder) ?? outcome
             }
             display.end()
             downloader.invalidate(cancelPendingDownloads: false)

@@ -15,9 +15,9 @@ struct SummaryTable {
         /// The row for `outcome`.
         init(_ outcome: DownloadOutcome) {
             let image = outcome.imageInfo
-            let result: String =
-                outcome.error.map { "\($0.code.description) \($0.code.rawValue)" }
-                ?? (outcome.saveError == nil ? "ok" : "not saved")
+            var result = outcome.saveError == nil ? "ok" : "not saved"
+            if outcome.partial && !outcome.allowsPartial { result = "partial" }
+            if let error = outcome.error { result = "\(error.code.description) \(error.code.rawValue)" }
             index = outcome.index
             ok = outcome.ok
             byteCount = outcome.byteCount

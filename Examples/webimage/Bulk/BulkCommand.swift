@@ -101,6 +101,13 @@ extension WebImageCLI {
         @Flag(help: "Download images whose X-Robots-Tag says noai or noimageai (skipped by default).")
         var ignoreRobotsTag = false
 
+        @Flag(
+            help: """
+                Keep an image whose file ends early (decoded to the rows that arrived); by default its row \
+                fails with error code truncated.
+                """)
+        var allowPartial = false
+
         @Option(help: "This process's index among --shard-count processes.")
         var shardIndex: Int?
 
@@ -362,6 +369,7 @@ extension WebImageCLI {
             settings.minimumSize = minSize
             settings.maximumAspectRatio = maxAspectRatio
             settings.respectsRobotsTag = !ignoreRobotsTag
+            settings.allowsPartial = allowPartial
             settings.savedColumns =
                 saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
             // An input column never overwrites a field of the record: a `status` column would turn a failure

@@ -17,6 +17,9 @@ struct BulkSettings: Sendable {
     var respectsRobotsTag = true
     var savedColumns: [String] = []
     var writesCaptions = false
+    /// Whether an image decoded from a file that ends early (`Image.isPartial`) is kept; by default the
+    /// row fails with `truncated`, as img2dataset rejects such an image.
+    var allowsPartial = false
 }
 
 /// One row's outcome, as the shard's files record it.
@@ -218,6 +221,11 @@ struct BulkShardRunner: Sendable {
         guard let image = result.image else {
             sample.errorCode = ImageDownloaderError.Code.badImageData.description
             sample.errorMessage = "nothing decoded"
+            return
+        }
+        if image.isPartial && !settings.allowsPartial {
+            sample.errorCode = "truncated"
+            sample.errorMessage = "the image data ends early: only part of it decoded (--allow-partial keeps it)"
             return
         }
         sample.width = image.width

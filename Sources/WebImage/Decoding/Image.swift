@@ -63,7 +63,9 @@ public struct Image: Sendable {
     public var exifOrientation: Int
     /// Whether any pixel can be less than opaque.
     public var hasAlpha: Bool
-    /// Whether this is a partial image from a progressive decode of incomplete data.
+    /// Whether this image was decoded from incomplete data: a progressive decode while the bytes arrive,
+    /// or a final image whose file ends early (the rows that arrived; the rest filled in). The
+    /// downloader's final result can have it set: see ``ImageDownloaderCompletedBlock``.
     public var isPartial: Bool
     /// The RGB ICC profile the pixels are in, when decoded with `colorSpace = .preserve` from a file that
     /// carried one; nil otherwise (the pixels are then sRGB, or unlabelled).

@@ -5,7 +5,8 @@ import Locking
 public struct ImageDownloadResult: Sendable {
     /// The URL requested.
     public var url: URL
-    /// The decoded image; nil with `avoidDecodeImage`.
+    /// The decoded image; nil with `avoidDecodeImage`. Check `image.isPartial`: a file that ends early
+    /// (truncated at its source) still decodes, to the rows that arrived, and is not an error.
     public var image: Image?
     /// The bytes received (after the decryptor, if any).
     public var data: Data

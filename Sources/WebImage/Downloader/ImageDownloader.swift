@@ -10,6 +10,11 @@ public typealias ImageDownloaderProgressBlock = @Sendable (_ receivedSize: Int, 
 
 /// Called with a partial image (`finished == false`, progressive loading only) and exactly once with the
 /// outcome (`finished == true`): an image and its data, or an error.
+///
+/// A final image may still have `isPartial == true`: the whole body arrived, but the file inside it
+/// ends early (a JPEG cut to a third decodes as its top third over filler). That is not an error, so
+/// a caller that needs whole images checks it (`webimage get` and `bulk` count such an image as failed
+/// unless `--allow-partial`).
 public typealias ImageDownloaderCompletedBlock =
     @Sendable (_ image: Image?, _ data: Data?, _ error: Error?, _ finished: Bool) -> Void
 

@@ -73,6 +73,40 @@ struct BulkHardeningTests {
         }
     }
 
+    @Test("a truncated JPEG is a failed row (error code truncated) unless --allow-partial")
+    func truncatedImagesAreFailedRows() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let jpeg = try Data(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("SampleImages/astronaut-baseline.jpg"))
+        let cut = Data(jpeg.prefix(jpeg.count / 3))
+        server.route("/cut/") { _ in
+            LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/jpeg")], body: .data(cut))
+        }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try BulkCommandTests.writeList(
+            [server.url("/cut/astronaut.jpg").absoluteString, server.url("/gen/0.png").absoluteString], to: folder)
+        for (name, extra) in [("strict", [String]()), ("allowed", ["--allow-partial"])] {
+            let output = folder.appendingPathComponent(name)
+            let run = try await CLIRunner.run(
+                "webimage", ["bulk", list.path, "--output", output.path, "--size", "16"] + extra)
+            #expect(run.status == 0, "\(run.stderr)")
+            let rows = try BulkInputTests.rows(output)
+            #expect(rows.count == 2)
+            let first = rows.first ?? [:]
+            if extra.isEmpty {
+                #expect(
+                    first["status"] as? String == "failed" && first["error_code"] as? String == "truncated", "\(first)")
+                #expect(try await BulkCommandTests.tarImages(output).count == 1)
+            } else {
+                #expect(first["status"] as? String == "success", "\(first)")
+                #expect(try await BulkCommandTests.tarImages(output).count == 2)
+            }
+            #expect(rows.last?["status"] as? String == "success")
+        }
+    }
+
     @Test("bulk-stats: counts that overflow and a folder that does not exist are errors, not a crash or zeros")
     func bulkStatsRefusesOverflowAndMissingFolders() async throws {
         let folder = try CLIRunner.temporaryFolder()

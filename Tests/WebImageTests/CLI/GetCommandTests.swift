@@ -53,6 +53,33 @@ struct GetCommandTests {
         #expect(output.stderr.contains("3 downloads: 1 ok, 2 failed"))
     }
 
+    @Test("a JPEG cut to a third is \"partial\": true and a failure (exit 1) unless --allow-partial")
+    func truncatedImageIsAFailure() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let jpeg = try Data(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("SampleImages/astronaut-baseline.jpg"))
+        let cut = Data(jpeg.prefix(jpeg.count / 3))
+        server.route("/cut/") { _ in
+            LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/jpeg")], body: .data(cut))
+        }
+        let url = server.url("/cut/astronaut.jpg").absoluteString
+        let whole = server.url("/files/astronaut-baseline.jpg").absoluteString
+
+        let strict = try await CLIRunner.run("webimage", ["get", "--json", url, whole])
+        #expect(strict.status == 1, "\(strict.stderr)")
+        let lines = Dictionary(
+            uniqueKeysWithValues: try CLIRunner.jsonObjects(strict).map { ($0["url"] as? String ?? "", $0) })
+        #expect(lines[url]?["ok"] as? Bool == false && lines[url]?["partial"] as? Bool == true, "\(strict.stdout)")
+        #expect(lines[whole]?["ok"] as? Bool == true && lines[whole]?["partial"] as? Bool == false, "\(strict.stdout)")
+        #expect(strict.stderr.contains("2 downloads: 1 ok, 1 failed"), "\(strict.stderr)")
+
+        let allowed = try await CLIRunner.run("webimage", ["get", "--json", "--allow-partial", url])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        let line = try #require(try CLIRunner.jsonObjects(allowed).first)
+        #expect(line["ok"] as? Bool == true && line["partial"] as? Bool == true, "\(allowed.stdout)")
+    }
+
     @Test("all successful: exit 0, plain lines, a summary table, -o saves the bytes and --png the decoded frame")
     func saveAndPNG() async throws {
         let server = try Fixtures.server()
