@@ -94,23 +94,27 @@ struct BulkShardRunner: Sendable {
     }
 
     /// Runs the jobs `next` hands out, in that order, until it returns nil: at most `concurrency` rows
-    /// in flight across all open shards (at most ``maximumOpenShards``), each shard's files written and
-    /// renamed, stats last, the moment its last row is done; `finished` is then told. `next` is called
-    /// only when a new shard may open, so the caller reads its input a shard at a time.
+    /// downloading at once (``DownloadSlots``) across all open shards (at most ``maximumOpenShards``),
+    /// each shard's files written and renamed, stats last, the moment its last row is done; `finished`
+    /// is then told. `next` is called only when a new shard may open, so the caller reads its input a
+    /// shard at a time. A row waiting to retry (`Retry-After`) gives its slot back, so the next rows,
+    /// other hosts' included, run meanwhile.
     ///
     /// Samples are written in completion order: a slow or retried row never holds finished ones back, so
     /// at most `concurrency` samples are in memory. Each image's bytes are the same in every run; only
     /// the order of the members in a tar and of the lines in a jsonl varies.
     func run(jobs next: () throws -> ShardJob?, finished: (BulkShardStats) -> Void) async throws {
+        let slots = DownloadSlots(count: settings.concurrency)
         var open: [Int: OpenShard] = [:]
         do {
-            try await withThrowingTaskGroup(of: (job: Int, sample: BulkSample).self) { group in
+            try await withThrowingTaskGroup(of: RowEvent.self) { group in
                 var feeding: OpenShard?  // the shard whose rows are being started
                 var opened = 0
-                var inFlight = 0
                 var exhausted = false
+                var waitingForSlot = false  // a `.slotFree` task is in the group
+                var granted = false  // the slot that task acquired, not yet given to a row
                 while true {
-                    while inFlight < settings.concurrency {
+                    while true {
                         if feeding == nil {
                             guard !exhausted, open.count < Self.maximumOpenShards else { break }
                             guard let job = try next() else {
@@ -128,20 +132,46 @@ struct BulkShardRunner: Sendable {
                             feeding = shard
                         }
                         guard let shard = feeding else { break }
+                        if granted {
+                            granted = false
+                        } else if waitingForSlot {
+                            break
+                        } else if !(await slots.tryAcquire()) {
+                            // Every slot is taken: this task takes the next one that comes free (a row that
+                            // ends, or one that starts waiting to retry) and wakes the loop with it.
+                            group.addTask {
+                                await slots.acquire()
+                                return .slotFree
+                            }
+                            waitingForSlot = true
+                            break
+                        }
                         let (id, index, row) = (shard.id, shard.started, shard.job.rows[shard.started].row)
-                        group.addTask { (id, await process(index: index, row: row)) }
-                        inFlight += 1
+                        group.addTask {
+                            let sample = await process(index: index, row: row, slots: slots)
+                            await slots.release()
+                            return .finished(job: id, sample: sample)
+                        }
                         shard.started += 1
                         if shard.started == shard.job.rows.count { feeding = nil }
                     }
-                    guard let (id, sample) = try await group.next() else { break }
-                    inFlight -= 1
-                    guard let shard = open[id] else { continue }
-                    try shard.record(sample)
-                    progress?.recordImage(succeeded: sample.succeeded)
-                    if shard.finished == shard.job.rows.count {
-                        open[id] = nil
-                        finished(try close(shard))
+                    if granted {  // no row could take it
+                        granted = false
+                        await slots.release()
+                    }
+                    guard let event = try await group.next() else { break }
+                    switch event {
+                    case .slotFree:
+                        waitingForSlot = false
+                        granted = true
+                    case .finished(let id, let sample):
+                        guard let shard = open[id] else { continue }
+                        try shard.record(sample)
+                        progress?.recordImage(succeeded: sample.succeeded)
+                        if shard.finished == shard.job.rows.count {
+                            open[id] = nil
+                            finished(try close(shard))
+                        }
                     }
                 }
             }
@@ -149,6 +179,12 @@ struct BulkShardRunner: Sendable {
             for shard in open.values { shard.sink.abandon() }
             throw error
         }
+    }
+
+    /// What a task of ``run(jobs:finished:)`` reports: a row done, or a download slot come free.
+    private enum RowEvent: Sendable {
+        case finished(job: Int, sample: BulkSample)
+        case slotFree
     }
 
     /// Renames a shard's files into place and writes its stats, last.
@@ -163,8 +199,9 @@ struct BulkShardRunner: Sendable {
         return stats
     }
 
-    /// Downloads, checks, resizes and encodes one row, retrying what may succeed later.
-    private func process(index: Int, row: BulkRow) async -> BulkSample {
+    /// Downloads, checks, resizes and encodes one row, retrying what may succeed later. Called holding
+    /// one of `slots`, and returns holding one.
+    private func process(index: Int, row: BulkRow, slots: DownloadSlots) async -> BulkSample {
         var sample = BulkSample(index: index, row: row)
         let started = DispatchTime.now().uptimeNanoseconds
         guard let url = URL(string: row.url), let host = url.host, !host.isEmpty,
@@ -199,7 +236,11 @@ struct BulkShardRunner: Sendable {
             case .failure(let error):
                 let failure = error as? ImageDownloaderError
                 if attempt <= settings.retries, let failure, let delay = Self.retryDelay(failure, attempt: attempt) {
+                    // The wait holds neither a download slot nor the host's: a throttling host's rows
+                    // waiting out Retry-After never stall another host's.
+                    await slots.release()
                     try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                    await slots.acquire()
                     continue
                 }
                 sample.attempts = attempt

@@ -125,4 +125,51 @@ struct BulkHardeningTests {
         #expect(missing.status == 2, "\(missing.stdout)")
         #expect(missing.stderr.contains("is not a directory"), "\(missing.stderr)")
     }
+
+    @Test("a 429's Retry-After wait holds no download slot: another host's rows finish during it")
+    func retryWaitsHoldNoSlot() async throws {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let png = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("SampleImages/horse-rgba.png"))
+        // Every request in arrival order; a /wait/ path answers 429 with Retry-After: 4 the first time.
+        let log = Lock<[String]>([])
+        server.route("/") { request in
+            let earlier = log.withLock { log -> Bool in
+                defer { log.append(request.path) }
+                return log.contains(request.path)
+            }
+            if request.path.hasPrefix("/wait/") && !earlier {
+                return LocalImageServer.Response(
+                    status: 429, headers: [("Retry-After", "4")], body: .data(Data("slow down".utf8)))
+            }
+            return LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(png))
+        }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Four throttled rows on 127.0.0.1, then six on localhost (the same loopback server under another
+        // host name), with two download slots.
+        let throttled = (0..<4).map { server.url("/wait/\($0).png").absoluteString }
+        let other = (0..<6).map {
+            server.url("/img/\($0).png").absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        }
+        let list = try BulkCommandTests.writeList(throttled + other, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--size", "16", "--concurrency", "2", "--retries", "1",
+                "--timeout", "60", "--stall-timeout", "60",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.count == 10 && rows.allSatisfy { $0["status"] as? String == "success" }, "\(rows)")
+        #expect(rows.prefix(4).allSatisfy { $0["attempts"] as? Int == 2 }, "\(rows)")
+        // Every localhost image was fetched while the throttled rows waited: before any of their retries.
+        let order = log.withLock { $0 }
+        let firstRetry = try #require(
+            order.indices.first { index in order[..<index].contains(order[index]) }, "\(order)")
+        let lastImage = try #require(order.lastIndex { $0.hasPrefix("/img/") }, "\(order)")
+        #expect(lastImage < firstRetry, "\(order)")
+    }
 }
