@@ -17,8 +17,12 @@ extension WebImageCLI {
                 come from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID with \
                 SLURM_ARRAY_TASK_COUNT (Slurm), or AWS_BATCH_JOB_ARRAY_INDEX. --shards 3,7,12 runs exactly those.
 
+                Processes may share DIR: each locks a shard (DIR/.{shard:05}.lock) while it writes it, and skips, \
+                with a message, a shard another live process holds.
+
                 Exit status: 0 when every assigned shard is done, 1 for a failure a retry may fix (network, \
-                disk), 2 for one it cannot (bad input, bad options).
+                disk, a shard skipped while another process writes it), 2 for one it cannot (bad input, bad \
+                options).
 
                 Example:
                   webimage bulk urls.csv.gz --url-col url --caption-col caption --output dataset \\
@@ -204,9 +208,10 @@ extension WebImageCLI {
             defer { progress.finish() }
 
             if retryFailed {
-                try await retryFailedRows(in: assigned.sorted(), directory: directory, runner: runner)
+                let busy = try await retryFailedRows(in: assigned.sorted(), directory: directory, runner: runner)
                 downloader.invalidate(cancelPendingDownloads: false)
                 downloader.waitUntilInvalidated()
+                try Self.checkBusy(busy)
                 return
             }
 
@@ -216,6 +221,7 @@ extension WebImageCLI {
             var shard = 0
             var done = 0
             var skipped = 0
+            var busy = 0
             func nextJob() throws -> ShardJob? {
                 while shard < plan.shards {
                     let current = shard
@@ -229,15 +235,23 @@ extension WebImageCLI {
                     }
                     guard mine else { continue }
                     let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: current).stats)
-                    if FileManager.default.fileExists(atPath: statsURL.path) {
+                    func alreadyDone() -> Bool {
+                        guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
                         skipped += 1
                         let done = (try? Data(contentsOf: statsURL)).flatMap {
                             try? JSONDecoder().decode(BulkShardStats.self, from: $0)
                         }
                         progress.recordShard(skipped: done)
+                        return true
+                    }
+                    if alreadyDone() { continue }
+                    guard let lock = try lock(String(format: "%05d", current), in: directory, progress: progress) else {
+                        busy += 1
                         continue
                     }
-                    return BulkShardRunner.job(shard: current, rows: rows)
+                    // Checked again under the lock: another process may have finished the shard since.
+                    if alreadyDone() { continue }
+                    return BulkShardRunner.job(shard: current, rows: rows, lock: lock)
                 }
                 return nil
             }
@@ -251,7 +265,7 @@ extension WebImageCLI {
             progress.finish()
             if json {
                 Self.writeJSONLine([
-                    "event": "summary", "written": done, "skipped": skipped, "assigned": assigned.count,
+                    "event": "summary", "written": done, "skipped": skipped, "busy": busy, "assigned": assigned.count,
                     "shards": plan.shards,
                 ])
             } else {
@@ -259,15 +273,48 @@ extension WebImageCLI {
                     "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)\n",
                     to: .standardError)
             }
+            try Self.checkBusy(busy)
+        }
+
+        /// Locks the files named `stem` for this process; nil, after saying so, when another process holds
+        /// them (it is writing that shard).
+        private func lock(_ stem: String, in directory: URL, progress: BulkProgress?) throws -> ShardLock? {
+            switch try ShardLock.acquire(stem: stem, in: directory) {
+            case .acquired(let lock):
+                return lock
+            case .held(let owner):
+                let message = { [json] in
+                    if json {
+                        Self.writeJSONLine(["event": "busy", "shard": stem, "owner": owner])
+                    } else {
+                        Console.write(
+                            "shard \(stem): skipped, another process (\(owner)) is writing it\n", to: .standardError)
+                    }
+                }
+                if let progress { progress.interrupt(message) } else { message() }
+                return nil
+            }
+        }
+
+        /// Shards another process was writing are not done by this run: exit 1, as a rerun (which skips
+        /// them once they are finished) may fix it.
+        private static func checkBusy(_ busy: Int) throws {
+            guard busy > 0 else { return }
+            Console.write(
+                "webimage bulk: \(busy) shard(s) skipped while another process writes them; run again to check them\n",
+                to: .standardError)
+            throw ExitCode(1)
         }
 
         /// `--retry-failed`: for each finished shard, the rows that failed in it and in its earlier retries
         /// (their latest outcome) run again into `{shard:05}-retryN.*`.
-        private func retryFailedRows(in shards: [Int], directory: URL, runner: BulkShardRunner) async throws {
+        /// Returns how many shards it skipped because another process holds their next retry.
+        private func retryFailedRows(in shards: [Int], directory: URL, runner: BulkShardRunner) async throws -> Int {
             let permanent: Set<String> = ["robotsTag", "tooSmall", "aspectRatio", "invalidURL"]
             var retried = 0
+            var busy = 0
             var remaining = shards[...]
-            func nextJob() -> ShardJob? {
+            func nextJob() throws -> ShardJob? {
                 while let shard = remaining.popFirst() {
                     let stem = String(format: "%05d", shard)
                     guard
@@ -312,13 +359,22 @@ extension WebImageCLI {
                         )
                     }
                     guard !rows.isEmpty else { continue }
+                    let retryStem = "\(stem)-retry\(attempt + 1)"
+                    guard let lock = try lock(retryStem, in: directory, progress: nil) else {
+                        busy += 1
+                        continue
+                    }
+                    // Checked again under the lock: another process may have finished this retry since.
+                    let retryStats = directory.appendingPathComponent(BulkShardRunner.names(stem: retryStem).stats)
+                    if FileManager.default.fileExists(atPath: retryStats.path) { continue }
                     retried += rows.count
-                    return ShardJob(stem: "\(stem)-retry\(attempt + 1)", shard: shard, rows: rows)
+                    return ShardJob(stem: retryStem, shard: shard, rows: rows, lock: lock)
                 }
                 return nil
             }
             try await runner.run(jobs: nextJob) { report($0) }
             Console.write("retried \(retried) failed row(s)\n", to: .standardError)
+            return busy
         }
 
         private func report(_ stats: BulkShardStats) {

@@ -77,7 +77,8 @@ enum AtomicFile {
             ".\(url.lastPathComponent).partial-\(host)-\(ProcessInfo.processInfo.processIdentifier)")
     }
 
-    private static let host: String = {
+    /// This machine's name, as temporary and lock files carry it.
+    static let host: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -102,14 +103,6 @@ enum AtomicFile {
     static func commit(_ temporary: URL, to url: URL) throws {
         guard rename(temporary.path, url.path) == 0 else {
             throw CLIError("cannot rename \(temporary.path) to \(url.path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    /// Removes the temporary files an interrupted run left for `names` in `directory`.
-    static func removeLeftovers(in directory: URL, names: [String]) {
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
-        for entry in entries where names.contains(where: { entry.hasPrefix(".\($0).partial-") }) {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
         }
     }
 }

@@ -86,11 +86,11 @@ struct BulkShardRunner: Sendable {
     /// bound that while leaving room for a few shards that each wait on a straggler.
     static let maximumOpenShards = 4
 
-    /// The rows of shard `shard` (of the plan), keyed by their index in it.
-    static func job(shard: Int, rows: [BulkRow]) -> ShardJob {
+    /// The rows of shard `shard` (of the plan), keyed by their index in it, under `lock`.
+    static func job(shard: Int, rows: [BulkRow], lock: ShardLock) -> ShardJob {
         ShardJob(
             stem: String(format: "%05d", shard), shard: shard,
-            rows: rows.enumerated().map { (key(shard: shard, index: $0.offset), $0.element) })
+            rows: rows.enumerated().map { (key(shard: shard, index: $0.offset), $0.element) }, lock: lock)
     }
 
     /// Runs the jobs `next` hands out, in that order, until it returns nil: at most `concurrency` rows
@@ -196,6 +196,7 @@ struct BulkShardRunner: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(
             try encoder.encode(stats) + Data("\n".utf8), to: directory.appendingPathComponent(shard.names.stats))
+        shard.job.lock?.finish()
         return stats
     }
 
@@ -373,6 +374,8 @@ struct ShardJob: Sendable {
     var stem: String
     var shard: Int
     var rows: [(key: String, row: BulkRow)]
+    /// This process's lock on the files of `stem`, removed once their stats are written.
+    var lock: ShardLock?
 }
 
 /// A shard whose rows are under way: its sink, its totals so far, and how many rows have started and
@@ -388,12 +391,15 @@ final class OpenShard {
     var finished = 0
 
     /// Opens the shard's files, after removing whatever an interrupted run left under its names: a
-    /// shard is always redone from scratch.
+    /// shard is always redone from scratch. The job's lock is held, so no live process of this host
+    /// writes these files; the temporary files of dead ones are removed, other hosts' stay.
     init(id: Int, job: ShardJob, directory: URL, settings: BulkSettings) throws {
         self.id = id
         self.job = job
         names = BulkShardRunner.names(stem: job.stem)
-        AtomicFile.removeLeftovers(in: directory, names: [names.tar, names.jsonl, names.stats, names.folder])
+        for name in [names.tar, names.jsonl, names.stats, names.folder] {
+            AtomicFile.removeAbandoned(in: directory, name: name)
+        }
         for name in [names.tar, names.jsonl, names.folder] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }

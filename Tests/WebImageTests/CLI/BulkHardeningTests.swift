@@ -172,4 +172,73 @@ struct BulkHardeningTests {
         let lastImage = try #require(order.lastIndex { $0.hasPrefix("/img/") }, "\(order)")
         #expect(lastImage < firstRetry, "\(order)")
     }
+
+    @Test("two processes on one output folder: the second skips the shard the first holds and keeps its files")
+    func aSecondProcessSkipsAHeldShard() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Shards of 4: shard 0's first row waits at a gate, shard 1 is plain.
+        let good = (1..<100).filter { BulkCommandTests.Kind.of($0) == .ok }.prefix(7).map { "/gen/\($0).png" }
+        let urls = (["/gen/0.png?gate=held"] + good).map { server.url($0).absoluteString }
+        let list = try BulkCommandTests.writeList(urls, to: folder)
+        let output = folder.appendingPathComponent("out")
+        // Leftovers of a dead process of this host (no PID is that high on Linux), and of another host.
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        var buffer = [CChar](repeating: 0, count: 256)
+        #expect(gethostname(&buffer, 255) == 0)
+        let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .filter { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
+        let dead = ".00001.jsonl.partial-\(host)-2147483646"
+        let foreign = ".00001.jsonl.partial-another-host.example-12"
+        for name in [dead, foreign] { try Data("{".utf8).write(to: output.appendingPathComponent(name)) }
+        let arguments = [
+            "bulk", list.path, "--output", output.path, "--shard-size", "4", "--size", "16",
+            // The held row must not time out, however slow a loaded machine is.
+            "--timeout", "600", "--stall-timeout", "600",
+        ]
+
+        async let first = CLIRunner.run("webimage", arguments + ["--shards", "0"])
+        let deadline = ContinuousClock.now + .seconds(120)
+        while server.waitingCount(atGate: "held") < 1 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let partial = { () -> Set<String> in
+            Set(
+                ((try? FileManager.default.contentsOfDirectory(atPath: output.path)) ?? []).filter {
+                    $0.hasPrefix(".00000.") && $0.contains(".partial-")
+                })
+        }
+        let held = partial()
+        #expect(!held.isEmpty, "the first process has no temporary files")
+
+        // The second process runs every shard. Were it to take shard 0, its own request would wait at the
+        // gate too: the loop below ends then, and the test fails instead of hanging.
+        let secondDone = Lock(false)
+        let second = Task {
+            defer { secondDone.withLock { $0 = true } }
+            return try await CLIRunner.run("webimage", arguments)
+        }
+        while !secondDone.withLock({ $0 }) && server.waitingCount(atGate: "held") < 2
+            && ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.waitingCount(atGate: "held") == 1, "the second process took the held shard")
+        #expect(held.isSubset(of: partial()), "the second process removed the first one's files")
+        server.openGate("held")
+        let other = try await second.value
+        let owner = try await first
+        #expect(owner.status == 0, "\(owner.stderr)")
+        #expect(other.status == 1, "\(other.stderr)")
+        #expect(other.stderr.contains("shard 00000: skipped, another process"), "\(other.stderr)")
+
+        let rows = try BulkCommandTests.jsonl(output)
+        #expect(rows.count == 8 && rows.allSatisfy { $0["status"] as? String == "success" }, "\(rows)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: output.path)
+        #expect(names.contains("00000_stats.json") && names.contains("00001_stats.json"), "\(names)")
+        // Only the dead process's leftover was removed; no lock file stays behind a finished shard.
+        #expect(names.filter { $0.hasPrefix(".") }.sorted() == [foreign], "\(names)")
+    }
 }
