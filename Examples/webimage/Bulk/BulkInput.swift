@@ -166,12 +166,12 @@ final class BulkRowReader {
         recordLine = line + 1
         var size = 0
         while let byte = try bytes.readByte() {
-            size += 1
-            if size > maxLineBytes { throw ByteSourceError.lineTooLong(limit: maxLineBytes) }
             if byte == UInt8(ascii: "\n") { line += 1 }
             switch parser.consume(byte) {
             case .more:
-                continue
+                // The record's bytes, without the line break that ends it (CR LF or LF).
+                if byte != UInt8(ascii: "\r") { size += 1 }
+                if size > maxLineBytes { throw ByteSourceError.lineTooLong(limit: maxLineBytes) }
             case .blankLine:
                 recordLine = line + 1
                 size = 0

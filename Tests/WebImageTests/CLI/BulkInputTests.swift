@@ -124,6 +124,29 @@ struct BulkInputTests {
         }
     }
 
+    @Test("--max-line-bytes counts a line's bytes without its line break (CR LF or LF)")
+    func lineLimitExcludesTheLineBreak() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = "http://127.0.0.1:9/0.png"
+        let object = "{\"url\":\"\(url)\"}"
+        let inputs = [
+            ("list.txt", "\(url)\r\n", url.utf8.count),
+            ("list.csv", "url\r\n\(url)\r\n", url.utf8.count),
+            ("list.tsv", "url\n\(url)\n", url.utf8.count),
+            ("list.jsonl", "\(object)\r\n", object.utf8.count),
+        ]
+        for (name, text, longest) in inputs {
+            let list = try Self.write(text, to: folder, name: name)
+            for (limit, status) in [(longest, Int32(0)), (longest - 1, Int32(2))] {
+                let run = try await Self.bulk(
+                    list, output: folder.appendingPathComponent("out-\(limit)-" + name),
+                    ["--plan-only", "--max-line-bytes", String(limit)])
+                #expect(run.status == status, "\(name) with --max-line-bytes \(limit): \(run.stderr)")
+            }
+        }
+    }
+
     /// A gzip-compressed list of `count` loopback URLs.
     static func gzipList(count: Int, in folder: URL) throws -> (URL, Data) {
         let text = (0..<count).map { "http://127.0.0.1:9/\($0).png" }.joined(separator: "\n") + "\n"
