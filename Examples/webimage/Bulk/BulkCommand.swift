@@ -250,7 +250,10 @@ extension WebImageCLI {
                         continue
                     }
                     // Checked again under the lock: another process may have finished the shard since.
-                    if alreadyDone() { continue }
+                    if alreadyDone() {
+                        lock.finish()
+                        continue
+                    }
                     return BulkShardRunner.job(shard: current, rows: rows, lock: lock)
                 }
                 return nil
@@ -366,7 +369,10 @@ extension WebImageCLI {
                     }
                     // Checked again under the lock: another process may have finished this retry since.
                     let retryStats = directory.appendingPathComponent(BulkShardRunner.names(stem: retryStem).stats)
-                    if FileManager.default.fileExists(atPath: retryStats.path) { continue }
+                    if FileManager.default.fileExists(atPath: retryStats.path) {
+                        lock.finish()
+                        continue
+                    }
                     retried += rows.count
                     return ShardJob(stem: retryStem, shard: shard, rows: rows, lock: lock)
                 }
