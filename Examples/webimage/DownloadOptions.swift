@@ -36,6 +36,16 @@ struct DownloadOptions: ParsableArguments {
         transform: HeaderArgument.init(parsing:))
     var headers: [HeaderArgument] = []
 
+    @Option(
+        name: .customLong("secret-header"),
+        help: ArgumentHelp(
+            "Treat this header field as a secret (repeatable): sent to the URL's own origin only, never after a "
+                + "redirect elsewhere, and its requests skip the HTTP cache. Adds to the built-in list "
+                + "(Authorization, Cookie, X-Api-Key, names containing token, secret, api-key or session, ...).",
+            valueName: "name"),
+        transform: DownloadOptions.parseFieldName)
+    var secretHeaders: [String] = []
+
     @Option(help: "User name, sent only after a 401 challenge.")
     var user: String?
 
@@ -138,6 +148,14 @@ struct DownloadOptions: ParsableArguments {
         return PixelSize(width: width, height: height)
     }
 
+    /// A header field name (a token), `--secret-header`'s parser.
+    static func parseFieldName(_ text: String) throws -> String {
+        guard HTTPHeaders.isValidFieldName(text) else {
+            throw ValidationError("not a header field name (letters, digits and !#$%&'*+-.^_`|~ only)")
+        }
+        return text
+    }
+
     /// Whether a request uses the HTTP cache (`--http-cache` or `--http-cache-dir`).
     var usesHTTPCache: Bool { httpCache || httpCacheDirectory != nil }
 
@@ -196,6 +214,7 @@ struct DownloadOptions: ParsableArguments {
         config.downloadTimeout = timeout
         config.totalTimeout = maxTime
         for header in headers { config.headers[header.name] = header.value }
+        config.secretHeaderFields.formUnion(secretHeaders.map { $0.lowercased() })
         config.username = user
         config.password = user == nil ? nil : resolvedPassword()
         config.allowsCredentialsOverPlainHTTP = allowCredentialsOverHttp

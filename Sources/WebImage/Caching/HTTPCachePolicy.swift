@@ -82,7 +82,7 @@ enum HTTPCachePolicy {
             return .reject(reason: "Vary: * never matches", supersedesStored: isNewRepresentation)
         }
         // The selecting values are written to the index: never a secret's.
-        if varying.keys.contains(where: { ImageDownloaderConfig.defaultSecretHeaderFields.contains($0) }) {
+        if varying.keys.contains(where: { SecretHeaderFields.default.contains($0) }) {
             return .reject(reason: "Vary names a secret header field", supersedesStored: isNewRepresentation)
         }
         // An incomplete body must not be served as complete (RFC 9111 §3.3). When a content coding

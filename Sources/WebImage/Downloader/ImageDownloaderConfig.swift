@@ -58,14 +58,18 @@ public struct ImageDownloaderConfig: Sendable {
     /// them (Basic) or can replay them. `false` by default: over http the server's 401 then fails the
     /// download with `invalidDownloadStatusCode`, and the message names this setting.
     public var allowsCredentialsOverPlainHTTP = false
-    /// Header fields sent only to the request's own origin: a redirect to another scheme, host or port
-    /// drops them (curl itself would forward every custom field). Case-insensitive.
-    /// `Authorization`, `Proxy-Authorization`, `Cookie`, `X-Api-Key` and `X-Auth-Token` by default; add
-    /// any field of yours that carries a secret.
+    /// Header fields that carry a secret. They go only to the request's own origin: a redirect to another
+    /// scheme, host or port drops them (curl itself would forward every custom field). And a request that
+    /// sends one neither reads nor writes the HTTP cache, which every downloader and process of the user
+    /// shares. An entry is a field name or a pattern with `*` at either end (`*token*`: any name containing
+    /// `token`); both compare case-insensitively. By default `Authorization`, `Proxy-Authorization`,
+    /// `Cookie`, `X-Api-Key`, `X-Auth-Token`, `X-Amz-Security-Token`, `X-Goog-Api-Key` and any field whose
+    /// name contains `token`, `secret`, `api-key` or `session`; add any field of yours that carries a secret.
     public var secretHeaderFields: Set<String> = ImageDownloaderConfig.defaultSecretHeaderFields
     /// The default `secretHeaderFields` (lowercased).
     public static let defaultSecretHeaderFields: Set<String> = [
-        "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token",
+        "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-amz-security-token",
+        "x-goog-api-key", "*token*", "*secret*", "*api-key*", "*session*",
     ]
     /// Redirects followed before `tooManyRedirects`. `10` by default.
     public var maximumRedirects: Int = Self.defaultMaximumRedirects

@@ -186,7 +186,7 @@ extension ImageDownloaderOperation {
         let (cache, requestDate) = (exchange.cache, exchange.requestDate)
         var served = request
         served.url = response.url
-        let secrets = Set(environment.config.secretHeaderFields.map { $0.lowercased() })
+        let secrets = environment.secretHeaderFields
         let varyNames = response.headers.values(for: "Vary").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         if varyNames.contains(where: { secrets.contains($0) && request.headers.contains($0) }) {

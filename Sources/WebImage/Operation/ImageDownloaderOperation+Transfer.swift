@@ -19,7 +19,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.username = config.username
         transferRequest.password = config.password
         transferRequest.allowsCredentialsOverPlainHTTP = config.allowsCredentialsOverPlainHTTP
-        transferRequest.secretHeaderNames = Set(config.secretHeaderFields.map { $0.lowercased() })
+        transferRequest.secretHeaderFields = environment.secretHeaderFields
         transferRequest.handlesCookies = options.contains(.handleCookies)
         decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
@@ -228,12 +228,13 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     /// Whether this request may read and write the HTTP cache. The cache directory is shared by every
     /// downloader and process of the user, so a request whose answer may depend on who asks (credentials,
-    /// cookies) or whose bytes were not verified (TLS checks off) neither reads nor writes it, and sends
-    /// no validators.
+    /// cookies, a field of `config.secretHeaderFields` such as an API key) or whose bytes were not verified
+    /// (TLS checks off) neither reads nor writes it, and sends no validators.
     private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
         !options.contains(.allowInvalidSSLCertificates) && !options.contains(.handleCookies)
             && config.username == nil && !request.headers.contains("Authorization")
             && !request.headers.contains("Proxy-Authorization") && !request.headers.contains("Cookie")
+            && !environment.secretHeaderFields.containsAny(of: request.headers)
     }
 
     /// A 304 to our conditional request: serve the stored body with the 304's fields merged in (or, with

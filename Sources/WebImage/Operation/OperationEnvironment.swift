@@ -17,6 +17,8 @@ final class OperationEnvironment: Sendable {
     let instruments: DownloadInstruments
     /// `config.minimumProgressInterval` clamped to 0…1, in nanoseconds.
     let progressIntervalNanoseconds: UInt64
+    /// `config.secretHeaderFields`, read once.
+    let secretHeaderFields: SecretHeaderFields
 
     init(
         transport: any ImageTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
@@ -31,5 +33,6 @@ final class OperationEnvironment: Sendable {
         self.instruments = instruments
         self.onFinish = onFinish
         progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
+        secretHeaderFields = SecretHeaderFields(config.secretHeaderFields)
     }
 }

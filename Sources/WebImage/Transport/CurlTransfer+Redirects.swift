@@ -7,7 +7,7 @@ import Foundation
 /// another host, but sends every other custom field (an `X-Api-Key`, a signed token) to wherever the
 /// `Location` points. So each hop is a fresh request that this file configures: the original host gets
 /// every field and the credentials; any other origin (scheme, host or port), an https→http downgrade
-/// included, gets neither the credentials nor the fields `TransferRequest.secretHeaderNames` lists.
+/// included, gets neither the credentials nor the fields `TransferRequest.secretHeaderFields` matches.
 ///
 /// On the transport thread: when a hop's transfer is DONE with a 301, 302, 303, 307 or 308 that names a
 /// `Location`, the loop calls `prepareRedirect(after:)`; when it returns true the handle, already
@@ -121,7 +121,7 @@ extension CurlTransfer {
                     url: request.url)
             }
             let name = field.name.lowercased()
-            if !isOriginalOrigin && request.secretHeaderNames.contains(name) { continue }
+            if !isOriginalOrigin && request.secretHeaderFields.contains(name) { continue }
             // Validators belong to the stored response of the first URL, not to whatever a redirect names.
             if redirectsFollowed > 0 && (name == "if-none-match" || name == "if-modified-since") { continue }
             // "Name;" sends an empty header, "Name:" removes one curl would add itself.

@@ -30,9 +30,9 @@ struct TransferRequest: Sendable {
     var password: String?
     /// Whether the credentials may be sent over plain http (they always may over https).
     var allowsCredentialsOverPlainHTTP = false
-    /// Header field names (lowercased) sent to the original origin only, never after a redirect to another
-    /// scheme, host or port.
-    var secretHeaderNames: Set<String> = ImageDownloaderConfig.defaultSecretHeaderFields
+    /// Header fields sent to the original origin only, never after a redirect to another scheme, host or
+    /// port.
+    var secretHeaderFields: SecretHeaderFields = .default
     /// Whether the shared cookie jar is read and updated.
     var handlesCookies: Bool = false
 

@@ -244,6 +244,32 @@ struct GetCommandTests {
         #expect(insecure.status == 0, "stdout: \(insecure.stdout)\nstderr: \(insecure.stderr)")
     }
 
+    @Test("--secret-header NAME keeps a --header field from another origin after a redirect")
+    func secretHeader() async throws {
+        let origin = try Fixtures.server()
+        let other = try Fixtures.server()
+        defer {
+            origin.shutdown()
+            other.shutdown()
+        }
+        let target = "http://localhost:\(other.port)/files/pixel-1x1.png"
+        let url = origin.url(
+            "/redirect-to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
+        let output = try await CLIRunner.run(
+            "webimage",
+            [
+                "get", "--header", "X-Tenant: acme", "--header", "X-Plain: kept", "--secret-header", "X-Tenant",
+                url.absoluteString,
+            ])
+        #expect(output.status == 0, "stdout: \(output.stdout)\nstderr: \(output.stderr)")
+        let crossed = try #require(other.requests(for: "/files/pixel-1x1.png").first?.request)
+        #expect(crossed.header("X-Tenant") == nil)
+        #expect(crossed.header("X-Plain") == "kept")
+        #expect(origin.requests(for: "/redirect-to").first?.request.header("X-Tenant") == "acme")
+        let invalid = try await CLIRunner.run("webimage", ["get", "--secret-header", "X Tenant", url.absoluteString])
+        #expect(invalid.status == 64)
+    }
+
     @Test("over HTTP/2 the protocol shows in --json and in the summary table")
     func protocolIsReported() async throws {
         let server = try Fixtures.server(tls: .selfSignedHTTP2)

@@ -52,6 +52,35 @@ import Testing
         #expect(same.header("Cookie") == "session=abc")
     }
 
+    @Test func cloudTokensPatternsAndAddedFieldsStayWithTheOriginalHost() throws {
+        let origin = try Fixtures.server()
+        let other = try Fixtures.server()
+        defer {
+            origin.shutdown()
+            other.shutdown()
+        }
+        let secrets = [
+            "X-Amz-Security-Token", "X-Goog-Api-Key", "X-Upload-Token", "X-Client-Secret", "My-Api-Key",
+            "X-Session-Id", "X-Tenant",
+        ]
+        let downloader = origin.downloader { config in
+            for name in secrets { config.headers[name] = "value-of-\(name)" }
+            config.headers["X-Harmless"] = "kept"
+            config.secretHeaderFields.insert("x-tenant")
+        }
+        let recorder = CallbackRecorder()
+        let elsewhere = try #require(URL(string: "http://localhost:\(other.port)/headers"))
+        downloader.downloadImage(
+            with: redirect(from: origin, to: elsewhere), options: .avoidDecodeImage, completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1))
+        #expect(recorder.terminals.first?.error == nil)
+        let crossed = try #require(other.requests(for: "/headers").first?.request)
+        for name in secrets { #expect(crossed.header(name) == nil, "\(name) reached another origin") }
+        #expect(crossed.header("X-Harmless") == "kept")
+        let first = try #require(origin.requests(for: "/redirect-to").first?.request)
+        for name in secrets { #expect(first.header(name) == "value-of-\(name)") }
+    }
+
     @Test func secretHeadersAreNotSentAfterAnHTTPSToHTTPDowngrade() throws {
         let secure = try Fixtures.server(tls: .selfSigned)
         let plain = try Fixtures.server()

@@ -69,6 +69,28 @@ import Testing
         #expect(server.count(for: cachable) == before + 1)
     }
 
+    @Test func aRequestWithASecretFieldNeitherWritesNorReadsTheCache() async throws {
+        var withKey = ImageDownloadContext()
+        withKey.headers["X-Api-Key"] = "key-123"
+        var withToken = ImageDownloadContext()
+        withToken.headers["X-Goog-Api-Key"] = "goog-456"
+        var withCustom = ImageDownloadContext()
+        withCustom.headers["X-Tenant"] = "tenant-789"
+        let custom = downloader { $0.secretHeaderFields.insert("X-Tenant") }
+        for (downloader, context) in [(downloader(), withKey), (downloader(), withToken), (custom, withCustom)] {
+            _ = try await fetch(downloader, cachable, context: context)
+            #expect(cache.lookup(ImageDownloadRequest(url: cachedURL), now: Date()) == .miss)
+        }
+        // A request without the key is not served what the key fetched: it asks the server.
+        let anonymous = try await fetch(downloader(), cachable)
+        #expect(anonymous.metrics?.cacheStatus == .network)
+        #expect(server.count(for: cachable) == 4)
+        // Now stored, and still not served to a request with a key, which may see another answer.
+        let keyed = try await fetch(downloader(), cachable, context: withKey)
+        #expect(keyed.metrics?.cacheStatus == .network)
+        #expect(server.count(for: cachable) == 5)
+    }
+
     @Test func aPrivateResponseIsNotStored() async throws {
         let result = try await fetch(downloader(), "/cache/private%2C%20max-age%3D3600/horse-rgba.png")
         #expect(result.image?.width == 400)

@@ -1,0 +1,43 @@
+/// Which header fields carry a secret: `ImageDownloaderConfig.secretHeaderFields`, read once.
+///
+/// An entry is a field name, or a pattern with `*` at either end: `*token*` is any name containing
+/// `token`, `x-goog-*` any name starting with `x-goog-`, `*-key` any name ending in `-key`. Names and
+/// entries compare case-insensitively. Both rules that keep a secret where it belongs ask this one list:
+/// the redirect rule (a secret field goes to the request's own origin only) and the HTTP cache rule (a
+/// request that sends one neither reads nor writes the shared cache).
+struct SecretHeaderFields: Sendable, Hashable {
+    private var names: Set<String> = []
+    private var fragments: Set<String> = []
+    private var prefixes: Set<String> = []
+    private var suffixes: Set<String> = []
+
+    init(_ entries: Set<String>) {
+        for entry in entries.map({ $0.lowercased() }) {
+            let leading = entry.hasPrefix("*")
+            let trailing = entry.count > 1 && entry.hasSuffix("*")
+            let core = String(entry.dropFirst(leading ? 1 : 0).dropLast(trailing ? 1 : 0))
+            guard !core.isEmpty else { continue }  // "*" alone would make every field a secret: ignored
+            switch (leading, trailing) {
+            case (true, true): fragments.insert(core)
+            case (false, true): prefixes.insert(core)
+            case (true, false): suffixes.insert(core)
+            case (false, false): names.insert(core)
+            }
+        }
+    }
+
+    /// The default list, `ImageDownloaderConfig.defaultSecretHeaderFields`.
+    static let `default` = SecretHeaderFields(ImageDownloaderConfig.defaultSecretHeaderFields)
+
+    /// Whether the field `name` carries a secret.
+    func contains(_ name: String) -> Bool {
+        let name = name.lowercased()
+        return names.contains(name) || fragments.contains { name.contains($0) }
+            || prefixes.contains { name.hasPrefix($0) } || suffixes.contains { name.hasSuffix($0) }
+    }
+
+    /// Whether any field of `headers` carries a secret.
+    func containsAny(of headers: HTTPHeaders) -> Bool {
+        headers.fields.contains { contains($0.name) }
+    }
+}
