@@ -37,7 +37,8 @@ public struct ImageDownloaderConfig: Sendable {
     public static let defaultDownloadTimeout: TimeInterval = 15
     /// Upper bound in seconds on a whole transfer, redirects included: a download fails with `timedOut`
     /// when it has not finished by then, however steadily bytes arrive (a server trickling one byte every
-    /// half second never trips the idle timeout). `60` by default; 0 or less means no total limit.
+    /// half second never trips the idle timeout). Every redirect hop gets only what the earlier ones left.
+    /// `60` by default; 0 or less means no total limit.
     public var totalTimeout: TimeInterval = 60
     /// Minimum seconds between progress callbacks (and progressive decodes) when the length is known,
     /// clamped to 0…1. `0` by default (every chunk).

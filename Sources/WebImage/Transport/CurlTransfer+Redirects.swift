@@ -82,6 +82,12 @@ extension CurlTransfer {
                 response: head.response(url: currentURL))
             return false
         }
+        guard remainingTotalTimeout() != nil else {
+            abortError = ImageDownloaderError(
+                .timedOut, "the total timeout of \(request.totalTimeout) s ran out during the redirects",
+                url: request.url, response: head.response(url: currentURL))
+            return false
+        }
         earlierHops.totalTime += seconds(CURLINFO_TOTAL_TIME_T)
         earlierHops.newConnections += long(CURLINFO_NUM_CONNECTS)
         redirectsFollowed += 1
@@ -99,12 +105,27 @@ extension CurlTransfer {
         return true
     }
 
-    /// Sets what differs from hop to hop: the URL, PIPEWAIT, the header fields and the credentials.
+    /// What is left of the total timeout for the next hop, as `CURLOPT_TIMEOUT_MS` takes it (0: no limit);
+    /// nil when nothing is left. Before the first hop starts, the whole of it.
+    func remainingTotalTimeout() -> Int? {
+        guard request.totalTimeout > 0 else { return 0 }
+        guard let deadline else { return max(1, Int(request.totalTimeout * 1000)) }
+        let left = ContinuousClock.now.duration(to: deadline).components
+        let milliseconds = left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000
+        return milliseconds > 0 ? Int(milliseconds) : nil
+    }
+
+    /// Sets what differs from hop to hop: the URL, the time left, PIPEWAIT, the header fields and the
+    /// credentials.
     func applyHop() throws(ImageDownloaderError) {
         let url = currentURL
         let isOriginalOrigin = Self.sameOrigin(url, request.url)
         let isHTTPS = url.scheme?.lowercased() == "https"
         try setString(CURLOPT_URL, url.absoluteString, "URL")
+        // The total bound, for servers that dodge the idle one. curl starts CURLOPT_TIMEOUT_MS afresh for
+        // every hop added again, so each hop gets only what the earlier ones left of it (prepareRedirect
+        // stops when nothing is left).
+        try setLong(CURLOPT_TIMEOUT_MS, remainingTotalTimeout() ?? 1, "TIMEOUT_MS")
         // PIPEWAIT lets HTTP/2 over TLS multiplex instead of opening parallel connections. Only for https:
         // on cleartext curl would hold every new transfer until the first response shows whether the
         // connection can multiplex (it cannot: h2c stays off, curl #10634), serializing a slow first batch.

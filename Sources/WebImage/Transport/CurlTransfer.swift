@@ -40,6 +40,8 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     /// A cancel reached the transport thread before the transfer was added to the multi handle (see
     /// `TransportLoop`'s `.cancel`); set and read on the transport thread only.
     var cancelledBeforeAdd = false
+    /// When the total timeout runs out, set when the first hop starts (nil before, or without a limit).
+    var deadline: ContinuousClock.Instant?
 
     init(request: TransferRequest, pool: EasyHandlePool, share: CurlShare, delegate: any TransferDelegate)
         throws(ImageDownloaderError)
@@ -83,8 +85,6 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         try setLong(CURLOPT_LOW_SPEED_LIMIT, 1, "LOW_SPEED_LIMIT")
         try setLong(CURLOPT_LOW_SPEED_TIME, idle, "LOW_SPEED_TIME")
         try setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(r.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
-        // The total bound (CURLOPT_TIMEOUT_MS; 0 is curl's "none"), for servers that dodge the idle one.
-        try setLong(CURLOPT_TIMEOUT_MS, r.totalTimeout > 0 ? max(1, Int(r.totalTimeout * 1000)) : 0, "TIMEOUT_MS")
         try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
         try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
         try setReceiveBufferSize()
@@ -144,6 +144,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
 
     /// The transport added the handle to its multi handle.
     func didStart() {
+        if request.totalTimeout > 0 { deadline = .now + .seconds(request.totalTimeout) }
         delegate?.transferDidStart()
     }
 

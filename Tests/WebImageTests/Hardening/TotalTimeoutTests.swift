@@ -30,6 +30,27 @@ import Testing
         #expect(server.bytesSent(for: "/drip-bytes") >= 2)
     }
 
+    /// Five redirects whose heads each take 0.8 s: 4 s in all, though no hop takes 2 s.
+    static let slowRedirects = "/redirect/5?delay=800"
+
+    @Test func theTotalTimeoutCoversEveryRedirectHop() throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let downloader = server.downloader {
+            $0.totalTimeout = 2
+            $0.downloadTimeout = 15
+        }
+        let recorder = CallbackRecorder()
+        let started = Date()
+        downloader.downloadImage(with: server.url(Self.slowRedirects), completed: recorder.completion())
+        #expect(recorder.waitForTerminal(1, seconds: 20))
+        let elapsed = Date().timeIntervalSince(started)
+        let error = recorder.terminals.first?.error
+        #expect(error?.code == .timedOut, "\(String(describing: error))")
+        #expect(elapsed >= 1.9 && elapsed < 3.5, "the total timeout of 2 s fired after \(elapsed) s")
+        #expect(server.count(for: "/pixel.png") == 0)
+    }
+
     @Test func sixTricklingServersDoNotStarveTheQueue() throws {
         let tricklers = try (0..<6).map { _ in try Fixtures.server() }
         let healthy = try Fixtures.server()
@@ -71,5 +92,16 @@ import Testing
         #expect(error["name"] as? String == "timedOut")
         let invalid = try await CLIRunner.run("webimage", ["get", "--max-time", "0", "http://127.0.0.1:9/x.png"])
         #expect(invalid.status == 64)
+    }
+
+    @Test func theCLIsMaxTimeCoversEveryRedirectHop() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        // With every hop given the whole 2 s afresh, the 4 s chain would succeed.
+        let output = try await CLIRunner.run(
+            "webimage", ["get", "--json", "--max-time", "2", server.url(Self.slowRedirects).absoluteString])
+        #expect(output.status == 1, "stdout: \(output.stdout)\nstderr: \(output.stderr)")
+        let error = try #require(try CLIRunner.jsonObjects(output).first?["error"] as? [String: Any])
+        #expect(error["name"] as? String == "timedOut")
     }
 }
