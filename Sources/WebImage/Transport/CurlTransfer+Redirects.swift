@@ -19,7 +19,14 @@ extension CurlTransfer {
         case undecided
         case none
         case follow
+        /// A redirect to follow whose body ran past `redirectBodyLimit`: the hop was ended early on purpose.
+        case followCutShort
     }
+
+    /// The most bytes of a redirect's body read (and dropped) before the hop is ended: enough for the short
+    /// bodies redirects carry, so their connection stays reusable, and far from an endless one (a 302 whose
+    /// body never ends would otherwise be read until the total timeout).
+    static let redirectBodyLimit: Int64 = 64 * 1024
 
     /// What earlier hops measured, added into the final metrics.
     struct EarlierHops {
@@ -38,8 +45,19 @@ extension CurlTransfer {
                 && head.headers["Location"]?.isEmpty == false
             hopRedirect = follows ? .follow : .none
         }
-        if case .follow = hopRedirect { return true }
-        return false
+        switch hopRedirect {
+        case .follow, .followCutShort: return true
+        case .undecided, .none: return false
+        }
+    }
+
+    /// Drops `count` bytes of a redirect's body; past `redirectBodyLimit`, returns 0 so curl ends the hop
+    /// (and closes its connection) with CURLE_WRITE_ERROR, which `prepareRedirect` then accepts.
+    func skipRedirectBody(_ count: Int) -> Int {
+        received += Int64(count)
+        guard received > Self.redirectBodyLimit else { return count }
+        hopRedirect = .followCutShort
+        return 0
     }
 
     /// Where the finished hop's redirect points: curl's resolution of the Location against the hop's URL
@@ -59,7 +77,8 @@ extension CurlTransfer {
     /// transfer is over; a refused redirect (too many, or to a scheme other than http/https) is then
     /// reported through `abortError`.
     func prepareRedirect(after code: CURLcode) -> Bool {
-        guard code == CURLE_OK, abortError == nil, isRedirect else { return false }
+        let cutShort = hopRedirect == .followCutShort && code == CURLE_WRITE_ERROR
+        guard code == CURLE_OK || cutShort, abortError == nil, isRedirect else { return false }
         guard let target = resolvedRedirectURL() else {
             abortError = ImageDownloaderError(
                 .invalidURL, "the redirect's Location is not a usable URL", url: request.url,

@@ -158,7 +158,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         // since this transfer follows redirects itself. Otherwise the first body byte belongs to the
         // final response: its head is complete now.
         if !responseDelivered {
-            if isRedirect { return bytes.count }
+            if isRedirect { return skipRedirectBody(bytes.count) }
             if let error = deliverResponse() {
                 abortError = error
                 return 0
