@@ -51,6 +51,8 @@ public final class ImageDownloader: Sendable {
     private let invalidated = Atomic<Bool>(false)
     /// The pixel memory all this downloader's decodes share (`config.maximumDecodeMemory`).
     private let decodeMemory: DecodeMemoryBudget
+    /// The body bytes all this downloader's downloads share (`config.maximumInFlightBodyBytes`).
+    private let bodyBudget: BodyBytesBudget
     /// `config.logger` and the metrics (see DownloadInstruments).
     private let instruments: DownloadInstruments
     let callbackQueue: DispatchQueue
@@ -77,6 +79,8 @@ public final class ImageDownloader: Sendable {
     init(config: ImageDownloaderConfig, transport: Result<any ImageTransport, ImageDownloaderError>) {
         self.config = config
         decodeMemory = DecodeMemoryBudget(limit: config.maximumDecodeMemory)
+        let bodyBudget = BodyBytesBudget(limit: config.maximumInFlightBodyBytes)
+        self.bodyBudget = bodyBudget
         let instruments = DownloadInstruments(
             logger: config.logger, factory: config.metricsFactory ?? MetricsSystem.factory)
         self.instruments = instruments
@@ -102,7 +106,7 @@ public final class ImageDownloader: Sendable {
         environment = self.transport.map { transport in
             OperationEnvironment(
                 transport: transport, config: config, callbacks: callbacks, decodeQueue: Self.decodeQueue,
-                instruments: instruments,
+                instruments: instruments, bodyBudget: bodyBudget,
                 onFinish: { operation in
                     table.remove(operation)
                     if operation.options.contains(.handleCookies), let jar = config.cookieStorage,
@@ -355,6 +359,9 @@ public final class ImageDownloader: Sendable {
 
     /// For tests: the pixel memory budget this downloader's decodes share.
     var decodeMemoryForTesting: DecodeMemoryBudget? { decodeMemory }
+
+    /// For tests: the body bytes this downloader's downloads share.
+    var bodyBudgetForTesting: BodyBytesBudget { bodyBudget }
 
     /// For tests: URLs with a live operation in the table.
     var tableCount: Int { table.count }

@@ -82,6 +82,13 @@ public struct ImageDownloaderConfig: Sendable {
     /// Bodies larger than this fail with `responseTooLarge`, and nothing is buffered past it. 256 MB by default.
     public var maximumResponseSize: Int64 = Self.defaultMaximumResponseSize
     static let defaultMaximumResponseSize: Int64 = 256 * 1024 * 1024
+    /// The most response-body bytes this downloader's downloads may hold together, from each body's first
+    /// byte until it was decoded and handed out (or dropped). `maximumResponseSize` bounds one body; this
+    /// bounds them all, so that many compressed bodies expanding to just under that size cannot add up to
+    /// gigabytes. A download whose next bytes would pass it fails with `responseTooLarge` (it does not wait
+    /// for room); so does one whose body alone is larger. A redirect's body is never kept: at most 64 KB of
+    /// it is read, then the redirect is followed. 1 GiB by default.
+    public var maximumInFlightBodyBytes: Int64 = 1 << 30
     /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.
     public var caBundlePath: String?
 

@@ -94,6 +94,8 @@ extension ImageDownloaderOperation {
             }
         }
         let (callers, response) = state.withLock { ($0.lifecycle.takeCallersToServe(), $0.response) }
+        // The body is the callers' from here on: it no longer counts against the downloader's limit.
+        releaseBodyBytes()
         var succeeded = false
         // Completions for callers on the notification queue run in one block with the Finish notification
         // (one block instead of one per callback); others on their own queue.

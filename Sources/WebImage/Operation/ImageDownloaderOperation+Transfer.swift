@@ -135,7 +135,15 @@ extension ImageDownloaderOperation: TransferDelegate {
         return nil
     }
 
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError? {
+        let budget = environment.bodyBudget
+        guard budget.claim(Int64(bytes.count)) else {
+            return ImageDownloaderError(
+                .responseTooLarge,
+                "the bodies this downloader holds would exceed maximumInFlightBodyBytes (\(budget.limit) bytes)",
+                url: request.url, response: response)
+        }
+        claimedBodyBytes.add(Int64(bytes.count), ordering: .relaxed)
         body.append(bytes)
         let interval = environment.progressIntervalNanoseconds
         let now = DispatchTime.now()
@@ -155,6 +163,13 @@ extension ImageDownloaderOperation: TransferDelegate {
         }
         for caller in callers { caller.progress?(Int(totalReceived), Int(expected), request.url) }
         if decodeNow { decodeProgressively(body.snapshot) }
+        return nil
+    }
+
+    /// Gives the body's bytes back to the downloader's `BodyBytesBudget`: once the body was handed out,
+    /// or when it is dropped. Only the first call gives anything back.
+    func releaseBodyBytes() {
+        environment.bodyBudget.release(claimedBodyBytes.exchange(0, ordering: .relaxed))
     }
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
@@ -175,14 +190,22 @@ extension ImageDownloaderOperation: TransferDelegate {
             post(.imageDownloadStop)
             process(data, metrics: metrics, storeInCache: confirmed == nil)
         case (.fail(let callers, let postsStop), .failure(let error)):
+            dropBody()
             fail(callers, with: error, postsStop: postsStop)
         case (.stopAndFinish, _):
+            dropBody()
             post(.imageDownloadStop)
             writeRevalidationOffThisThread()
             announceFinish()
         default:
-            break
+            dropBody()
         }
+    }
+
+    /// Frees what arrived of a body nobody will be served (transport thread, which owns `body`).
+    private func dropBody() {
+        _ = body.take()
+        releaseBodyBytes()
     }
 
     /// Ends the operation with `error` before any transfer was started (the cache refused, or the

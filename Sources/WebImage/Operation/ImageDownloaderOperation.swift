@@ -1,5 +1,6 @@
 import Foundation
 import Locking
+import Synchronization
 
 /// One download: an asynchronous `Operation` that drives one transfer for every caller of a URL,
 /// decodes once per distinct set of decode options, and gives each caller exactly one terminal callback.
@@ -38,6 +39,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     /// The body received so far. Touched only on the transport thread; taken once (`take()`) when the
     /// transfer completes.
     let body = ResponseBody()
+    /// The bytes of `body` claimed from the downloader's `BodyBytesBudget` and not yet given back.
+    let claimedBodyBytes = Atomic<Int64>(0)
     /// Whether partial images are decoded; decided in `beginTransfer()` before the transfer is handed to
     /// the transport, then read only on the transport thread.
     var decodesProgressively = false
@@ -155,6 +158,11 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
         case .none:
             break
         }
+    }
+
+    deinit {
+        // A body still claimed here was neither handed out nor dropped (an operation released mid-way).
+        installed?.environment.bodyBudget.release(claimedBodyBytes.load(ordering: .relaxed))
     }
 
     /// Tells the queue this operation is done, once the lifecycle reached `finished` (each of its events

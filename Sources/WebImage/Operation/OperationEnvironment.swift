@@ -19,10 +19,12 @@ final class OperationEnvironment: Sendable {
     let progressIntervalNanoseconds: UInt64
     /// `config.secretHeaderFields`, read once.
     let secretHeaderFields: SecretHeaderFields
+    /// The body bytes all this downloader's operations share (`config.maximumInFlightBodyBytes`).
+    let bodyBudget: BodyBytesBudget
 
     init(
         transport: any ImageTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
-        decodeQueue: DispatchQueue, instruments: DownloadInstruments,
+        decodeQueue: DispatchQueue, instruments: DownloadInstruments, bodyBudget: BodyBytesBudget,
         onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
     ) {
         self.transport = transport
@@ -34,5 +36,6 @@ final class OperationEnvironment: Sendable {
         self.onFinish = onFinish
         progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
         secretHeaderFields = SecretHeaderFields(config.secretHeaderFields)
+        self.bodyBudget = bodyBudget
     }
 }

@@ -171,7 +171,10 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
                 url: request.url, response: head.response(url: effectiveURL))
             return 0
         }
-        delegate?.transferDidReceiveData(bytes, totalReceived: received)
+        if let error = delegate?.transferDidReceiveData(bytes, totalReceived: received) {
+            abortError = error
+            return 0
+        }
         return bytes.count
     }
 

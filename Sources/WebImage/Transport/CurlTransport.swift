@@ -157,8 +157,9 @@ private final class BodySink: TransferDelegate, @unchecked Sendable {
             ? nil : ImageDownloaderError(.invalidDownloadStatusCode, "status \(response.statusCode)")
     }
 
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError? {
         body.append(bytes)
+        return nil
     }
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {

@@ -90,7 +90,8 @@ protocol TransferDelegate: AnyObject, Sendable {
     /// Returning an error aborts the transfer and that error is what `transferDidComplete` reports.
     func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError?
     /// Body bytes arrived. `totalReceived` counts every body byte so far, including these.
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64)
+    /// Returning an error aborts the transfer and that error is what `transferDidComplete` reports.
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError?
     /// The transfer ended. Exactly once per started transfer, cancellation included.
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>)
 }

@@ -192,7 +192,10 @@ final class ScriptedTransport: ImageTransport, Sendable {
             let piece = reply.body[
                 reply.body.startIndex + offset..<reply.body.startIndex + min(offset + size, reply.body.count)]
             received += Int64(piece.count)
-            piece.withUnsafeBytes { delegate.transferDidReceiveData($0, totalReceived: received) }
+            if let error = piece.withUnsafeBytes({ delegate.transferDidReceiveData($0, totalReceived: received) }) {
+                complete(transfer, .failure(error))
+                return
+            }
             offset += size
         }
         var metrics = ImageDownloadMetrics()

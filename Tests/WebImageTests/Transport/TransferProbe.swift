@@ -25,8 +25,9 @@ final class TransferProbe: TransferDelegate {
         return verdict(response)
     }
 
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) {
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError? {
         record.withLock { $0.body.append(bytes.bindMemory(to: UInt8.self)) }
+        return nil
     }
 
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
