@@ -5,7 +5,7 @@ import WebImage
 struct DownloadOutcome: Sendable {
     /// Position in the request list, from 0.
     var index: Int
-    /// The URL as requested.
+    /// The URL as requested; shown with `redactedString`, so a password in it is never printed.
     var url: URL
     /// The decoded image (the last partial one for a failure after progressive updates is not kept).
     var image: Image?
@@ -66,7 +66,7 @@ struct DownloadOutcome: Sendable {
     /// The JSON object of `--json`: every key present, null where there is no value.
     func jsonLine() -> String {
         var fields: [(String, String)] = [
-            ("url", Self.quote(url.absoluteString)),
+            ("url", Self.quote(url.redactedString)),
             ("ok", ok ? "true" : "false"),
         ]
         if let error {
@@ -120,7 +120,7 @@ struct DownloadOutcome: Sendable {
         let statusText = status.map(String.init) ?? "---"
         if let error {
             return
-                "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.absoluteString)"
+                "FAIL \(statusText) \(error.code.description) (\(error.code.rawValue)): \(error.message)  \(url.redactedString)"
         }
         var text = ok ? "ok   \(statusText)" : "FAIL \(statusText)"
         if let image = imageInfo {
@@ -132,7 +132,7 @@ struct DownloadOutcome: Sendable {
         if let cacheStatus, cacheStatus != .network { text += " cache:\(cacheStatus.rawValue)" }
         if partial { text += " partial (the data ends early)" }
         if let saveError { text += " not saved: \(saveError)" }
-        return text + "  \(url.absoluteString)"
+        return text + "  \(url.redactedString)"
     }
 }
 

@@ -26,20 +26,27 @@ extension WebImageCLI {
         func run() async throws {
             var failed = false
             for source in sources {
+                // A URL is shown without its password (`user:***@`).
+                let shown = Self.isURL(source) ? URL(string: source)?.redactedString ?? source : source
                 do {
                     let (data, image) = try await load(source)
-                    print(json ? Self.json(source: source, data: data, image: image) : Self.text(source, data, image))
+                    print(json ? Self.json(source: shown, data: data, image: image) : Self.text(shown, data, image))
                 } catch {
                     failed = true
                     let message = (error as? ImageDownloaderError).map(\.description) ?? String(describing: error)
-                    Console.write("\(source): \(message)\n", to: .standardError)
+                    Console.write("\(shown): \(message)\n", to: .standardError)
                 }
             }
             if failed { throw ExitCode.failure }
         }
 
+        /// Whether `source` is read as a URL rather than a file path.
+        static func isURL(_ source: String) -> Bool {
+            source.contains("://") && URL(string: source) != nil
+        }
+
         private func load(_ source: String) async throws -> (Data, Image) {
-            if source.contains("://"), let url = URL(string: source) {
+            if Self.isURL(source), let url = URL(string: source) {
                 let result = try await ImageDownloader.shared.image(for: url)
                 guard let image = result.image else { throw CLIError("no image decoded") }
                 return (result.data, image)

@@ -130,7 +130,7 @@ final class ProgressDisplay: Sendable {
                 ? "\(Format.bytes(download.received))/\(Format.bytes(download.expected))"
                 : Format.bytes(download.received)
             let name =
-                download.url.lastPathComponent.isEmpty ? download.url.absoluteString : download.url.lastPathComponent
+                download.url.lastPathComponent.isEmpty ? download.url.redactedString : download.url.lastPathComponent
             lines.append("  \(Format.bar(fraction, width: 20)) \(Format.percent(fraction)) \(size)  \(name)")
         }
         if state.running.count > shown.count { lines.append("  … \(state.running.count - shown.count) more running") }

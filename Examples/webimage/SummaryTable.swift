@@ -21,7 +21,7 @@ struct SummaryTable {
             index = outcome.index
             ok = outcome.ok
             byteCount = outcome.byteCount
-            url = outcome.url.absoluteString
+            url = outcome.url.redactedString
             cells = [
                 String(outcome.index + 1), result, outcome.status.map { String($0) } ?? "-", outcome.httpVersion ?? "-",
                 image?.format.rawValue ?? "-", image.map { "\($0.width)x\($0.height)" } ?? "-",

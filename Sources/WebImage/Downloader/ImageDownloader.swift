@@ -183,13 +183,17 @@ public final class ImageDownloader: Sendable {
     }
 
     func download(
-        _ url: URL?, options: ImageDownloaderOptions, context: ImageDownloadContext?,
+        _ requested: URL?, options: ImageDownloaderOptions, context: ImageDownloadContext?,
         progress: ImageDownloaderProgressBlock?, completed: ImageDownloaderCompletedBlock?,
         detailed: DetailedCompletion?
     ) -> ImageDownloadToken? {
         let startedAt = DispatchTime.now().uptimeNanoseconds
+        // Credentials written into the URL (`user:password@`) are the request's credentials, not part of
+        // its URL: from here on the URL is sent, logged, reported and used as a key without them.
+        let given = requested?.splittingUserInfo
+        var urlCredentials = given?.credentials
         func failNow(_ error: ImageDownloaderError) -> ImageDownloadToken? {
-            instruments.served(url, error: error, metrics: nil, startedAt: startedAt)
+            instruments.served(given?.url, error: error, metrics: nil, startedAt: startedAt)
             if let detailed {
                 detailed(nil, nil, error, true, nil, nil)
             } else {
@@ -197,7 +201,7 @@ public final class ImageDownloader: Sendable {
             }
             return nil
         }
-        guard let url else { return failNow(ImageDownloaderError(.invalidURL, "the URL is nil")) }
+        guard let url = given?.url else { return failNow(ImageDownloaderError(.invalidURL, "the URL is nil")) }
         let scheme = url.scheme?.lowercased() ?? ""
         guard allowedSchemes.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
             return failNow(
@@ -222,6 +226,9 @@ public final class ImageDownloader: Sendable {
                     ImageDownloaderError(.invalidDownloadOperation, "the request modifier returned nil", url: url))
             }
             request = modified
+            let (modifiedURL, credentials) = request.url.splittingUserInfo
+            request.url = modifiedURL
+            urlCredentials = credentials ?? urlCredentials
         }
         // Every source of headers (config, setValue, the context, the modifier) ends up here: a field that
         // could inject another header line is refused before anything is sent.
@@ -252,7 +259,8 @@ public final class ImageDownloader: Sendable {
             avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions,
             transformer: context?.transformer)
         let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
-        let key = MergeKey(url: url, trust: RequestTrust(request: request, options: options, config: config))
+        let trust = RequestTrust(request: request, options: options, config: config, urlCredentials: urlCredentials)
+        let key = MergeKey(url: url, trust: trust)
 
         // The decoded-image cache: looked up here, filled by the operation under the same key.
         let imageCacheKey =

@@ -51,7 +51,9 @@ public struct ImageDownloaderConfig: Sendable {
     ]
     /// Sent after a 401 challenge only (any scheme curl supports), to the request's own origin only: never
     /// after a redirect to another scheme, host or port (an https→http downgrade included), and over plain
-    /// http only with `allowsCredentialsOverPlainHTTP`.
+    /// http only with `allowsCredentialsOverPlainHTTP`. Credentials written into a request's URL
+    /// (`https://user:password@host/`) replace these for that request, under the same rules; the URL is
+    /// sent, cached, logged and reported without them. nil by default.
     public var username: String?
     /// The password for `username`.
     public var password: String?

@@ -116,7 +116,7 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
     /// "badImageData (1001): …", with the URL when known.
     public var description: String {
         var text = "\(code) (\(code.rawValue)): \(message)"
-        if let url { text += " [\(url.absoluteString)]" }
+        if let url { text += " [\(url.redactedString)]" }
         return text
     }
 }

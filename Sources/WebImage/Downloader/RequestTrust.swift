@@ -13,7 +13,8 @@ struct RequestTrust: Hashable, Sendable {
     var verifiesTLS: Bool
     /// `.handleCookies`.
     var handlesCookies: Bool
-    /// The user name and password curl may send after a 401, or nil.
+    /// The user name and password curl may send after a 401, or nil: those written into the URL, else
+    /// `config.username` and `config.password`.
     var credentials: Credentials?
     /// The header fields sent, names lowercased, sorted by name (values in their order), so the order
     /// in which they were set does not split otherwise equal requests.
@@ -24,10 +25,13 @@ struct RequestTrust: Hashable, Sendable {
         var password: String
     }
 
-    init(request: ImageDownloadRequest, options: ImageDownloaderOptions, config: ImageDownloaderConfig) {
+    init(
+        request: ImageDownloadRequest, options: ImageDownloaderOptions, config: ImageDownloaderConfig,
+        urlCredentials: Credentials? = nil
+    ) {
         verifiesTLS = !options.contains(.allowInvalidSSLCertificates)
         handlesCookies = options.contains(.handleCookies)
-        credentials = config.username.map { Credentials(user: $0, password: config.password ?? "") }
+        credentials = urlCredentials ?? config.username.map { Credentials(user: $0, password: config.password ?? "") }
         headers = request.headers.fields
             .map { HTTPHeaders.Field(name: $0.name.lowercased(), value: $0.value) }
             .enumerated()

@@ -16,8 +16,9 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.maximumResponseSize = config.maximumResponseSize
         transferRequest.verifiesTLS = !options.contains(.allowInvalidSSLCertificates)
         transferRequest.caBundlePath = config.caBundlePath
-        transferRequest.username = config.username
-        transferRequest.password = config.password
+        // The URL's credentials or the configuration's (see RequestTrust), under the same rules.
+        transferRequest.username = credentials?.user
+        transferRequest.password = credentials?.password
         transferRequest.allowsCredentialsOverPlainHTTP = config.allowsCredentialsOverPlainHTTP
         transferRequest.secretHeaderFields = environment.secretHeaderFields
         transferRequest.handlesCookies = options.contains(.handleCookies)
@@ -109,7 +110,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         let config = environment.config
         if let acceptable = config.acceptableStatusCodes, !acceptable.contains(response.statusCode) {
             var message = "HTTP status \(response.statusCode) is not acceptable"
-            if response.statusCode == 401, config.username != nil, !config.allowsCredentialsOverPlainHTTP,
+            if response.statusCode == 401, credentials != nil, !config.allowsCredentialsOverPlainHTTP,
                 response.url.scheme?.lowercased() == "http"
             {
                 message += " (the credentials were not sent over plain http: set allowsCredentialsOverPlainHTTP)"
@@ -243,6 +244,9 @@ extension ImageDownloaderOperation: TransferDelegate {
         }
     }
 
+    /// The credentials curl may send after a 401: the URL's, else the configuration's.
+    var credentials: RequestTrust.Credentials? { mergeKey?.trust.credentials }
+
     var decryptor: (any ImageDownloaderDecrypting)? {
         context?.decryptor ?? environment.config.decryptor
     }
@@ -255,7 +259,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// (TLS checks off) neither reads nor writes it, and sends no validators.
     private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
         !options.contains(.allowInvalidSSLCertificates) && !options.contains(.handleCookies)
-            && config.username == nil && !request.headers.contains("Authorization")
+            && credentials == nil && !request.headers.contains("Authorization")
             && !request.headers.contains("Proxy-Authorization") && !request.headers.contains("Cookie")
             && !environment.secretHeaderFields.containsAny(of: request.headers)
     }

@@ -47,7 +47,7 @@ final class DownloadInstruments: Sendable {
 
     /// A transfer is handed to the transport.
     func transferStarted(_ url: URL) {
-        logger.trace("transfer started", metadata: ["url": "\(url.absoluteString)"])
+        logger.trace("transfer started", metadata: ["url": "\(url.redactedString)"])
     }
 
     /// A transfer ended (the network's part of an operation, once per operation that used the network).
@@ -58,13 +58,13 @@ final class DownloadInstruments: Sendable {
             logger.trace(
                 "transfer finished",
                 metadata: [
-                    "url": "\(url.absoluteString)", "http_version": "\(metrics.httpVersion)",
+                    "url": "\(url.redactedString)", "http_version": "\(metrics.httpVersion)",
                     "bytes": "\(metrics.bytesReceived)", "total_time": "\(metrics.totalTime)",
                 ])
         case .failure(let error):
             logger.debug(
                 "transfer failed: \(error.message)",
-                metadata: ["url": "\(url.absoluteString)", "code": "\(error.code)"])
+                metadata: ["url": "\(url.redactedString)", "code": "\(error.code)"])
         }
     }
 
@@ -87,7 +87,7 @@ final class DownloadInstruments: Sendable {
         logger.trace(
             "download ended",
             metadata: [
-                "url": "\(url?.absoluteString ?? "")", "result": "\(error.map { "\($0.code)" } ?? "success")",
+                "url": "\(url?.redactedString ?? "")", "result": "\(error.map { "\($0.code)" } ?? "success")",
                 "cache": "\(metrics.map { "\($0.cacheStatus)" } ?? "none")",
             ])
     }

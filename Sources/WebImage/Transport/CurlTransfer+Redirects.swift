@@ -110,7 +110,7 @@ extension CurlTransfer {
         earlierHops.totalTime += seconds(CURLINFO_TOTAL_TIME_T)
         earlierHops.newConnections += long(CURLINFO_NUM_CONNECTS)
         redirectsFollowed += 1
-        currentURL = target
+        currentURL = target.removingUserInfo  // a Location's `user:password@` is never sent
         head = ResponseHeadParser()
         hopRedirect = .undecided
         responseDelivered = false
@@ -140,7 +140,8 @@ extension CurlTransfer {
         let url = currentURL
         let isOriginalOrigin = Self.sameOrigin(url, request.url)
         let isHTTPS = url.scheme?.lowercased() == "https"
-        try setString(CURLOPT_URL, url.absoluteString, "URL")
+        // Without userinfo: curl would send `user:password@` at once, without waiting for a challenge.
+        try setString(CURLOPT_URL, url.removingUserInfo.absoluteString, "URL")
         // The total bound, for servers that dodge the idle one. curl starts CURLOPT_TIMEOUT_MS afresh for
         // every hop added again, so each hop gets only what the earlier ones left of it (prepareRedirect
         // stops when nothing is left).
