@@ -6,7 +6,8 @@ import Locking
 /// The transfer itself stops when the last caller of a URL cancels. After completion the token
 /// holds the final response and the transfer's metrics.
 public final class ImageDownloadToken: Sendable {
-    /// The URL requested.
+    /// The URL requested, without a user name or password written into it (those are the request's
+    /// credentials, see `ImageDownloaderConfig.username`).
     public let url: URL
     /// The request as sent (after the request modifier).
     public let request: ImageDownloadRequest?
