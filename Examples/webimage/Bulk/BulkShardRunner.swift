@@ -495,10 +495,12 @@ final class ShardSink {
         "original_width", "original_height", "sha256",
     ]
 
-    /// The json of a sample (also a row of the jsonl).
+    /// The json of a sample (also a row of the jsonl). A password in the URL is written as `***`
+    /// (`URL.redactedString`): a dataset's metadata is often shared.
     static func record(_ sample: BulkSample, key: String, settings: BulkSettings) -> [String: Any] {
         var record: [String: Any] = [
-            "key": key, "url": sample.row.url, "status": sample.succeeded ? "success" : "failed",
+            "key": key, "url": URL(string: sample.row.url)?.redactedString ?? sample.row.url,
+            "status": sample.succeeded ? "success" : "failed",
             "error": sample.errorMessage.map { $0 as Any } ?? NSNull(),
             "error_code": sample.errorCode.map { $0 as Any } ?? NSNull(), "ms": sample.milliseconds,
             "attempts": sample.attempts,
