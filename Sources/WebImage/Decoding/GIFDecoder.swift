@@ -58,6 +58,19 @@ public struct GIFDecoder: ImageDecoding {
         return try withExtendedLifetime(source) { try body(gif) }
     }
 
+    /// Reads the next image descriptor into `gif.pointee.Image`; false when giflib fails.
+    ///
+    /// giflib also appends a copy of every descriptor to `SavedImages` (for `DGifSlurp`, which is not
+    /// used here) and never gives it back before the file is closed: about 64 bytes a frame, so a 150 MB
+    /// GIF of 10,000,000 1×1 frames made it hundreds of megabytes. Each copy is freed as soon as it is
+    /// made, with the count reset, so giflib's next descriptor starts a fresh one-entry array.
+    fileprivate static func readImageDescriptor(_ gif: UnsafeMutablePointer<GifFileType>) -> Bool {
+        guard DGifGetImageDesc(gif) == GIF_OK else { return false }
+        GifFreeSavedImages(gif)
+        gif.pointee.ImageCount = 0
+        return true
+    }
+
     fileprivate static func errorText(_ code: Int32) -> String {
         GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
     }
@@ -98,7 +111,7 @@ private struct GIFSurvey {
             guard DGifGetRecordType(gif, &record) == GIF_OK else { break }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
-                guard DGifGetImageDesc(gif) == GIF_OK else { break records }
+                guard GIFDecoder.readImageDescriptor(gif) else { break records }
                 frames += 1
                 guard GIFFrameReader.skipCodeBlocks(gif) else { break records }
             case EXTENSION_RECORD_TYPE:
@@ -162,7 +175,7 @@ private struct GIFFrameReader {
             }
             switch record {
             case IMAGE_DESC_RECORD_TYPE:
-                guard DGifGetImageDesc(gif) == GIF_OK else {
+                guard GIFDecoder.readImageDescriptor(gif) else {
                     isPartial = true
                     break records
                 }
