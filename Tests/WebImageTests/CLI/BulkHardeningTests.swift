@@ -73,6 +73,34 @@ struct BulkHardeningTests {
         }
     }
 
+    @Test("a password in a URL is written as *** in the jsonl, and printed nowhere")
+    func passwordInTheURLIsRedacted() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = try #require(server.url("/").port)
+        // Row 0 is an image, row 3 a 404 (BulkCommandTests.Kind): a success and a failure both carry it.
+        let urls = [0, 3].map { "http://alice:S3CRET@127.0.0.1:\(port)/gen/\($0).png" }
+        let list = try BulkCommandTests.writeList(urls, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage", ["bulk", list.path, "--output", output.path, "--format", "files", "--size", "16", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkCommandTests.jsonl(output)
+        #expect(rows.count == 2)
+        for row in rows {
+            let url = row["url"] as? String ?? ""
+            #expect(url.hasPrefix("http://alice:***@127.0.0.1:"), "\(url)")
+        }
+        #expect(!run.stdout.contains("S3CRET") && !run.stderr.contains("S3CRET"))
+        let files = FileManager.default.enumerator(at: output, includingPropertiesForKeys: nil)?.allObjects ?? []
+        for case let file as URL in files where !file.hasDirectoryPath {
+            let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            #expect(!text.contains("S3CRET"), "\(file.lastPathComponent)")
+        }
+    }
+
     @Test("a truncated JPEG is a failed row (error code truncated) unless --allow-partial")
     func truncatedImagesAreFailedRows() async throws {
         let (server, _) = try BulkCommandTests.server()
