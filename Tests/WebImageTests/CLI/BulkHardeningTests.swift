@@ -101,6 +101,24 @@ struct BulkHardeningTests {
         }
     }
 
+    @Test("--timeout covers every redirect hop: five hops of 0.8 s each end a 2 s row with timedOut")
+    func timeoutCoversEveryRedirectHop() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = folder.appendingPathComponent("list.txt")
+        try Data((server.url(TotalTimeoutTests.slowRedirects).absoluteString + "\n").utf8).write(to: list)
+        let output = folder.appendingPathComponent("out")
+        // With each hop given the whole 2 s afresh, the 4 s chain would end in a sample.
+        let run = try await CLIRunner.run(
+            "webimage",
+            ["bulk", list.path, "--output", output.path, "--timeout", "2", "--stall-timeout", "2", "--size", "16"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let row = try #require(try BulkCommandTests.jsonl(output).first)
+        #expect(row["error_code"] as? String == "timedOut", "\(row)")
+    }
+
     @Test("a truncated JPEG is a failed row (error code truncated) unless --allow-partial")
     func truncatedImagesAreFailedRows() async throws {
         let (server, _) = try BulkCommandTests.server()
