@@ -41,6 +41,19 @@ static inline CURLcode wi_easy_setopt_header_function(CURL *handle, wi_data_call
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, fn);
 }
 
+// curl_opensocket_callback's type, with the nullability Swift needs to accept a closure for it.
+typedef curl_socket_t (*wi_opensocket_callback)(void *_Nullable clientp, curlsocktype purpose,
+                                                struct curl_sockaddr *address);
+
+static inline CURLcode wi_easy_setopt_opensocket_function(CURL *handle, wi_opensocket_callback _Nullable fn) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, fn);
+}
+// curl_sockaddr.addr is declared a struct sockaddr (16 bytes) but holds addrlen bytes (a sockaddr_in6 for
+// IPv6); Swift's copy of the field would hold only the declared 16, so the address is read through a pointer.
+static inline const struct sockaddr *wi_curl_sockaddr_address(const struct curl_sockaddr *address) {
+    return &address->addr;
+}
+
 // MARK: easy info
 
 static inline CURLcode wi_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

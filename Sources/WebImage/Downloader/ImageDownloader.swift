@@ -208,6 +208,9 @@ public final class ImageDownloader: Sendable {
                 ImageDownloaderError(
                     .invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
         }
+        if let invalid = config.destinationPolicy.invalidNetworks.first {
+            return failNow(DestinationPolicy.invalidNetworkError(invalid, url: url))
+        }
         guard !invalidated.load(ordering: .acquiring) else {
             return failNow(ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))
         }

@@ -93,6 +93,15 @@ public struct ImageDownloaderConfig: Sendable {
     public var maximumInFlightBodyBytes: Int64 = 1 << 30
     /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.
     public var caBundlePath: String?
+    /// The addresses this downloader may connect to, judged at each connection (every redirect hop and
+    /// every address a name resolves to): a refused one fails the download with `destinationNotAllowed`
+    /// and nothing is sent. Use `.publicOnly` for URLs that come from someone else. With any policy that
+    /// does not allow everything, requests neither read nor write the HTTP cache: every downloader and
+    /// process of the user shares it, and an answer a looser downloader stored (from `127.0.0.1`, say)
+    /// would otherwise be served without a connection to judge. A decoded-image cache shared with a looser
+    /// downloader serves its images too: give a stricter downloader its own. `.allowAll` (SDWebImage's
+    /// behaviour) by default.
+    public var destinationPolicy: DestinationPolicy = .allowAll
 
     /// The HTTP cache used by requests with `.useURLCache`. nil (the default) means `HTTPCache.shared`,
     /// opened on first use. Requests without the flag never read it, write it or send validators.

@@ -57,6 +57,9 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
         public static let unsupportedProtocol = Code(rawValue: 3008)
         /// 3009: the body could not be decoded from its `Content-Encoding`.
         public static let badContentEncoding = Code(rawValue: 3009)
+        /// 3010: `destinationPolicy` refused every address the download would connect to (the message
+        /// names them); nothing was sent.
+        public static let destinationNotAllowed = Code(rawValue: 3010)
 
         /// The code's name, e.g. "badImageData".
         public var description: String {
@@ -79,6 +82,7 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
             case .connectionLost: "connectionLost"
             case .unsupportedProtocol: "unsupportedProtocol"
             case .badContentEncoding: "badContentEncoding"
+            case .destinationNotAllowed: "destinationNotAllowed"
             default: "code\(rawValue)"
             }
         }

@@ -22,6 +22,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.allowsCredentialsOverPlainHTTP = config.allowsCredentialsOverPlainHTTP
         transferRequest.secretHeaderFields = environment.secretHeaderFields
         transferRequest.handlesCookies = options.contains(.handleCookies)
+        transferRequest.destinationPolicy = config.destinationPolicy
         decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
         if options.contains(.useURLCache), usesHTTPCache(config) {
@@ -256,9 +257,12 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// Whether this request may read and write the HTTP cache. The cache directory is shared by every
     /// downloader and process of the user, so a request whose answer may depend on who asks (credentials,
     /// cookies, a field of `config.secretHeaderFields` such as an API key) or whose bytes were not verified
-    /// (TLS checks off) neither reads nor writes it, and sends no validators.
+    /// (TLS checks off) neither reads nor writes it, and sends no validators. Nor does a downloader whose
+    /// destination policy refuses anything: an answer stored by a looser downloader (from a private
+    /// address) would be served without a connection for the policy to judge.
     private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
-        !options.contains(.allowInvalidSSLCertificates) && !options.contains(.handleCookies)
+        config.destinationPolicy.allowsEverything && !options.contains(.allowInvalidSSLCertificates)
+            && !options.contains(.handleCookies)
             && credentials == nil && !request.headers.contains("Authorization")
             && !request.headers.contains("Proxy-Authorization") && !request.headers.contains("Cookie")
             && !environment.secretHeaderFields.containsAny(of: request.headers)

@@ -138,6 +138,7 @@ extension CurlTransfer {
     /// credentials.
     func applyHop() throws(ImageDownloaderError) {
         let url = currentURL
+        destinations = DestinationAttempts()
         let isOriginalOrigin = Self.sameOrigin(url, request.url)
         let isHTTPS = url.scheme?.lowercased() == "https"
         // Without userinfo: curl would send `user:password@` at once, without waiting for a challenge.

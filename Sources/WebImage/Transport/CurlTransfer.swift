@@ -42,6 +42,8 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     var cancelledBeforeAdd = false
     /// When the total timeout runs out, set when the first hop starts (nil before, or without a limit).
     var deadline: ContinuousClock.Instant?
+    /// What the destination policy decided about the current hop's connection attempts.
+    var destinations = DestinationAttempts()
 
     init(request: TransferRequest, pool: EasyHandlePool, share: CurlShare, delegate: any TransferDelegate)
         throws(ImageDownloaderError)
@@ -105,6 +107,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         try CurlRuntime.check(wi_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "HEADERDATA")
         try CurlRuntime.check(wi_easy_setopt_write_function(easy, curlWriteCallback), "WRITEFUNCTION")
         try CurlRuntime.check(wi_easy_setopt_header_function(easy, curlHeaderCallback), "HEADERFUNCTION")
+        try installDestinationCheck(userdata: me)
     }
 
     /// Asks for 64 KB reads instead of curl's 16 KB: four times fewer write callbacks on large bodies. Kept
@@ -210,6 +213,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         } else if let code, code != CURLE_OK {
             let text = String(cString: errorBuffer)
             var error = CurlRuntime.error(for: code, buffer: text, url: request.url)
+            if code == CURLE_COULDNT_CONNECT { explainRefusedDestinations(in: &error) }
             error.response = head.response(url: effectiveURL)
             error.statusCode = error.response?.statusCode
             result = .failure(error)

@@ -35,6 +35,8 @@ struct TransferRequest: Sendable {
     var secretHeaderFields: SecretHeaderFields = .default
     /// Whether the shared cookie jar is read and updated.
     var handlesCookies: Bool = false
+    /// The addresses the transfer may connect to, judged at each connection.
+    var destinationPolicy: DestinationPolicy = .allowAll
 
     /// A request for `url` with every other field at its default.
     init(url: URL) {

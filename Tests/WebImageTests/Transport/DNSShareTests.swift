@@ -66,36 +66,53 @@ import Testing
     }
 }
 
-/// A TCP listener on one loopback address that answers every request with `200 shared` and closes.
+/// A TCP listener on one loopback address (IPv4, or IPv6 such as `::1`) that answers every request with
+/// `200 shared` and closes.
 final class LoopbackListener: Sendable {
     let port: Int
     private let socketFD: Int32
     private let served = Atomic<Int>(0)
 
+    /// Connections accepted (each answered once, whatever it sent).
     var requests: Int { served.load(ordering: .acquiring) }
 
-    init(address: String) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        inet_pton(AF_INET, address, &addr.sin_addr)
-        let bound = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+    /// Listens on `address` at `port` (0: a free one).
+    init(address: String, port requested: Int = 0) throws {
+        let family = address.contains(":") ? AF_INET6 : AF_INET
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+        var storage = sockaddr_storage()
+        let length = withUnsafeMutableBytes(of: &storage) { raw -> Int in
+            if family == AF_INET6 {
+                var addr = sockaddr_in6()
+                addr.sin6_family = sa_family_t(AF_INET6)
+                addr.sin6_port = UInt16(requested).bigEndian
+                inet_pton(AF_INET6, address, &addr.sin6_addr)
+                raw.storeBytes(of: addr, as: sockaddr_in6.self)
+                return MemoryLayout<sockaddr_in6>.size
             }
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = UInt16(requested).bigEndian
+            inet_pton(AF_INET, address, &addr.sin_addr)
+            raw.storeBytes(of: addr, as: sockaddr_in.self)
+            return MemoryLayout<sockaddr_in>.size
+        }
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) }
         }
         guard fd >= 0, bound == 0, listen(fd, 16) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
-            throw FixtureMissing("cannot listen on \(address): \(reason)")
+            throw FixtureMissing("cannot listen on \(address) port \(requested): \(reason)")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &boundLength) }
         }
+        // sin_port and sin6_port sit at the same offset, right after the family.
+        let port = withUnsafeBytes(of: &storage) { $0.loadUnaligned(fromByteOffset: 2, as: UInt16.self) }
         socketFD = fd
-        port = Int(UInt16(bigEndian: addr.sin_port))
+        self.port = Int(UInt16(bigEndian: port))
         Thread { [self] in serve() }.start()
     }
 

@@ -1,0 +1,311 @@
+import CCurl
+import Foundation
+import LocalImageServer
+import Testing
+
+@testable import WebImage
+
+/// `config.destinationPolicy`: the address curl is about to connect to is judged, whatever spelling
+/// the URL used, on every redirect hop and after every DNS answer; a refused one fails the download with
+/// `destinationNotAllowed` and the server sees nothing. Every address here is loopback.
+@Suite(.timeLimit(.minutes(2))) struct DestinationPolicyTests {
+    // MARK: Classification (no network)
+
+    @Test func publicOnlyRefusesEveryNonPublicIPv4Range() {
+        let refused = [
+            "0.0.0.0", "0.255.255.255", "10.0.0.1", "10.255.255.255", "100.64.0.1", "100.127.255.255", "127.0.0.1",
+            "127.255.255.254", "169.254.169.254", "172.16.0.1", "172.31.255.255", "192.0.0.1", "192.0.2.1",
+            "192.88.99.1", "192.168.1.1", "198.18.0.1", "198.19.255.255", "198.51.100.7", "203.0.113.9", "224.0.0.1",
+            "239.255.255.250", "240.0.0.1", "255.255.255.255",
+        ]
+        for address in refused {
+            #expect(!DestinationPolicy.isPublic(address), "\(address)")
+            #expect(!DestinationPolicy.publicOnly.allows(address), "\(address)")
+            #expect(DestinationPolicy.allowAll.allows(address), "\(address)")
+        }
+        // Just outside each range.
+        let allowed = [
+            "1.1.1.1", "8.8.8.8", "9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0", "126.255.255.255",
+            "128.0.0.0", "169.253.255.255", "172.15.255.255", "172.32.0.0", "192.0.1.255", "192.0.3.0",
+            "192.167.255.255", "192.169.0.0", "198.17.255.255", "198.20.0.0", "203.0.112.255", "223.255.255.255",
+        ]
+        for address in allowed {
+            #expect(DestinationPolicy.isPublic(address), "\(address)")
+            #expect(DestinationPolicy.publicOnly.allows(address), "\(address)")
+        }
+    }
+
+    @Test func publicOnlyRefusesEveryNonPublicIPv6Range() {
+        let refused = [
+            "::", "::1", "fe80::1", "febf:ffff::1", "fc00::1", "fd12:3456::1", "ff02::1", "ff0e::1", "2001:db8::1",
+            "2001:db8:ffff::1", "::127.0.0.1", "100::1", "fec0::1", "3fff::1",
+        ]
+        for address in refused {
+            #expect(!DestinationPolicy.isPublic(address), "\(address)")
+            #expect(!DestinationPolicy.publicOnly.allows(address), "\(address)")
+        }
+        for address in ["2606:4700:4700::1111", "2001:4860:4860::8888", "2a00:1450::1", "fe00::1", "2001:db9::1"] {
+            #expect(DestinationPolicy.isPublic(address), "\(address)")
+            #expect(DestinationPolicy.publicOnly.allows(address), "\(address)")
+        }
+    }
+
+    @Test func ipv4EmbeddedInIPv6IsJudgedAsItsIPv4Address() {
+        // IPv4-mapped, NAT64 (64:ff9b::/96) and 6to4 (2002::/16, the IPv4 address in bits 16-47).
+        for address in [
+            "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:10.1.2.3", "::ffff:169.254.169.254", "64:ff9b::127.0.0.1",
+            "64:ff9b::a9fe:a9fe", "64:ff9b::192.168.0.1", "2002:7f00:1::", "2002:a00:1::1", "2002:c0a8:101::5",
+        ] {
+            #expect(!DestinationPolicy.isPublic(address), "\(address)")
+            #expect(!DestinationPolicy.publicOnly.allows(address), "\(address)")
+        }
+        for address in ["::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"] {
+            #expect(DestinationPolicy.isPublic(address), "\(address)")
+        }
+        // The lists match the IPv4 address too: mapped is that address, NAT64 and 6to4 either form.
+        let loopback = DestinationPolicy.publicOnly.allowing(["127.0.0.0/8"])
+        #expect(loopback.allows("::ffff:127.0.0.1") && loopback.allows("64:ff9b::7f00:1"))
+        #expect(!loopback.allows("::1"))
+        let noTen = DestinationPolicy.allowAll.denying(["10.0.0.0/8"])
+        for address in ["10.0.0.1", "::ffff:10.0.0.1", "64:ff9b::10.0.0.1", "2002:a00:1::"] {
+            #expect(!noTen.allows(address), "\(address)")
+        }
+        #expect(noTen.allows("::ffff:11.0.0.1") && noTen.allows("127.0.0.1"))
+        // A mapped network in IPv6 notation is the IPv4 network it covers.
+        #expect(DestinationPolicy.publicOnly.allowing(["::ffff:127.0.0.0/104"]).allows("127.1.2.3"))
+    }
+
+    @Test func denyingWinsOverAllowingAndAllowingOverridesPublicOnly() {
+        let policy = DestinationPolicy.publicOnly.allowing(["10.1.0.0/16", "::1/128"]).denying(["10.1.2.0/24"])
+        #expect(policy.allows("10.1.0.5") && policy.allows("10.1.255.1") && policy.allows("::1"))
+        #expect(!policy.allows("10.1.2.3"))  // denied inside an allowed network
+        #expect(!policy.allows("10.2.0.1") && !policy.allows("127.0.0.1"))  // publicOnly's own refusals stay
+        #expect(policy.allows("8.8.8.8"))
+        // Order does not matter: denying first, allowing after, same answers.
+        let reordered = DestinationPolicy.publicOnly.denying(["10.1.2.0/24"]).allowing(["10.1.0.0/16", "::1/128"])
+        for address in ["10.1.0.5", "10.1.2.3", "::1", "10.2.0.1", "8.8.8.8"] {
+            #expect(policy.allows(address) == reordered.allows(address), "\(address)")
+        }
+        let denyPublic = DestinationPolicy.allowAll.denying(["8.8.8.0/24"]).allowing(["8.8.8.8/32"])
+        #expect(!denyPublic.allows("8.8.8.8") && denyPublic.allows("127.0.0.1"))
+        // allowAll with allow lists still allows everything; denying anything does not.
+        #expect(DestinationPolicy.allowAll.allowing(["10.0.0.0/8"]).allowsEverything)
+        #expect(!DestinationPolicy.allowAll.denying(["10.0.0.0/8"]).allowsEverything)
+        #expect(!DestinationPolicy.publicOnly.allowsEverything)
+        // Not numeric addresses: refused.
+        for text in ["localhost", "127.1", "2130706433", "0x7f.0.0.1", "", "fe80::1%lo"] {
+            #expect(!DestinationPolicy.allowAll.allows(text) && !DestinationPolicy.isPublic(text), "\(text)")
+        }
+    }
+
+    @Test func networksMustBeCIDRNotation() {
+        for text in ["10.0.0.0/8", "0.0.0.0/0", "127.0.0.1", "127.0.0.1/32", "::1/128", "::/0", "fc00::/7", "::1"] {
+            #expect(DestinationPolicy.isValidNetwork(text), "\(text)")
+        }
+        for text in [
+            "", "10.0.0.0/", "10.0.0.0/33", "::/129", "10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/8/8", "10.1.2.3/8",
+            "fc00::1/7", "127.1/8", "localhost", "10.0.0.0 /8", "10.0.0.0/ 8", "10.0.0.0/0x8", "fe80::/10%lo",
+        ] {
+            #expect(!DestinationPolicy.isValidNetwork(text), "\(text)")
+        }
+        let policy = DestinationPolicy.publicOnly.allowing(["127.0.0.0/8", "10.1.2.3/8"]).denying(["nope"])
+        #expect(policy.invalidNetworks == ["10.1.2.3/8", "nope"])
+        #expect(!policy.allowsEverything)
+    }
+
+    // MARK: Through the downloader
+
+    /// Host spellings that all reach this machine. `0` is 0.0.0.0, which Linux connects to locally.
+    static let spellings = [
+        "2130706433", "0x7f.1", "127.1", "0", "017700000001", "[::ffff:127.0.0.1]", "[::1]",
+    ]
+
+    @Test(arguments: spellings)
+    func publicOnlyRefusesEverySpellingOfLoopbackAndSendsNothing(host: String) async throws {
+        let target = try LoopbackTarget(host: host)
+        defer { target.stop() }
+        let refusing = target.downloader(.publicOnly)
+        defer { refusing.invalidate(cancelPendingDownloads: true) }
+        let error = try await Self.failure(refusing, target.url)
+        #expect(error.code == .destinationNotAllowed, "\(error)")
+        #expect(error.code.rawValue == 3010)
+        let expected = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host == "0" ? "0.0.0.0" : "127.0.0.1"
+        #expect(error.message.contains(expected), "\(error.message)")
+        #expect(target.requests == 0)
+
+        // The same URL with the default policy does reach the server: the refusal above was the policy's.
+        let allowing = target.downloader(.allowAll)
+        defer { allowing.invalidate(cancelPendingDownloads: true) }
+        _ = try? await allowing.image(for: target.url)
+        #expect(target.requests == 1)
+    }
+
+    @Test func aRedirectFromAnAllowedToARefusedAddressIsNotFollowed() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let other = try LoopbackListener(address: "127.0.0.2")
+        defer { other.stop() }
+        let downloader = server.downloader {
+            $0.destinationPolicy = .publicOnly.allowing(["127.0.0.1/32"])
+        }
+        defer { downloader.invalidate(cancelPendingDownloads: true) }
+        let target = "http://127.0.0.2:\(other.port)/inside.png"
+        let url = server.url("/redirect-to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
+        let error = try await Self.failure(downloader, url)
+        #expect(error.code == .destinationNotAllowed, "\(error)")
+        #expect(error.message.contains("127.0.0.2") && error.message.contains("1 redirect"), "\(error.message)")
+        #expect(server.count(for: "/redirect-to") == 1)  // the allowed first hop went out
+        #expect(other.requests == 0)
+    }
+
+    /// A name that first resolved to an allowed address, then (a new DNS answer in the shared cache) to a
+    /// refused one: the second connection is judged on the new answer.
+    @Test func aNameRebindingToARefusedAddressIsRefused() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        // The same port on 127.0.0.2, so that only the DNS answer differs between the two downloads.
+        let rebound = try LoopbackListener(address: "127.0.0.2", port: server.port)
+        defer { rebound.stop() }
+        let jar = CookieJar()  // its share handle (and DNS cache) serves both downloaders below
+        let share = try #require(jar.share)
+        let name = "rebind.test:\(server.port)"
+        var config = server.downloaderConfig {
+            $0.destinationPolicy = .publicOnly.allowing(["127.0.0.1/32"])
+            $0.cookieStorage = jar
+        }
+        config.maxConcurrentDownloads = 1
+        let url = URL(string: "http://\(name)/files/pixel-1x1.png")!
+
+        #expect(Self.seed(share, ["\(name):127.0.0.1"]) == CURLE_OK)
+        let first = ImageDownloader(config: config)
+        defer { first.invalidate(cancelPendingDownloads: true) }
+        let result = try await first.image(for: url)
+        #expect(result.image?.width == 1)
+
+        // A new downloader opens a new connection (the first one's is in its own pool) and looks the name up.
+        #expect(Self.seed(share, ["-\(name)", "\(name):127.0.0.2"]) == CURLE_OK)
+        let second = ImageDownloader(config: config)
+        defer { second.invalidate(cancelPendingDownloads: true) }
+        let error = try await Self.failure(second, url.appending(queryItems: [URLQueryItem(name: "n", value: "2")]))
+        #expect(error.code == .destinationNotAllowed, "\(error)")
+        #expect(error.message.contains("127.0.0.2"), "\(error.message)")
+        #expect(rebound.requests == 0)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func aPolicyWithAnInvalidNetworkFailsEveryDownloadBeforeSendingAnything() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let downloader = server.downloader { $0.destinationPolicy = .allowAll.denying(["10.0.0.0/33"]) }
+        defer { downloader.invalidate(cancelPendingDownloads: true) }
+        let error = try await Self.failure(downloader, server.url("/files/pixel-1x1.png"))
+        #expect(error.code == .invalidDownloadOperation, "\(error)")
+        #expect(error.message.contains("10.0.0.0/33"), "\(error.message)")
+        #expect(server.acceptedConnections == 0)
+    }
+
+    /// The HTTP cache is shared by every downloader of the user: an answer an allowAll downloader stored
+    /// from loopback must not reach a publicOnly one, which would never have connected there.
+    @Test func aRestrictedDownloaderNeitherReadsNorWritesTheSharedHTTPCache() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("webimage-policy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 8 << 20, directory: directory)
+        let url = server.url("/cache/max-age%3D3600/pixel-1x1.png")
+
+        let open = server.downloader { $0.urlCache = cache }
+        defer { open.invalidate(cancelPendingDownloads: true) }
+        let stored = try await open.image(for: url, options: .useURLCache)
+        #expect(stored.metrics?.cacheStatus == .network)
+        let again = try await open.image(for: url, options: .useURLCache)
+        #expect(again.metrics?.cacheStatus == .fresh)  // the entry is there
+
+        let strict = server.downloader {
+            $0.urlCache = cache
+            $0.destinationPolicy = .publicOnly
+        }
+        defer { strict.invalidate(cancelPendingDownloads: true) }
+        let error = try await Self.failure(strict, url, options: .useURLCache)
+        #expect(error.code == .destinationNotAllowed, "\(error)")
+
+        // Allowed to connect, it still fetches from the network and stores nothing.
+        let allowed = server.downloader {
+            $0.urlCache = cache
+            $0.destinationPolicy = .publicOnly.allowing(["127.0.0.1/32"])
+        }
+        defer { allowed.invalidate(cancelPendingDownloads: true) }
+        let fresh = server.url("/cache/max-age%3D3600/pixel-1x1.png?other")
+        for _ in 0..<2 {
+            let result = try await allowed.image(for: fresh, options: .useURLCache)
+            #expect(result.metrics?.cacheStatus == .network)
+        }
+        #expect(server.count(for: "/cache/max-age%3D3600/pixel-1x1.png") == 3)
+    }
+
+    // MARK: Helpers
+
+    /// The error `url` fails with (the test fails when it succeeds).
+    static func failure(
+        _ downloader: ImageDownloader, _ url: URL, options: ImageDownloaderOptions = []
+    ) async throws -> ImageDownloaderError {
+        do {
+            let result = try await downloader.image(for: url, options: options)
+            Issue.record("\(url) succeeded with \(result.data.count) bytes")
+            return ImageDownloaderError(.transport, "no error")
+        } catch let error as ImageDownloaderError {
+            return error
+        }
+    }
+
+    /// Puts `entries` (`CURLOPT_RESOLVE` syntax) into `share`'s DNS cache with a transfer of `file:///dev/null`,
+    /// which connects nowhere.
+    static func seed(_ share: CurlShare, _ entries: [String]) -> CURLcode {
+        guard let handle = curl_easy_init() else { return CURLE_FAILED_INIT }
+        defer { curl_easy_cleanup(handle) }
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for entry in entries { list = curl_slist_append(list, entry) }
+        defer { curl_slist_free_all(list) }
+        _ = wi_easy_setopt_string(handle, CURLOPT_URL, "file:///dev/null")
+        _ = wi_easy_setopt_share(handle, share.handle)
+        _ = wi_easy_setopt_slist(handle, CURLOPT_RESOLVE, list)
+        return curl_easy_perform(handle)
+    }
+}
+
+/// A loopback server for a host spelling: the corpus server on 127.0.0.1 for the IPv4 spellings, a
+/// listener on ::1 for `[::1]`.
+struct LoopbackTarget {
+    let url: URL
+    private let server: LocalImageServer?
+    private let listener: LoopbackListener?
+
+    init(host: String) throws {
+        if host == "[::1]" {
+            let listener = try LoopbackListener(address: "::1")
+            self.listener = listener
+            server = nil
+            url = URL(string: "http://[::1]:\(listener.port)/files/pixel-1x1.png")!
+        } else {
+            let server = try Fixtures.server()
+            self.server = server
+            listener = nil
+            url = URL(string: "http://\(host):\(server.port)/files/pixel-1x1.png")!
+        }
+    }
+
+    /// Requests (or connections, if more) the target received; the listener counts connections.
+    var requests: Int { server.map { max($0.requests.count, $0.acceptedConnections) } ?? listener?.requests ?? 0 }
+
+    func downloader(_ policy: DestinationPolicy) -> ImageDownloader {
+        var config = ImageDownloaderConfig()
+        config.destinationPolicy = policy
+        return ImageDownloader(config: config)
+    }
+
+    func stop() {
+        server?.shutdown()
+        listener?.stop()
+    }
+}
