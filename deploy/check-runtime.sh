@@ -325,7 +325,7 @@ check_bulk() {
     for name in "${SAMPLES[@]}"; do echo "http://127.0.0.1:$PORT/$name" >>"$ROOT/data/urls.txt"; done
     chown "$RUN_UID:$RUN_UID" "$ROOT/data/urls.txt"
     cat "$ROOT/data/urls.txt"
-    as_user webimage bulk /data/urls.txt --output /data/out --size 64
+    as_user webimage bulk /data/urls.txt --output /data/out --size 64 --allow-destination 127.0.0.0/8
     ls -l "$ROOT/data/out"
     test -s "$ROOT/data/out/00000.tar"
     test -s "$ROOT/data/out/00000_stats.json"
@@ -352,7 +352,7 @@ required "sample images in /data" prepare_data
 step "webimage --help (uid $RUN_UID)" check_help
 step "webimage info (uid $RUN_UID)" check_info
 step "webimage convert to webp, png, avif, jpg (uid $RUN_UID)" check_convert
-step "webimage bulk from 127.0.0.1 --size 64 (uid $RUN_UID)" check_bulk
+step "webimage bulk from 127.0.0.1 --size 64 --allow-destination 127.0.0.0/8 (uid $RUN_UID)" check_bulk
 
 print_summary
 [ "$failures" -eq 0 ]

@@ -100,7 +100,8 @@ struct Driver {
                 let output = root.appendingPathComponent("bulk-out-\(count)").path
                 defer { try? FileManager.default.removeItem(atPath: output) }
                 let outcome = runChild([
-                    cli, "bulk", list, "--output", output, "--size", "32", "--concurrency", "64", "--per-host", "64",
+                    cli, "bulk", list, "--allow-destination", "127.0.0.0/8", "--output", output, "--size", "32",
+                    "--concurrency", "64", "--per-host", "64",
                 ])
                 guard outcome.status == 0 else { cleanup.abort("webimage bulk failed: \(outcome.stdout)") }
                 results["bulk-memory/\(count)", default: []].append(
@@ -152,7 +153,8 @@ struct Driver {
                 "webimage bulk",
                 { output in
                     [
-                        cli, "bulk", list, "--output", output, "--resize-mode", "fill", "--size", "256", "--encode",
+                        cli, "bulk", list, "--allow-destination", "127.0.0.0/8", "--output", output, "--resize-mode",
+                        "fill", "--size", "256", "--encode",
                         "jpeg", "--quality", "95", "--shard-size", "1000", "--concurrency", "64", "--per-host", "64",
                     ]
                 }

@@ -64,6 +64,14 @@ struct DownloadOptions: ParsableArguments {
     @Flag(help: "Accept any TLS certificate and host name (.allowInvalidSSLCertificates).")
     var insecure = false
 
+    @Flag(
+        help: """
+            Connect to public addresses only (destinationPolicy .publicOnly): a URL or redirect that reaches a \
+            loopback, private, link-local or reserved address fails with destinationNotAllowed, nothing sent. \
+            Skips the HTTP cache.
+            """)
+    var publicOnly = false
+
     @Flag(help: "Send and store cookies (.handleCookies), in memory for this run.")
     var cookies = false
 
@@ -218,6 +226,7 @@ struct DownloadOptions: ParsableArguments {
         config.username = user
         config.password = user == nil ? nil : resolvedPassword()
         config.allowsCredentialsOverPlainHTTP = allowCredentialsOverHttp
+        if publicOnly { config.destinationPolicy = .publicOnly }
         if let cookieJar { config.cookieStorage = cookieJar }
         if usesHTTPCache { try HTTPCacheSupport.configure(&config, directory: httpCacheDirectory) }
         return config

@@ -17,6 +17,12 @@ extension WebImageCLI {
                 come from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID with \
                 SLURM_ARRAY_TASK_COUNT (Slurm), or AWS_BATCH_JOB_ARRAY_INDEX. --shards 3,7,12 runs exactly those.
 
+                Destinations: only public addresses are connected to, whatever the URL's spelling, on every \
+                redirect; a row whose host is loopback, private, link-local or reserved fails with error code \
+                destinationNotAllowed, and nothing is sent to it. --allow-destination CIDR permits a network \
+                (repeatable), --allow-private-destinations every address. Behind a proxy the policy judges the \
+                proxy's address.
+
                 Processes may share DIR: each locks a shard (DIR/.{shard:05}.lock) while it writes it, and skips, \
                 with a message, a shard another live process holds.
 
@@ -105,6 +111,16 @@ extension WebImageCLI {
         @Flag(help: "Download images whose X-Robots-Tag says noai or noimageai (skipped by default).")
         var ignoreRobotsTag = false
 
+        @Option(
+            name: .customLong("allow-destination"),
+            help: ArgumentHelp(
+                "Also connect to this network, e.g. 10.1.0.0/16 or ::1/128 (repeatable); only public addresses "
+                    + "by default.", valueName: "cidr"))
+        var allowDestinations: [String] = []
+
+        @Flag(help: "Connect to any address, private and loopback ones included (only public ones by default).")
+        var allowPrivateDestinations = false
+
         @Flag(
             help: """
                 Keep an image whose file ends early (decoded to the rows that arrived); by default its row \
@@ -160,6 +176,7 @@ extension WebImageCLI {
 
         private func execute() async throws {
             let settings = try makeSettings()
+            let policy = try destinationPolicy()
             let (index, count) = try Self.resolveIndex(
                 index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
             let explicit = try shards.map { text in
@@ -190,6 +207,7 @@ extension WebImageCLI {
             let assigned = Set(plan.assigned(index: index, count: count, explicit: explicit))
 
             var config = ImageDownloaderConfig()
+            config.destinationPolicy = policy
             config.maxConcurrentDownloads = concurrency
             config.totalTimeout = timeout
             config.downloadTimeout = min(timeout, stallTimeout)
@@ -404,6 +422,22 @@ extension WebImageCLI {
         static func writeJSONLine(_ object: [String: Any]) {
             guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
             Console.write(String(decoding: data, as: UTF8.self) + "\n", to: .standardOutput)
+        }
+
+        /// Public addresses only, plus --allow-destination's networks; every address with
+        /// --allow-private-destinations.
+        private func destinationPolicy() throws -> DestinationPolicy {
+            if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
+                throw ValidationError(
+                    "--allow-destination takes a network such as 10.1.0.0/16 or ::1/128, got '\(invalid)'.")
+            }
+            guard !allowPrivateDestinations else {
+                guard allowDestinations.isEmpty else {
+                    throw ValidationError("--allow-destination and --allow-private-destinations exclude each other.")
+                }
+                return .allowAll
+            }
+            return DestinationPolicy.publicOnly.allowing(allowDestinations)
         }
 
         private func makeSettings() throws -> BulkSettings {

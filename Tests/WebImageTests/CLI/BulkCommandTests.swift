@@ -139,7 +139,8 @@ struct BulkCommandTests {
         let run = try await CLIRunner.run(
             "webimage",
             [
-                "bulk", list.path, "--output", output.path, "--caption-col", "caption", "--save-cols", "n",
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--caption-col",
+                "caption", "--save-cols", "n",
                 "--shard-size", "500", "--size", "32", "--concurrency", "32", "--retries", "2", "--timeout", "2",
                 "--json",
             ])
@@ -202,7 +203,8 @@ struct BulkCommandTests {
         let run = try await CLIRunner.run(
             "webimage",
             [
-                "bulk", list.path, "--output", output.path, "--caption-col", "caption", "--shard-size", "25", "--size",
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--caption-col",
+                "caption", "--shard-size", "25", "--size",
                 "16",
             ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -235,7 +237,10 @@ struct BulkCommandTests {
         let urls = (0..<400).filter { Kind.of($0) == .ok }.map { server.url("/gen/\($0).png").absoluteString }
         let list = try Self.writeList(urls, to: folder)
         let arguments = { (out: URL) in
-            ["bulk", list.path, "--output", out.path, "--shard-size", "25", "--size", "32", "--concurrency", "8"]
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", out.path, "--shard-size", "25",
+                "--size", "32", "--concurrency", "8",
+            ]
         }
         let reference = folder.appendingPathComponent("reference")
         #expect(try await CLIRunner.run("webimage", arguments(reference)).status == 0)
@@ -289,7 +294,8 @@ struct BulkCommandTests {
         async let run = CLIRunner.run(
             "webimage",
             [
-                "bulk", list.path, "--output", output.path, "--shard-size", "4", "--size", "16", "--concurrency", "4",
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--shard-size", "4",
+                "--size", "16", "--concurrency", "4",
                 // The held row must not time out, however slow a loaded machine makes the rest.
                 "--timeout", "600", "--stall-timeout", "600",
             ])
@@ -323,7 +329,10 @@ struct BulkCommandTests {
             let directory = folder.appendingPathComponent(out)
             let result = try await CLIRunner.run(
                 "webimage",
-                ["bulk", list.path, "--output", directory.path, "--shard-size", "10", "--size", "16"] + extra,
+                [
+                    "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", directory.path, "--shard-size",
+                    "10", "--size", "16",
+                ] + extra,
                 environment: environment)
             #expect(result.status == 0, "\(result.stderr)")
             return directory
@@ -365,7 +374,10 @@ struct BulkCommandTests {
         let count = 120
         let list = try Self.writeList((0..<count).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
         let output = folder.appendingPathComponent("out")
-        let arguments = ["bulk", list.path, "--output", output.path, "--shard-size", "50", "--size", "16"]
+        let arguments = [
+            "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--shard-size", "50",
+            "--size", "16",
+        ]
         // No --retries: the throttled rows fail with their first 429.
         #expect(try await CLIRunner.run("webimage", arguments).status == 0)
         let first = try Self.jsonl(output)
@@ -414,7 +426,8 @@ struct BulkCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let list = try Self.writeList((0..<30).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
         let command = [
-            try CLIRunner.executable("webimage").path, "bulk", list.path, "--output",
+            try CLIRunner.executable("webimage").path, "bulk", "--allow-destination", "127.0.0.0/8", list.path,
+            "--output",
             folder.appendingPathComponent("out").path,
             "--shard-size", "10", "--size", "16",
         ].joined(separator: " ")
@@ -444,7 +457,8 @@ struct BulkCommandTests {
         async let run = CLIRunner.run(
             "webimage",
             [
-                "bulk", list.path, "--output", output.path, "--shard-size", "10", "--size", "16", "--json",
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--shard-size", "10",
+                "--size", "16", "--json",
                 "--progress-interval", "0.1", "--timeout", "600", "--stall-timeout", "600",
             ])
         let first = output.appendingPathComponent("00000_stats.json").path
@@ -485,7 +499,8 @@ struct BulkCommandTests {
         // The gate never opens: only the closed pipe can end this run.
         let list = try Self.writeList([server.url("/gen/0.png?gate=never").absoluteString], to: folder)
         let arguments = [
-            try CLIRunner.executable("webimage").path, "bulk", list.path, "--output",
+            try CLIRunner.executable("webimage").path, "bulk", "--allow-destination", "127.0.0.0/8", list.path,
+            "--output",
             folder.appendingPathComponent("out").path, "--json", "--progress-interval", "0.05",
         ]
         let run = try await CLIRunner.runProgram(
@@ -510,7 +525,11 @@ struct BulkCommandTests {
         // Slurm: the script as sbatch would start it, as array task 0 of 16.
         let slurmOutput = folder.appendingPathComponent("slurm")
         let slurm = try await CLIRunner.runProgram(
-            "/bin/bash", [deploy.appendingPathComponent("slurm/bulk.sbatch").path, list.path, slurmOutput.path],
+            "/bin/bash",
+            [
+                deploy.appendingPathComponent("slurm/bulk.sbatch").path, list.path, slurmOutput.path,
+                "--allow-destination", "127.0.0.0/8",
+            ],
             environment: ["PATH": path, "SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "16"])
         #expect(slurm.status == 0, "\(slurm.stderr)")
         #expect(try Self.jsonl(slurmOutput).filter { $0["status"] as? String == "success" }.count == urls.count)
@@ -534,7 +553,9 @@ struct BulkCommandTests {
             if argument.hasPrefix("--output=") { return "--output=" + kubernetesOutput.path }
             return argument
         }
-        let job = try await CLIRunner.run("webimage", arguments, environment: ["JOB_COMPLETION_INDEX": "0"])
+        // The job downloads from public addresses only; this server is on loopback.
+        let job = try await CLIRunner.run(
+            "webimage", arguments + ["--allow-destination", "127.0.0.0/8"], environment: ["JOB_COMPLETION_INDEX": "0"])
         #expect(job.status == 0, "\(job.stderr)")
         let rows = try Self.jsonl(kubernetesOutput)
         #expect(rows.count == urls.count && rows.allSatisfy { $0["status"] as? String == "success" })
@@ -548,13 +569,21 @@ struct BulkCommandTests {
         let list = try Self.writeList((0..<25).map { "http://127.0.0.1:9/\($0).png" }, to: folder)
         let output = folder.appendingPathComponent("out")
         let run = try await CLIRunner.run(
-            "webimage", ["bulk", list.path, "--output", output.path, "--shard-size", "10", "--plan-only"])
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--shard-size", "10",
+                "--plan-only",
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let plan = try #require(try CLIRunner.jsonObjects(run).first)
         #expect(plan["shards"] as? Int == 3 && plan["rows"] as? Int == 25 && plan["shardSize"] as? Int == 10)
         #expect(try FileManager.default.contentsOfDirectory(atPath: output.path) == ["plan.json"])
         let other = try await CLIRunner.run(
-            "webimage", ["bulk", list.path, "--output", output.path, "--shard-size", "5", "--plan-only"])
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--shard-size", "5",
+                "--plan-only",
+            ])
         #expect(other.status == 2, "\(other.stderr)")
     }
 
@@ -576,7 +605,11 @@ struct BulkCommandTests {
             for path in [url.path, try Self.gzip(url).path] {
                 let out = folder.appendingPathComponent("out-\(URL(fileURLWithPath: path).lastPathComponent)")
                 let run = try await CLIRunner.run(
-                    "webimage", ["bulk", path, "--output", out.path, "--size", "16", "--encode", "png"])
+                    "webimage",
+                    [
+                        "bulk", "--allow-destination", "127.0.0.0/8", path, "--output", out.path, "--size", "16",
+                        "--encode", "png",
+                    ])
                 #expect(run.status == 0, "\(path): \(run.stderr)")
                 // Rows are written as they finish; in key order they are the input's.
                 let rows = try Self.jsonl(out).sorted { ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "") }
@@ -587,7 +620,8 @@ struct BulkCommandTests {
         let bad = try await CLIRunner.run(
             "webimage",
             [
-                "bulk", folder.appendingPathComponent("list.tsv").path, "--output", folder.path + "/x", "--url-col",
+                "bulk", "--allow-destination", "127.0.0.0/8", folder.appendingPathComponent("list.tsv").path,
+                "--output", folder.path + "/x", "--url-col",
                 "link",
             ])
         #expect(bad.status == 2)
@@ -595,7 +629,8 @@ struct BulkCommandTests {
         let flags = try await CLIRunner.run(
             "webimage",
             [
-                "bulk", folder.appendingPathComponent("list.txt").path, "--output", folder.path + "/y", "--shard-size",
+                "bulk", "--allow-destination", "127.0.0.0/8", folder.appendingPathComponent("list.txt").path,
+                "--output", folder.path + "/y", "--shard-size",
                 "20000",
             ])
         #expect(flags.status == 2)

@@ -17,7 +17,8 @@ struct BulkHardeningTests {
             let run = try await CLIRunner.run(
                 "webimage",
                 [
-                    "bulk", list.path, "--output", folder.appendingPathComponent("out-\(columns)").path, "--save-cols",
+                    "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output",
+                    folder.appendingPathComponent("out-\(columns)").path, "--save-cols",
                     columns,
                 ])
             #expect(run.status == 2, "\(columns)")
@@ -25,7 +26,10 @@ struct BulkHardeningTests {
         }
         let fine = try await CLIRunner.run(
             "webimage",
-            ["bulk", list.path, "--output", folder.appendingPathComponent("fine").path, "--save-cols", "license"])
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output",
+                folder.appendingPathComponent("fine").path, "--save-cols", "license",
+            ])
         #expect(fine.status == 0, "\(fine.stderr)")
         // Nothing listens on port 9: the row failed, and says so whatever the input's status column held.
         let record = try #require(try BulkCommandTests.jsonl(folder.appendingPathComponent("fine")).first)
@@ -43,7 +47,10 @@ struct BulkHardeningTests {
             let urls = (0..<14).map { server.url("/gen/\($0).png").absoluteString }
             let list = try BulkCommandTests.writeList(urls, to: folder)
             let output = folder.appendingPathComponent("out")
-            let arguments = ["bulk", list.path, "--output", output.path, "--format", format, "--size", "16"]
+            let arguments = [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--format", format,
+                "--size", "16",
+            ]
             #expect(try await CLIRunner.run("webimage", arguments).status == 0)
             // Someone rewrites the jsonl: the failures now point at an image that works, one under a key
             // that climbs out of the output folder, one under a key of another shard.
@@ -85,7 +92,11 @@ struct BulkHardeningTests {
         let list = try BulkCommandTests.writeList(urls, to: folder)
         let output = folder.appendingPathComponent("out")
         let run = try await CLIRunner.run(
-            "webimage", ["bulk", list.path, "--output", output.path, "--format", "files", "--size", "16", "--json"])
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--format", "files",
+                "--size", "16", "--json",
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let rows = try BulkCommandTests.jsonl(output)
         #expect(rows.count == 2)
@@ -136,7 +147,9 @@ struct BulkHardeningTests {
         for (name, extra) in [("strict", [String]()), ("allowed", ["--allow-partial"])] {
             let output = folder.appendingPathComponent(name)
             let run = try await CLIRunner.run(
-                "webimage", ["bulk", list.path, "--output", output.path, "--size", "16"] + extra)
+                "webimage",
+                ["bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--size", "16"]
+                    + extra)
             #expect(run.status == 0, "\(run.stderr)")
             let rows = try BulkInputTests.rows(output)
             #expect(rows.count == 2)
@@ -204,7 +217,8 @@ struct BulkHardeningTests {
         let run = try await CLIRunner.run(
             "webimage",
             [
-                "bulk", list.path, "--output", output.path, "--size", "16", "--concurrency", "2", "--retries", "1",
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--size", "16",
+                "--concurrency", "2", "--retries", "1",
                 "--timeout", "60", "--stall-timeout", "60",
             ])
         #expect(run.status == 0, "\(run.stderr)")
@@ -240,7 +254,8 @@ struct BulkHardeningTests {
         let foreign = ".00001.jsonl.partial-another-host.example-12"
         for name in [dead, foreign] { try Data("{".utf8).write(to: output.appendingPathComponent(name)) }
         let arguments = [
-            "bulk", list.path, "--output", output.path, "--shard-size", "4", "--size", "16",
+            "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--shard-size", "4",
+            "--size", "16",
             // The held row must not time out, however slow a loaded machine is.
             "--timeout", "600", "--stall-timeout", "600",
         ]

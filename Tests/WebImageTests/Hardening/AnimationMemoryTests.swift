@@ -161,7 +161,10 @@ import Testing
         let output = folder.appendingPathComponent("out")
         let run = try await CLIRunner.run(
             "webimage",
-            ["bulk", list.path, "--output", output.path, "--format", "files", "--size", "256", "--resize-mode", "fill"])
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--format", "files",
+                "--size", "256", "--resize-mode", "fill",
+            ])
         #expect(run.status == 0, "\(run.stderr)")
         let rows = try String(contentsOf: output.appendingPathComponent("00000.jsonl"), encoding: .utf8)
             .split(separator: "\n").compactMap {
