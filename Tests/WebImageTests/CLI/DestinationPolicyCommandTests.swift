@@ -114,6 +114,31 @@ struct DestinationPolicyCommandTests {
         #expect(other.requests == 0)
     }
 
+    /// With a proxy, curl connects to the proxy: the policy judges the proxy's address (127.0.0.3 here), never
+    /// the URL's host (127.0.0.2), which only the proxy would connect to. Nothing listens on either.
+    @Test("behind a proxy, bulk's policy judges the proxy's address")
+    func bulkBehindAProxy() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try BulkCommandTests.writeList(["http://127.0.0.2:9/a.png"], to: folder)
+        let proxy = ["ALL_PROXY": "http://127.0.0.3:9", "NO_PROXY": "", "no_proxy": ""]
+        func row(_ name: String, _ extra: [String]) async throws -> [String: Any] {
+            let output = folder.appendingPathComponent(name)
+            let run = try await CLIRunner.run(
+                "webimage", ["bulk", list.path, "--output", output.path, "--size", "16"] + extra, environment: proxy)
+            #expect(run.status == 0, "\(run.stderr)")
+            return try #require(try BulkInputTests.rows(output).first)
+        }
+        let refused = try await row("default", [])
+        #expect(refused["error_code"] as? String == "destinationNotAllowed", "\(refused)")
+        let message = refused["error"] as? String ?? ""
+        #expect(message.contains("127.0.0.3") && !message.contains("127.0.0.2"), "\(message)")
+
+        // The proxy allowed: curl connects to it (and finds nothing listening); the URL's host is not judged.
+        let allowed = try await row("proxy-allowed", ["--allow-destination", "127.0.0.3/32"])
+        #expect(allowed["error_code"] as? String == "cannotConnect", "\(allowed)")
+    }
+
     @Test("bulk refuses a --allow-destination that is not a network, and one given with --allow-private-destinations")
     func bulkBadNetworks() async throws {
         let folder = try CLIRunner.temporaryFolder()

@@ -193,6 +193,26 @@ import Testing
         #expect(server.requests.count == 1)
     }
 
+    /// `localhost` is 127.0.0.1 and ::1: a refused address is skipped and a permitted one tried. When the
+    /// permitted one cannot connect, the error is cannotConnect and names the refused address too.
+    @Test func aNameWithARefusedAndAPermittedAddressUsesThePermittedOne() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let url = URL(string: "http://localhost:\(server.port)/files/pixel-1x1.png")!
+        let v4 = server.downloader { $0.destinationPolicy = .publicOnly.allowing(["127.0.0.1/32"]) }
+        defer { v4.invalidate(cancelPendingDownloads: true) }
+        let result = try await v4.image(for: url)
+        #expect(result.image?.width == 1)
+
+        // Only ::1 permitted, and nothing listens on ::1 at this port (the server is on 127.0.0.1).
+        let v6 = server.downloader { $0.destinationPolicy = .publicOnly.allowing(["::1/128"]) }
+        defer { v6.invalidate(cancelPendingDownloads: true) }
+        let error = try await Self.failure(v6, url.appending(queryItems: [URLQueryItem(name: "n", value: "2")]))
+        #expect(error.code == .cannotConnect, "\(error)")
+        #expect(error.message.contains("the destination policy also refused 127.0.0.1"), "\(error.message)")
+        #expect(server.requests.count == 1)
+    }
+
     @Test func aPolicyWithAnInvalidNetworkFailsEveryDownloadBeforeSendingAnything() async throws {
         let server = try Fixtures.server()
         defer { server.shutdown() }
