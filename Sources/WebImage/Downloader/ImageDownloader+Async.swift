@@ -29,41 +29,76 @@ public enum ImageDownloadEvent: Sendable {
     case completed(ImageDownloadResult)
 }
 
+/// What `events(for:)` returns: the download's events, then the end of the sequence, or an
+/// `ImageDownloaderError` thrown in their place.
+public struct ImageDownloadEvents: AsyncSequence, Sendable {
+    public typealias Element = ImageDownloadEvent
+    public typealias Failure = ImageDownloaderError
+
+    let base: AsyncStream<Result<ImageDownloadEvent, ImageDownloaderError>>
+
+    /// Reads the events; throws the download's error once, then ends.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        public typealias Element = ImageDownloadEvent
+        public typealias Failure = ImageDownloaderError
+
+        var base: AsyncStream<Result<ImageDownloadEvent, ImageDownloaderError>>.Iterator
+
+        /// The next event, nil after the last.
+        public mutating func next() async throws(ImageDownloaderError) -> ImageDownloadEvent? {
+            try await base.next()?.get()
+        }
+
+        /// The next event, nil after the last.
+        public mutating func next(
+            isolation actor: isolated (any Actor)?
+        ) async throws(ImageDownloaderError) -> ImageDownloadEvent? {
+            try await base.next(isolation: actor)?.get()
+        }
+    }
+
+    /// An iterator over the events; a stream has one reader.
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator())
+    }
+}
+
 extension ImageDownloader {
     /// Downloads and decodes `url`. Cancelling the calling Task cancels exactly this caller
     /// (it throws `ImageDownloaderError` with code `cancelled`); other callers of the URL are unaffected.
     ///
     /// ```swift
-    /// let result = try await ImageDownloader.shared.image(for: url, options: [.scaleDownLargeImages])
-    /// print(result.image?.width ?? 0)
+    /// do {
+    ///     let result = try await ImageDownloader.shared.image(for: url, options: [.scaleDownLargeImages])
+    ///     print(result.image?.width ?? 0)
+    /// } catch {
+    ///     print(error.code)   // the error is an ImageDownloaderError
+    /// }
     /// ```
     public func image(
         for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloadContext? = nil
-    ) async throws -> ImageDownloadResult {
+    ) async throws(ImageDownloaderError) -> ImageDownloadResult {
         let pending = PendingToken()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<DownloadOutcome, Never>) in
                 let token = download(
                     url, options: options, context: context, progress: nil, completed: nil,
                     detailed: { image, data, error, finished, response, metrics in
                         guard finished else { return }
-                        if let error {
-                            continuation.resume(throwing: error)
-                        } else {
-                            continuation.resume(
-                                returning: ImageDownloadResult(
-                                    url: url, image: image, data: data ?? Data(), response: response, metrics: metrics))
-                        }
+                        continuation.resume(
+                            returning: Self.outcome(url, image, data, error, response, metrics))
                     })
                 pending.set(token)
             }
         } onCancel: {
             pending.cancel()
         }
+        return try outcome.get()
     }
 
     /// Downloads `url` as a stream of events: progress, partial images (with `progressiveLoad`), then the
-    /// result. Ending the iteration early cancels this caller.
+    /// result; a failure is thrown as an `ImageDownloaderError`. Ending the iteration early cancels this
+    /// caller.
     ///
     /// ```swift
     /// for try await event in downloader.events(for: url, options: [.progressiveLoad]) {
@@ -72,35 +107,40 @@ extension ImageDownloader {
     /// ```
     public func events(
         for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloadContext? = nil
-    ) -> AsyncThrowingStream<ImageDownloadEvent, Error> {
-        AsyncThrowingStream { continuation in
+    ) -> ImageDownloadEvents {
+        let stream = AsyncStream<Result<ImageDownloadEvent, ImageDownloaderError>> { continuation in
             let token = download(
                 url, options: options, context: context,
                 progress: { received, expected, _ in
-                    continuation.yield(.progress(received: received, expected: expected))
+                    continuation.yield(.success(.progress(received: received, expected: expected)))
                 }, completed: nil,
                 detailed: { image, data, error, finished, response, metrics in
                     if !finished {
-                        if let image { continuation.yield(.partialImage(image)) }
+                        if let image { continuation.yield(.success(.partialImage(image))) }
                         return
                     }
-                    if let error {
-                        continuation.finish(throwing: error)
-                    } else {
-                        continuation.yield(
-                            .completed(
-                                ImageDownloadResult(
-                                    url: url, image: image, data: data ?? Data(), response: response, metrics: metrics))
-                        )
-                        continuation.finish()
-                    }
+                    continuation.yield(Self.outcome(url, image, data, error, response, metrics).map { .completed($0) })
+                    continuation.finish()
                 })
             continuation.onTermination = { termination in
                 if case .cancelled = termination { token?.cancel() }
             }
         }
+        return ImageDownloadEvents(base: stream)
+    }
+
+    /// (image, data, error, response, metrics) of a terminal callback as the async APIs' result.
+    private static func outcome(
+        _ url: URL, _ image: Image?, _ data: Data?, _ error: ImageDownloaderError?,
+        _ response: ImageDownloadResponse?, _ metrics: ImageDownloadMetrics?
+    ) -> DownloadOutcome {
+        if let error { return .failure(error) }
+        return .success(
+            ImageDownloadResult(url: url, image: image, data: data ?? Data(), response: response, metrics: metrics))
     }
 }
+
+typealias DownloadOutcome = Result<ImageDownloadResult, ImageDownloaderError>
 
 /// Holds a token that may arrive after the Task was already cancelled.
 private final class PendingToken: Sendable {

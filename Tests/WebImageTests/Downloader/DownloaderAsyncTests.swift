@@ -25,9 +25,36 @@ import Testing
         do {
             _ = try await downloader.image(for: URL(string: "gopher://127.0.0.1/")!)
             Issue.record("a gopher URL succeeded")
-        } catch let error as ImageDownloaderError {
+        } catch {
             #expect(error.code == .invalidURL)
         }
+    }
+
+    @Test func theAsyncAPIThrowsImageDownloaderErrorAsItsType() async {
+        let downloader = ImageDownloader()
+        // Each `catch` binds `error` as an ImageDownloaderError: no cast, the throws are typed.
+        do {
+            _ = try await downloader.image(for: server.url("/status/404"))
+            Issue.record("a 404 succeeded")
+        } catch {
+            #expect(error.code == .invalidDownloadStatusCode)
+            #expect(error.statusCode == 404)
+        }
+        do {
+            for try await _ in downloader.events(for: server.url("/status/404")) {}
+            Issue.record("a 404's events ended without an error")
+        } catch {
+            #expect(error.code == .invalidDownloadStatusCode)
+        }
+        let failure: ImageDownloaderError? = await {
+            do throws(ImageDownloaderError) {
+                _ = try await downloader.image(for: URL(string: "gopher://127.0.0.1/")!)
+                return nil
+            } catch {
+                return error
+            }
+        }()
+        #expect(failure?.code == .invalidURL)
     }
 
     @Test func cancellingTheTaskCancelsOnlyThatCaller() async throws {
