@@ -34,6 +34,12 @@ public final class ImageDownloadToken: Sendable {
         operation?.cancel(callerID: callerID)
     }
 
+    /// Changes the queue priority this caller asks for while its operation waits.
+    func setPriority(_ priority: Operation.QueuePriority) {
+        let operation = operationReference.withLock { $0 }
+        operation?.setPriority(priority, callerID: callerID)
+    }
+
     /// Records what the caller will see, and lets go of the operation.
     func complete(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?) {
         details.withLock { $0 = (response ?? $0.response, metrics ?? $0.metrics) }

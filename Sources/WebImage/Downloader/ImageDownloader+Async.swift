@@ -96,6 +96,34 @@ extension ImageDownloader {
         return try outcome.get()
     }
 
+    /// Starts (or joins) the download of `url` and returns its handle: events, priority, result and
+    /// `cancel()` (see `ImageTask`). `priority` nil takes it from `options` (`highPriority`, `lowPriority`).
+    ///
+    /// ```swift
+    /// let task = downloader.imageTask(for: url, priority: .low)
+    /// task.priority = .veryHigh   // the user scrolled to it
+    /// let result = try await task.value
+    /// ```
+    public func imageTask(
+        for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloadContext? = nil,
+        priority: ImageTask.Priority? = nil
+    ) -> ImageTask {
+        let task = ImageTask(url: url, priority: priority ?? ImageTask.Priority(options))
+        let token = download(
+            url, options: options, context: context,
+            progress: { received, expected, _ in task.yield(.progress(received: received, expected: expected)) },
+            completed: nil,
+            detailed: { image, data, error, finished, response, metrics in
+                guard finished else {
+                    if let image { task.yield(.partialImage(image)) }
+                    return
+                }
+                task.complete(Self.outcome(url, image, data, error, response, metrics))
+            }, priority: task.priority.queuePriority)
+        task.attach(token)
+        return task
+    }
+
     /// Downloads `url` as a stream of events: progress, partial images (with `progressiveLoad`), then the
     /// result; a failure is thrown as an `ImageDownloaderError`. Ending the iteration early cancels this
     /// caller.

@@ -185,7 +185,7 @@ public final class ImageDownloader: Sendable {
     func download(
         _ requested: URL?, options: ImageDownloaderOptions, context: ImageDownloadContext?,
         progress: ImageDownloaderProgressBlock?, completed: ImageDownloaderCompletedBlock?,
-        detailed: DetailedCompletion?
+        detailed: DetailedCompletion?, priority: Operation.QueuePriority? = nil
     ) -> ImageDownloadToken? {
         let startedAt = DispatchTime.now().uptimeNanoseconds
         // Credentials written into the URL (`user:password@`) are the request's credentials, not part of
@@ -272,7 +272,7 @@ public final class ImageDownloader: Sendable {
             DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
                 decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey,
-                instruments: instruments, startedAt: startedAt)
+                instruments: instruments, startedAt: startedAt, priority: priority ?? Operation.QueuePriority(options))
         }
         if let imageCache = config.imageCache, let imageCacheKey, let image = imageCache.image(forKey: imageCacheKey) {
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
@@ -285,21 +285,26 @@ public final class ImageDownloader: Sendable {
         // Look up, attach and enqueue in one critical section, so a caller never joins an operation that
         // is finishing, and its handlers are attached before the queue can start the operation. Only a
         // request of equal trust joins (see RequestTrust); any other gets its own operation.
-        return table.withBarrier { entries in
+        let (token, joined) = table.withBarrier { entries -> (ImageDownloadToken, ImageDownloaderOperation?) in
             if let existing = entries.operations[key] {
                 let token = ImageDownloadToken(
                     url: url, request: existing.request, callerID: callerID, operation: existing)
-                if existing.attach(caller(token, progress: progress)) { return token }
+                if existing.attach(caller(token, progress: progress)) { return (token, existing) }
             }
             let operation = config.operationClass.init(request: request, options: options, context: context)
             let gate = config.executionOrder == .lifo ? entries.chainLIFO(operation) : nil
             operation.install(environment: environment, mergeKey: key, gate: gate)
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: operation)
             _ = operation.attach(caller(token, progress: progress))  // a fresh operation accepts its first caller
+            if priority != nil { operation.updateQueuePriority() }  // not queued yet: only recorded
             entries.operations[key] = operation
             queue.addOperation(operation)
-            return token
+            return (token, nil)
         }
+        // A caller that joins may ask for more than the operation has (outside the table's barrier: the
+        // queue's locks are taken).
+        joined?.updateQueuePriority()
+        return token
     }
 
     /// The decoded-image cache key: the URL, every option that changes the decoded pixels (the colour space

@@ -18,6 +18,9 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     let instruments: DownloadInstruments
     /// `DispatchTime.now().uptimeNanoseconds` when the caller called `downloadImage`.
     let startedAt: UInt64
+    /// The queue priority this caller asks for while its operation waits (see
+    /// `ImageDownloaderOperation.updateQueuePriority()`); an `ImageTask` may change it.
+    var priority: Operation.QueuePriority
 
     /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
     /// response is set when the completion runs), then calls the completion on the caller's queue.
@@ -81,5 +84,18 @@ struct DecodeRequest: Sendable, Hashable {
         hasher.combine(avoidsDecoding)
         hasher.combine(options)
         hasher.combine(transformer?.key)
+    }
+}
+
+extension Operation.QueuePriority {
+    /// The priority `downloadImage`'s options ask for: `highPriority` wins over `lowPriority`.
+    init(_ options: ImageDownloaderOptions) {
+        if options.contains(.highPriority) {
+            self = .high
+        } else if options.contains(.lowPriority) {
+            self = .low
+        } else {
+            self = .normal
+        }
     }
 }

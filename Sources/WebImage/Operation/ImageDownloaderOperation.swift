@@ -25,6 +25,9 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     public let context: ImageDownloadContext?
 
     let state = Lock(OperationState())
+    /// The queue priority last handed to the queue. Its lock is held from deciding a priority until the
+    /// queue has it, so that two changes racing reach the queue in the order they were decided.
+    private let appliedPriority: Lock<Operation.QueuePriority>
 
     /// What the downloader gives the operation before queueing it (`install`), never changed afterwards.
     private struct Installation {
@@ -51,12 +54,10 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
         self.request = request
         self.options = options
         self.context = context
+        let priority = Operation.QueuePriority(options)
+        appliedPriority = Lock(priority)
         super.init()
-        if options.contains(.highPriority) {
-            queuePriority = .high
-        } else if options.contains(.lowPriority) {
-            queuePriority = .low
-        }
+        if priority != .normal { queuePriority = priority }
     }
 
     /// Gives the operation its downloader's environment; called once, before the operation is queued.
@@ -105,7 +106,39 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     /// Cancels one caller: it alone gets `cancelled`; the transfer stops when no caller is left.
     func cancel(callerID: UInt64) {
-        perform(state.withLock { $0.lifecycle.cancelCaller(callerID) })
+        let action = state.withLock { $0.lifecycle.cancelCaller(callerID) }
+        perform(action)
+        // The callers left may ask for less than the one that left.
+        if !action.cancelsOperation { updateQueuePriority() }
+    }
+
+    /// Changes the priority one waiting caller asks for; see `updateQueuePriority()`.
+    func setPriority(_ priority: Operation.QueuePriority, callerID: UInt64) {
+        if state.withLock({ $0.lifecycle.updateCaller(callerID) { $0.priority = priority } }) {
+            updateQueuePriority()
+        }
+    }
+
+    /// Gives the operation, while it waits in the queue, the highest priority any of its waiting callers
+    /// asks for: one caller that needs the image soon moves the shared download ahead, and a caller that
+    /// does not mind waiting never holds back the others. Nothing changes once the operation started.
+    ///
+    /// corelibs' `queuePriority` setter moves a queued operation to the list of its new priority, and the
+    /// queue takes the next operation to start from the highest non-empty list, so a raised operation
+    /// starts at the next free slot. In LIFO order only the newest waiting operation is ready (see
+    /// StartGate), so there a priority orders the ready operations only. The setter takes the queue's
+    /// and the operation's corelibs locks, which never call back into this operation, so it runs under
+    /// `appliedPriority`'s lock (never under `state`'s).
+    func updateQueuePriority() {
+        appliedPriority.withLock { applied in
+            let wanted = state.withLock { state -> Operation.QueuePriority? in
+                guard !state.lifecycle.hasStarted else { return nil }
+                return state.lifecycle.callers.map(\.priority).max { $0.rawValue < $1.rawValue }
+            }
+            guard let wanted, wanted != applied else { return }
+            applied = wanted
+            queuePriority = wanted
+        }
     }
 
     /// Cancels the operation and every caller (each gets `cancelled` once).

@@ -92,6 +92,13 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         return true
     }
 
+    /// Changes a caller still waiting (its priority, say); false when it is not waiting any more.
+    mutating func updateCaller(_ id: UInt64, _ change: (inout Caller) -> Void) -> Bool {
+        guard let index = callers.firstIndex(where: { $0.id == id }) else { return false }
+        change(&callers[index])
+        return true
+    }
+
     /// What to do when the operation (or its last caller) is cancelled.
     struct CancelAction {
         /// Each gets `cancelled`.
