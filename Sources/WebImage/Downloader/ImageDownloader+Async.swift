@@ -157,6 +157,26 @@ extension ImageDownloader {
         return ImageDownloadEvents(base: stream)
     }
 
+    /// Stops the downloader as `invalidate(cancelPendingDownloads: false)` does (later requests fail,
+    /// queued and running downloads finish first) and returns once it has stopped: its downloads ended
+    /// and its transport thread closed its connections and left. To cancel what is pending instead, call
+    /// `cancelAllDownloads()` first. Unlike `waitUntilInvalidated(timeout:)` it blocks no thread, so it
+    /// may be awaited anywhere. Returns at once for `shared`, which is never invalidated.
+    ///
+    /// ```swift
+    /// let downloader = ImageDownloader()
+    /// _ = try await downloader.image(for: url)
+    /// await downloader.invalidate()
+    /// ```
+    public func invalidate() async {
+        guard self !== ImageDownloader.shared else { return }
+        invalidate(cancelPendingDownloads: false)
+        guard let transport else { return }
+        await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+            transport.whenStopped { stopped.resume() }
+        }
+    }
+
     /// (image, data, error, response, metrics) of a terminal callback as the async APIs' result.
     private static func outcome(
         _ url: URL, _ image: Image?, _ data: Data?, _ error: ImageDownloaderError?,

@@ -103,6 +103,10 @@ final class CurlTransport: ImageTransport {
         loop.running.wait(timeout: .now() + timeout) == .success
     }
 
+    func whenStopped(_ body: @escaping @Sendable () -> Void) {
+        loop.running.notify(queue: .global(), execute: body)
+    }
+
     /// Number of transfers currently in the multi handle or waiting to be added.
     var activeTransferCount: Int { loop.activeCount.load(ordering: .relaxed) }
 

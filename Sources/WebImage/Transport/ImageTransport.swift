@@ -31,4 +31,7 @@ protocol ImageTransport: AnyObject, Sendable {
     func waitUntilStopped(timeout: Double) -> Bool
     /// Whether the transport has stopped after `shutdown()`.
     var isStopped: Bool { get }
+    /// Runs `body` once the transport has stopped after `shutdown()` (at once, on some thread, when it
+    /// already has), blocking no thread meanwhile.
+    func whenStopped(_ body: @escaping @Sendable () -> Void)
 }

@@ -57,6 +57,29 @@ import Testing
         #expect(failure?.code == .invalidURL)
     }
 
+    @Test func invalidateAsyncReturnsOnceRunningWorkEndedAndTheTransportStopped() async throws {
+        let downloader = ImageDownloader()
+        let url = server.url("/files/horse-rgba.png?gate=invalidate")
+        let running = Task { try await downloader.image(for: url) }
+        #expect(await server.waitUntil { $0.waitingCount(atGate: "invalidate") == 1 })
+        let invalidated = Locked(false)
+        let invalidation = Task {
+            await downloader.invalidate()
+            invalidated.value = true
+            return downloader.isTransportStopped
+        }
+        // Later requests fail as soon as the downloader is invalidated, while the running one waits.
+        #expect(
+            await pollAsync {
+                downloader.callerCount(for: url) == 1 && downloader.downloadImage(with: server.url("/pixel.png")) == nil
+            })
+        #expect(!invalidated.value, "invalidate() returned while a download was still running")
+        server.openGate("invalidate")
+        #expect(await invalidation.value, "invalidate() returned before the transport stopped")
+        #expect(try await running.value.image?.width == 400)
+        await ImageDownloader.shared.invalidate()  // does nothing to `shared`, and returns
+    }
+
     @Test func cancellingTheTaskCancelsOnlyThatCaller() async throws {
         let downloader = ImageDownloader()
         let url = server.url("/files/horse-rgba.png")

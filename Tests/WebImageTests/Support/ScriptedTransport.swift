@@ -62,6 +62,8 @@ final class ScriptedTransport: ImageTransport, Sendable {
         /// Started transfers, in the order `start` was called.
         var started: [Transfer] = []
         var shutDown = false
+        /// `whenStopped` bodies waiting for `shutdown()`.
+        var onStop: [@Sendable () -> Void] = []
     }
 
     private let queue = DispatchQueue(label: "test.scripted-transport")
@@ -124,11 +126,14 @@ final class ScriptedTransport: ImageTransport, Sendable {
     }
 
     func shutdown() {
-        let running = record.withLock { record -> [Transfer] in
+        let (running, onStop) = record.withLock { record -> ([Transfer], [@Sendable () -> Void]) in
             record.shutDown = true
-            return record.started
+            defer { record.onStop = [] }
+            return (record.started, record.onStop)
         }
         for transfer in running { cancel(transfer) }
+        // After the cancels' completions, which run on `queue` too.
+        for body in onStop { queue.async(execute: body) }
     }
 
     func waitUntilStopped(timeout: Double) -> Bool {
@@ -137,6 +142,14 @@ final class ScriptedTransport: ImageTransport, Sendable {
     }
 
     var isStopped: Bool { record.withLock { $0.shutDown } }
+
+    func whenStopped(_ body: @escaping @Sendable () -> Void) {
+        let stopped = record.withLock { record -> Bool in
+            if !record.shutDown { record.onStop.append(body) }
+            return record.shutDown
+        }
+        if stopped { queue.async(execute: body) }
+    }
 
     // MARK: Scripting
 
