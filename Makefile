@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
 
-.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -82,6 +82,11 @@ format:
 # WebImage as another package's versioned git dependency (Examples/Package/check.sh, about a minute).
 test-package: deps
 	bash Examples/Package/check.sh
+
+# Every ```swift block of README.md built as its own executable target against this repository by path
+# (Examples/README/check.py; blocks marked `<!-- test-readme: skip: REASON -->` are listed, not built).
+test-readme: deps
+	SWIFT=$(SWIFT) python3 Examples/README/check.py
 
 # deploy/Dockerfile's runtime stage without a Docker engine (deploy/check-runtime.sh, as root: debootstrap,
 # chroot): the static release build in a Debian bookworm minbase root file system (.build-rootfs/) with only

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Builds every ```swift block of README.md, so the README's code is code that compiles.
+
+Run by `make test-readme` (and CI). The convention, also in README.md ("The README's code"):
+
+- Each ```swift block becomes the main.swift of its own executable target in a generated package,
+  so it is compiled as top-level code: `try` and `await` work there, `return` does not.
+- A block with no `import` line continues the quick start: it is compiled after the prelude below
+  (Foundation and WebImage imported, `downloader` and `url` defined).
+- A block that is deliberately not compilable (a Package.swift excerpt, pseudo-code) is marked by the
+  line `<!-- test-readme: skip: REASON -->` right before its fence; the script lists each skipped block
+  with its reason. A skip marker without a reason, one not followed by a ```swift block, or an
+  unclosed fence is an error.
+
+The generated package depends on this repository by path and on swift-log and swift-metrics with the
+same requirements as this repository's Package.swift, and starts from its Package.resolved, so it
+builds against the pins the repository uses, through the same git URLs (and so the same local mirror
+git is configured with) as `make test-package`.
+
+Usage: check.py [REPO]    (REPO: the repository's folder, by default the one this script is in)
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PRELUDE = """import Foundation
+import WebImage
+
+let downloader = ImageDownloader()
+let url = URL(string: "https://example.com/cat.webp")!
+"""
+
+FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([^\s`]*)")
+SKIP = re.compile(r"^\s*<!--\s*test-readme:\s*skip\b:?\s*(.*?)\s*-->\s*$")
+
+
+def extract(readme_text):
+    """Returns (blocks, skipped): blocks as (line, code), skipped as (line, reason)."""
+    lines = readme_text.split("\n")
+    blocks, skipped, errors = [], [], []
+    pending_skip = None  # (line, reason) of a marker waiting for its block
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        marker = SKIP.match(line)
+        if marker:
+            if not marker.group(1):
+                errors.append(f"README.md:{index + 1}: a skip marker needs a reason")
+            pending_skip = (index + 1, marker.group(1))
+            index += 1
+            continue
+        fence = FENCE.match(line)
+        if not fence:
+            if line.strip() and pending_skip:
+                errors.append(f"README.md:{pending_skip[0]}: the skip marker is not followed by a ```swift block")
+                pending_skip = None
+            index += 1
+            continue
+        indent, ticks, language = fence.group(1), fence.group(2), fence.group(3).lower()
+        start = index + 1
+        body = []
+        index += 1
+        while index < len(lines) and not re.match(r"^\s*" + re.escape(ticks[0]) + "{" + str(len(ticks)) + r",}\s*$",
+                                                      lines[index]):
+            body.append(lines[index][len(indent):] if lines[index].startswith(indent) else lines[index].lstrip())
+            index += 1
+        if index == len(lines):
+            errors.append(f"README.md:{start}: the fence opened here is never closed")
+            break
+        index += 1  # the closing fence
+        if language == "swift":
+            if pending_skip:
+                skipped.append((start, pending_skip[1]))
+            else:
+                blocks.append((start, "\n".join(body) + "\n"))
+        elif pending_skip:
+            errors.append(f"README.md:{pending_skip[0]}: the skip marker is followed by a ```{language} block")
+        pending_skip = None
+    if pending_skip:
+        errors.append(f"README.md:{pending_skip[0]}: the skip marker is not followed by a ```swift block")
+    return blocks, skipped, errors
+
+
+def main():
+    repo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(repo, "README.md"), encoding="utf-8") as handle:
+        blocks, skipped, errors = extract(handle.read())
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    if errors:
+        return 1
+    if not blocks:
+        print("error: README.md has no ```swift block to build", file=sys.stderr)
+        return 1
+    for line, reason in skipped:
+        print(f"README.md:{line}: not compiled (marked test-readme: skip): {reason}")
+
+    with open(os.path.join(repo, "Package.swift"), encoding="utf-8") as handle:
+        manifest = handle.read()
+    requirements = []
+    for name in ("swift-log", "swift-metrics"):
+        found = re.search(r"\.package\(url: \"[^\"]*/" + name + r"\.git\"[^)]*\)", manifest)
+        if not found:
+            print(f"error: Package.swift names no {name} dependency", file=sys.stderr)
+            return 1
+        requirements.append(found.group(0))
+
+    # SwiftPM names a path dependency after its folder (a clone named `webimage` is package `webimage`).
+    identity = os.path.basename(repo.rstrip("/"))
+    work = tempfile.mkdtemp(prefix="webimage-readme.")
+    try:
+        targets = []
+        for line, code in blocks:
+            name = f"ReadmeLine{line}"
+            folder = os.path.join(work, "Sources", name)
+            os.makedirs(folder)
+            has_import = any(re.match(r"^\s*(@\w+\s+)*import\s", text) for text in code.split("\n"))
+            with open(os.path.join(folder, "main.swift"), "w", encoding="utf-8") as handle:
+                handle.write(f"// README.md line {line}\n")
+                handle.write(code if has_import else PRELUDE + "\n" + code)
+            targets.append(
+                f'        .executableTarget(name: "{name}", dependencies: [\n'
+                f'            .product(name: "WebImage", package: "{identity}"),\n'
+                '            .product(name: "Logging", package: "swift-log"),\n'
+                '            .product(name: "Metrics", package: "swift-metrics"),\n'
+                "        ], swiftSettings: [.swiftLanguageMode(.v6)]),\n")
+        with open(os.path.join(work, "Package.swift"), "w", encoding="utf-8") as handle:
+            handle.write(
+                "// swift-tools-version:6.1\n"
+                "import PackageDescription\n\n"
+                "let package = Package(\n"
+                '    name: "ReadmeBlocks",\n'
+                "    platforms: [.macOS(.v15)],\n"
+                "    dependencies: [\n"
+                f"        .package(path: {json.dumps(repo)}),\n"
+                + "".join(f"        {requirement},\n" for requirement in requirements)
+                + "    ],\n    targets: [\n" + "".join(targets) + "    ]\n)\n")
+        resolved = os.path.join(repo, "Package.resolved")
+        if os.path.exists(resolved):
+            shutil.copy(resolved, os.path.join(work, "Package.resolved"))
+        print(f"Building {len(blocks)} README blocks in {work} against {repo}")
+        swift = os.environ.get("SWIFT", "swift")
+        build = subprocess.run([swift, "build", "--package-path", work], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        output = build.stdout
+        # Point the compiler's messages at README.md lines.
+        for line, _ in blocks:
+            folder = os.path.join(work, "Sources", f"ReadmeLine{line}", "main.swift")
+            output = output.replace(folder, f"README.md(block at line {line})/main.swift")
+        problems = [text for text in output.split("\n") if "error:" in text or "warning:" in text]
+        readme_problems = [text for text in problems if "README.md(block" in text]
+        if build.returncode != 0 or readme_problems:
+            print(output)
+            print("error: a README block does not build (or warns); see above", file=sys.stderr)
+            return 1
+        print("\n".join(output.strip().split("\n")[-2:]))
+        print(f"test-readme: all {len(blocks)} swift blocks of README.md build ({len(skipped)} marked skip)")
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
