@@ -67,6 +67,10 @@ extension ImageDownloader {
     /// Downloads and decodes `url`. Cancelling the calling Task cancels exactly this caller
     /// (it throws `ImageDownloaderError` with code `cancelled`); other callers of the URL are unaffected.
     ///
+    /// The error is typed, so a `catch` needs no cast. Leave the cast out: Swift 6.3.1's compiler crashes
+    /// ("Found ownership error") on `catch let error as ImageDownloaderError` in a throwing function
+    /// when the `do` calls nothing but typed-throwing functions.
+    ///
     /// ```swift
     /// do {
     ///     let result = try await ImageDownloader.shared.image(for: url, options: [.scaleDownLargeImages])
