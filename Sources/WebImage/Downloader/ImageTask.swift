@@ -156,21 +156,28 @@ public final class ImageTask: Sendable {
         if cancelNow { token?.cancel() }
     }
 
-    /// Progress and partial images, before `complete` (the downloader's callers guarantee that order).
+    /// Progress or a partial image. Yielded under the lock that `complete` takes, so that one arriving
+    /// late (progress runs on the transport thread, a cancel's completion on the callback queue) is
+    /// dropped instead of following `completed`.
     func yield(_ event: Event) {
-        continuation.yield(event)
+        state.withLock { state in
+            guard state.outcome == nil else { return }
+            continuation.yield(event)
+        }
     }
 
-    /// The terminal event; the downloader calls it exactly once per caller.
+    /// The terminal event; the downloader calls it once per caller, and a second call would do nothing.
     func complete(_ outcome: Result<ImageDownloadResult, ImageDownloaderError>) {
-        let waiters = state.withLock { state in
+        let waiters = state.withLock { state -> [CheckedContinuation<DownloadOutcome, Never>] in
+            guard state.outcome == nil else { return [] }
             state.outcome = outcome
             state.token = nil
+            // A yield resumes the reader's continuation at most; it runs none of its code here.
+            continuation.yield(.completed(outcome))
+            continuation.finish()
             defer { state.waiters = [] }
             return state.waiters
         }
-        continuation.yield(.completed(outcome))
-        continuation.finish()
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }
