@@ -58,10 +58,10 @@ import Testing
     }
 
     @Test func invalidateAsyncReturnsOnceRunningWorkEndedAndTheTransportStopped() async throws {
-        let downloader = ImageDownloader()
+        let downloader = ImageTaskTests.patient()
         let url = server.url("/files/horse-rgba.png?gate=invalidate")
         let running = Task { try await downloader.image(for: url) }
-        #expect(await server.waitUntil { $0.waitingCount(atGate: "invalidate") == 1 })
+        #expect(await server.waitUntil(timeout: .seconds(60)) { $0.waitingCount(atGate: "invalidate") == 1 })
         let invalidated = Locked(false)
         let invalidation = Task {
             await downloader.invalidate()
@@ -70,7 +70,7 @@ import Testing
         }
         // Later requests fail as soon as the downloader is invalidated, while the running one waits.
         #expect(
-            await pollAsync {
+            await pollAsync(seconds: 60) {
                 downloader.callerCount(for: url) == 1 && downloader.downloadImage(with: server.url("/pixel.png")) == nil
             })
         #expect(!invalidated.value, "invalidate() returned while a download was still running")

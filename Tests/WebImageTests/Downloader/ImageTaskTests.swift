@@ -29,11 +29,20 @@ import Testing
     }
 
     /// A downloader with one download slot, FIFO.
-    private func oneSlot() -> ImageDownloader {
+    private func oneSlot() -> ImageDownloader { patient(slots: 1) }
+
+    /// A downloader whose transfers may sit at a server gate for minutes: in the full parallel suite the
+    /// test that opens the gate can be scheduled late (the cooperative pool is as wide as the cores), and
+    /// the default 15 s idle timeout would end the held transfer first.
+    static func patient(slots: Int = 6) -> ImageDownloader {
         var config = ImageDownloaderConfig()
-        config.maxConcurrentDownloads = 1
+        config.maxConcurrentDownloads = slots
+        config.downloadTimeout = 300
+        config.totalTimeout = 300
         return ImageDownloader(config: config)
     }
+
+    private func patient(slots: Int) -> ImageDownloader { Self.patient(slots: slots) }
 
     @Test func eventsAreProgressAndPartialsThenOneCompletion() async throws {
         let downloader = ImageDownloader()  // held: a downloader released cancels its downloads
@@ -106,11 +115,11 @@ import Testing
     }
 
     @Test func cancellingTheTaskThatAwaitsValueCancelsTheImageTask() async throws {
-        let downloader = ImageDownloader()
+        let downloader = patient(slots: 6)
         let url = server.url("/files/horse-rgba.png?gate=never")
         let task = downloader.imageTask(for: url)
         let waiting = Task { try await task.value }
-        #expect(await server.waitUntil { $0.waitingCount(atGate: "never") == 1 })
+        #expect(await server.waitUntil(timeout: .seconds(60)) { $0.waitingCount(atGate: "never") == 1 })
         waiting.cancel()
         let outcomes = completions(await allEvents(task))
         if case .failure(let error) = outcomes.first {
@@ -127,7 +136,7 @@ import Testing
         let downloader = oneSlot()
         let path = "/files/pixel-1x1.png"
         let first = downloader.imageTask(for: server.url("\(path)?n=1&gate=slot"))
-        #expect(await server.waitUntil { $0.waitingCount(atGate: "slot") == 1 })
+        #expect(await server.waitUntil(timeout: .seconds(60)) { $0.waitingCount(atGate: "slot") == 1 })
         let earlier = downloader.imageTask(for: server.url("\(path)?n=2"))
         let later = downloader.imageTask(for: server.url("\(path)?n=3"))
         #expect(later.priority == .normal)
@@ -146,7 +155,7 @@ import Testing
             let downloader = oneSlot()
             let gate = "shared-\(cancelsTheRaisedOne)"
             let first = downloader.imageTask(for: server.url("\(path)?n=1&gate=\(gate)&c=\(cancelsTheRaisedOne)"))
-            #expect(await server.waitUntil { $0.waitingCount(atGate: gate) == 1 })
+            #expect(await server.waitUntil(timeout: .seconds(60)) { $0.waitingCount(atGate: gate) == 1 })
             let other = downloader.imageTask(for: server.url("\(path)?n=2&c=\(cancelsTheRaisedOne)"))
             let shared = server.url("\(path)?n=3&c=\(cancelsTheRaisedOne)")
             let calm = downloader.imageTask(for: shared, priority: .low)
