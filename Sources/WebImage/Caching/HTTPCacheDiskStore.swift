@@ -1,5 +1,4 @@
 import Foundation
-import Locking
 import Logging
 
 /// The disk tier of `HTTPCache`: a SQLite index (WAL mode) of stored responses plus one body file
@@ -20,17 +19,9 @@ final class HTTPCacheDiskStore: Sendable {
 
     let directory: URL
     let capacity: Int
-    private let databasePath: String
     private let files: HTTPCacheBodyFiles
     private let logger: Logger
-    private let index: Lock<IndexState>
-
-    private struct IndexState {
-        var database: SQLiteDatabase?
-        /// The file the connection opened, to tell whether another process already replaced it.
-        var identity: FileIdentity?
-        var lastOpenFailure: String?
-    }
+    private let index: CacheIndex
 
     /// One row of the index.
     struct Record: Sendable {
@@ -45,10 +36,11 @@ final class HTTPCacheDiskStore: Sendable {
     init(directory: URL, capacity: Int, synchronousWrites: Bool, logger: Logger) {
         self.directory = directory
         self.capacity = max(0, capacity)
-        self.databasePath = directory.appendingPathComponent("index.sqlite").path
         self.files = HTTPCacheBodyFiles(directory: directory, synchronousWrites: synchronousWrites)
         self.logger = logger
-        self.index = Lock(IndexState())
+        self.index = CacheIndex(
+            directory: directory, files: files, schema: Self.schema, schemaVersion: Self.schemaVersion,
+            tables: ["entries"], logger: logger)
         let referenced = withIndex("open") { database throws(SQLiteError) in
             try Set(Self.allFileNames(database))
         }
@@ -251,136 +243,9 @@ final class HTTPCacheDiskStore: Sendable {
         if deleted == true { files.remove([fileName]) }
     }
 
-    // MARK: - Opening, corruption recovery
-
-    /// Runs `body` against the open index under the lock. A SQLite error is logged and yields `nil`;
-    /// a corruption error also moves the damaged database aside and opens a new one, so the next
-    /// call works again.
     private func withIndex<T: Sendable>(
         _ operation: String, _ body: (SQLiteDatabase) throws(SQLiteError) -> T
     ) -> T? {
-        index.withLock { state -> T? in
-            if state.database == nil { open(&state) }
-            guard let database = state.database else { return nil }
-            do throws(SQLiteError) {
-                return try body(database)
-            } catch {
-                if error.isCorruption {
-                    logger.warning("the index at \(databasePath) is damaged (\(error)); rebuilding it")
-                    recover(&state)
-                } else {
-                    logger.warning("\(operation) failed: \(error)")
-                }
-                return nil
-            }
-        }
-    }
-
-    private func open(_ state: inout IndexState) {
-        do {
-            try files.createDirectories()
-        } catch {
-            reportOpenFailure("cannot create \(directory.path)", error, &state)
-            return
-        }
-        do throws(SQLiteError) {
-            try openDatabase(&state)
-        } catch  where error.isCorruption {
-            logger.warning("the index at \(databasePath) is damaged (\(error)); rebuilding it")
-            recover(&state)
-        } catch {
-            reportOpenFailure("cannot open the index at \(databasePath)", error, &state)
-        }
-    }
-
-    /// Runs `body` again while it fails with `SQLITE_BUSY`, for up to 10 s (the connection's busy
-    /// timeout). Switching a new index to WAL needs an exclusive lock, and when several connections (or
-    /// processes) open a new index at once, SQLite may answer SQLITE_BUSY at once instead of waiting:
-    /// a connection that holds a shared lock while another wants to write would deadlock in the busy
-    /// handler, so SQLite skips it. Seen with four caches opening one new directory under ASan.
-    private static func retryingBusy<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        let deadline = ContinuousClock.now + .seconds(10)
-        var pause: TimeInterval = 0.001
-        while true {
-            do {
-                return try body()
-            } catch  where error.isBusy && ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: pause)
-                pause = min(pause * 2, 0.05)
-            }
-        }
-    }
-
-    private func openDatabase(_ state: inout IndexState) throws(SQLiteError) {
-        let database = try SQLiteDatabase(path: databasePath)
-        state.identity = FileIdentity(path: databasePath)
-        let journalMode = try Self.retryingBusy { () throws(SQLiteError) in
-            try database.withStatement("PRAGMA journal_mode = WAL") { statement throws(SQLiteError) in
-                try statement.step() ? statement.string(at: 0) : ""
-            }
-        }
-        if journalMode.lowercased() != "wal" {
-            logger.warning("SQLite kept journal mode \(journalMode) for \(databasePath)")
-        }
-        // NORMAL in WAL mode: a killed process loses nothing committed; power loss may lose the last
-        // transactions, never consistency.
-        try database.execute("PRAGMA synchronous = NORMAL")
-        let check = try database.withStatement("PRAGMA quick_check(1)") { statement throws(SQLiteError) in
-            try statement.step() ? statement.string(at: 0) : "no result"
-        }
-        guard check == "ok" else {
-            throw SQLiteError.corrupt("quick_check: \(check)", operation: "open \(databasePath)")
-        }
-        try database.transaction(immediate: true) { () throws(SQLiteError) in
-            let version = try database.withStatement("PRAGMA user_version") { statement throws(SQLiteError) in
-                try statement.step() ? statement.int64(at: 0) : 0
-            }
-            if version != 0, version != Self.schemaVersion {
-                // An index from another version of this cache: start over (its bodies become orphans).
-                try database.execute("DROP TABLE IF EXISTS entries")
-            }
-            try database.execute(Self.schema)
-        }
-        state.database = database
-        state.lastOpenFailure = nil
-    }
-
-    private func recover(_ state: inout IndexState) {
-        // Close first: the damaged file must not stay open under its old name.
-        let openedIdentity = state.identity
-        state.database = nil
-        state.identity = nil
-        let currentIdentity = FileIdentity(path: databasePath)
-        // If another process already replaced the damaged file, the file at the path is new: use it.
-        if openedIdentity == nil || openedIdentity == currentIdentity {
-            do {
-                try moveDatabaseAside(databasePath, suffix: ".corrupt")
-            } catch {
-                reportOpenFailure("cannot move the damaged index aside", error, &state)
-                return
-            }
-        }
-        do {
-            try openDatabase(&state)
-            logger.warning("moved the damaged index to \(databasePath).corrupt and created a new one")
-        } catch {
-            reportOpenFailure("cannot create a new index at \(databasePath)", error, &state)
-        }
-    }
-
-    private func reportOpenFailure(_ what: String, _ error: any Error, _ state: inout IndexState) {
-        // Every call retries the open; say so once per distinct problem rather than on every lookup.
-        // The key leaves out the error's description: an NSError prints its userInfo dictionary in
-        // an order that can differ between two otherwise identical failures.
-        let nsError = error as NSError
-        let key = "\(what) [\(nsError.domain) \(nsError.code) \(Self.underlyingCode(of: nsError))]"
-        guard state.lastOpenFailure != key else { return }
-        state.lastOpenFailure = key
-        logger.warning("\(what): \(error); the disk tier is unavailable")
-    }
-
-    private static func underlyingCode(of error: NSError) -> String {
-        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError else { return "-" }
-        return "\(underlying.domain) \(underlying.code)"
+        index.withIndex(operation, body)
     }
 }
