@@ -25,6 +25,10 @@ public struct AVIFEncoder: ImageEncoding {
 
     /// `.avif`.
     public var format: ImageFormat { .avif }
+    /// Every parameter: `avif;q=60;speed=6;chroma=yuv420;icc=1`.
+    public var key: String {
+        "avif;q=\(quality);speed=\(speed);chroma=\(chromaSubsampling.rawValue);icc=\(embedsICCProfile ? 1 : 0)"
+    }
 
     /// Creates an encoder.
     public init(

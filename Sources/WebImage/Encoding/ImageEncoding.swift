@@ -10,6 +10,16 @@ public protocol ImageEncoding: Sendable {
     var format: ImageFormat { get }
     /// The encoded bytes. Throws `ImageEncodingError`.
     func encode(_ image: Image) throws -> Data
+    /// Identifies the output: the format and every parameter that changes the bytes (two encoders with
+    /// the same key must write the same bytes for one image); part of `ProcessedImageKey`. The built-in
+    /// encoders name each parameter (`jpeg;q=85;…`); by default the format and the encoder's
+    /// description, which for a structure lists its stored properties.
+    var key: String { get }
+}
+
+extension ImageEncoding {
+    /// The format and `String(describing: self)`.
+    public var key: String { "\(format.rawValue);\(String(describing: self))" }
 }
 
 /// Encoding an image failed; `message` says why.

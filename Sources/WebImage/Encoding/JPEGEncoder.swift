@@ -42,6 +42,13 @@ public struct JPEGEncoder: ImageEncoding {
 
     /// `.jpeg`.
     public var format: ImageFormat { .jpeg }
+    /// Every parameter: `jpeg;q=85;progressive=0;chroma=auto;icc=1;exif=none;background=#ffffffff`.
+    public var key: String {
+        let exifKey = exif.map { "\($0.count):\(String(BodyChecksum.hash($0), radix: 16))" } ?? "none"
+        return
+            "jpeg;q=\(quality);progressive=\(progressive ? 1 : 0);chroma=\(chromaSubsampling?.rawValue ?? "auto");"
+            + "icc=\(embedsICCProfile ? 1 : 0);exif=\(exifKey);background=\(background)"
+    }
 
     /// Creates an encoder.
     public init(

@@ -18,6 +18,8 @@ import Foundation
 public struct PNGEncoder: ImageEncoding {
     /// `.png`.
     public var format: ImageFormat { .png }
+    /// Every parameter: `png;level=6;icc=1`.
+    public var key: String { "png;level=\(compressionLevel);icc=\(embedsICCProfile ? 1 : 0)" }
 
     /// zlib compression level, 0 (none, fastest) … 9 (smallest). `6` by default.
     public var compressionLevel: Int

@@ -24,6 +24,10 @@ public struct WebPEncoder: ImageEncoding {
 
     /// `.webp`.
     public var format: ImageFormat { .webp }
+    /// Every parameter: `webp;q=80;lossless=0;method=4;icc=1`.
+    public var key: String {
+        "webp;q=\(quality);lossless=\(lossless ? 1 : 0);method=\(method);icc=\(embedsICCProfile ? 1 : 0)"
+    }
 
     /// Creates an encoder.
     public init(quality: Int = 80, lossless: Bool = false, method: Int = 4, embedsICCProfile: Bool = true) {
