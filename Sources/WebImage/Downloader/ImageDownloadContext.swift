@@ -31,6 +31,16 @@ public struct ImageDownloadContext: Sendable {
     /// its `key` joins the image-cache key, and its `minimumDecodeSize` lets the decoder shrink on load.
     /// A transformer that throws fails the caller with `badImageData`. nil by default.
     public var transformer: (any ImageTransforming)?
+    /// Encodes this caller's image (after the transformer): the completion's `data` is then the encoded
+    /// bytes instead of the downloaded ones. With `config.processedImageCache`, they are looked up there
+    /// first, by URL, transformer key, encoder key and decode options: a hit completes at once with a nil
+    /// image and the stored bytes (nothing is downloaded, decoded or encoded); a miss downloads, decodes,
+    /// transforms, encodes and stores. Requests that may not use shared caches (`RequestTrust`:
+    /// credentials, cookies, TLS checks off, a secret header field, a restricting destination policy)
+    /// neither read nor write it. The decoded-image cache is not consulted for such a caller (its hits
+    /// have no encoded bytes) but is still filled. An encoder that throws fails the caller with
+    /// `badImageData`; ignored with `avoidDecodeImage`. nil by default.
+    public var encoder: (any ImageEncoding)?
 
     /// Creates an empty context.
     public init(

@@ -268,13 +268,37 @@ public final class ImageDownloader: Sendable {
         // The decoded-image cache: looked up here, filled by the operation under the same key.
         let imageCacheKey =
             config.imageCache != nil && !decodeRequest.avoidsDecoding ? Self.imageCacheKey(key, decodeRequest) : nil
+        // The processed-image cache, for a caller that wants encoded bytes: likewise.
+        let output = context?.encoder.flatMap { encoder -> OutputEncoding? in
+            guard !decodeRequest.avoidsDecoding else { return nil }
+            let mayCache =
+                config.processedImageCache != nil
+                && trust.allowsSharedCaches(
+                    secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy)
+            return OutputEncoding(
+                encoder: encoder,
+                cacheKey: mayCache
+                    ? ProcessedImageKey(
+                        url: url, transformerKey: decodeRequest.transformer?.key, encoder: encoder,
+                        variant: Self.decodeVariant(decodeRequest.options)) : nil)
+        }
         func caller(_ token: ImageDownloadToken, progress: ImageDownloaderProgressBlock?) -> DownloadCaller {
             DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
-                decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey,
+                decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey, output: output,
                 instruments: instruments, startedAt: startedAt, priority: priority ?? Operation.QueuePriority(options))
         }
-        if let imageCache = config.imageCache, let imageCacheKey, let image = imageCache.image(forKey: imageCacheKey) {
+        // Read on the calling thread, as the decoded-image cache is: one SQLite lookup and one file read.
+        if let cacheKey = output?.cacheKey, let data = config.processedImageCache?.data(for: cacheKey) {
+            let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
+            var metrics = ImageDownloadMetrics()
+            metrics.cacheStatus = .processedImageCache
+            caller(token, progress: nil).complete(image: nil, data: data, error: nil, response: nil, metrics: metrics)
+            return token
+        }
+        if output == nil, let imageCache = config.imageCache, let imageCacheKey,
+            let image = imageCache.image(forKey: imageCacheKey)
+        {
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
             var metrics = ImageDownloadMetrics()
             metrics.cacheStatus = .imageCache
@@ -311,12 +335,17 @@ public final class ImageDownloader: Sendable {
     /// and the transformer's key included), and the
     /// request's trust, so an image fetched under one trust is never served to a request of another.
     static func imageCacheKey(_ key: MergeKey, _ decoding: DecodeRequest) -> String {
-        let options = decoding.options
+        "\(key.url.absoluteString)#\(decodeVariant(decoding.options))"
+            + "\(decoding.transformer.map { "#" + $0.key } ?? "")#\(key.trust.cacheKeyComponent)"
+    }
+
+    /// The decode options that change the pixels, as text: part of both image-cache keys
+    /// (`ProcessedImageKey.variant` for the processed-image cache).
+    static func decodeVariant(_ options: ImageDecodingOptions) -> String {
         let thumbnail = options.thumbnailPixelSize.map { "\($0.width)x\($0.height)" } ?? "full"
         return
-            "\(key.url.absoluteString)#\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
+            "\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
             + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)"
-            + "\(decoding.transformer.map { "#" + $0.key } ?? "")#\(key.trust.cacheKeyComponent)"
     }
 
     /// A field for an error message: the name as a Swift string literal (escapes visible), the value

@@ -109,6 +109,12 @@ public struct ImageDownloaderConfig: Sendable {
     /// Decoded images, consulted before the network and filled after each successful decode, keyed by URL
     /// and decode options. nil (the default) disables it. A hit completes with the image and nil data.
     public var imageCache: (any ImageCaching)?
+    /// Encoded images of requests whose context names an `encoder`, keyed by URL, transformer, encoder and
+    /// decode options (`ImageDownloadContext.encoder` tells how it is used): `ImageDiskCache()` keeps them
+    /// on disk for every process of the user. Requests that may not use shared caches (credentials,
+    /// cookies, TLS checks off, a secret header field, a restricting destination policy) neither read nor
+    /// write it. nil (the default) disables it.
+    public var processedImageCache: (any ProcessedImageCaching)?
     /// The cookie jar used by requests with `.handleCookies`. `CookieJar.shared` by default; nil gives
     /// this downloader a private in-memory jar.
     public var cookieStorage: CookieJar? = .shared

@@ -39,6 +39,22 @@ struct RequestTrust: Hashable, Sendable {
             .map(\.element)
     }
 
+    /// Whether a request of this trust may read and write the caches every downloader and process of the
+    /// user shares: the HTTP cache and the processed-image cache. Not when its answer may depend on who
+    /// asks (credentials, cookies, an `Authorization`, `Proxy-Authorization` or `Cookie` field, a field of
+    /// `config.secretHeaderFields` such as an API key) or its bytes were not verified (TLS checks off); nor
+    /// under a destination policy that refuses anything, since an answer stored by a looser downloader (from
+    /// a private address) would be served without a connection for the policy to judge.
+    func allowsSharedCaches(secretHeaderFields: SecretHeaderFields, destinationPolicy: DestinationPolicy) -> Bool {
+        destinationPolicy.allowsEverything && verifiesTLS && !handlesCookies && credentials == nil
+            && !headers.contains { field in
+                Self.identifyingFields.contains(field.name) || secretHeaderFields.contains(field.name)
+            }
+    }
+
+    /// Fields that say who is asking, whatever `secretHeaderFields` holds (names lowercased).
+    private static let identifyingFields: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
     /// The trust as text for the in-memory image-cache key: exact (no hashing, so two different trusts
     /// never share a key). It holds the same secrets the configuration already holds in this process and
     /// is never written anywhere.

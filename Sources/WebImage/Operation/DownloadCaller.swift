@@ -14,6 +14,8 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     /// Where a decoded image for this caller is stored in `config.imageCache` (nil: no image cache, or
     /// nothing decoded). Computed by the downloader, which also looks it up.
     let imageCacheKey: String?
+    /// `context.encoder` and where its output is cached; nil when the caller wants the downloaded bytes.
+    let output: OutputEncoding?
     /// The downloader's metrics and logger, told of the outcome.
     let instruments: DownloadInstruments
     /// `DispatchTime.now().uptimeNanoseconds` when the caller called `downloadImage`.
@@ -97,5 +99,19 @@ extension Operation.QueuePriority {
         } else {
             self = .normal
         }
+    }
+}
+
+/// What a caller with `context.encoder` wants done with its image.
+struct OutputEncoding: Sendable {
+    var encoder: any ImageEncoding
+    /// Where the encoded bytes are stored in `config.processedImageCache`: nil when there is none or the
+    /// request may not use shared caches. Computed by the downloader, which also looks it up.
+    var cacheKey: ProcessedImageKey?
+
+    /// Callers whose decoded image and encoder are the same share one encoding.
+    struct Identity: Hashable {
+        var decoding: DecodeRequest
+        var encoderKey: String
     }
 }

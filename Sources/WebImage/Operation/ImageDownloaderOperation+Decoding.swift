@@ -87,10 +87,18 @@ extension ImageDownloaderOperation {
             failure = ImageDownloaderError(.badImageData, "the response body is empty", url: request.url)
         }
         var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
+        var encodings: [OutputEncoding.Identity: Result<Data, ImageDownloaderError>] = [:]
         if failure == nil {
-            // Decode before taking the callers: one cancelled meanwhile gets its `cancelled` and nothing else.
-            for decodeRequest in Set(state.withLock { $0.lifecycle.callers.map(\.decoding) }) {
+            // Decode (and encode) before taking the callers: one cancelled meanwhile gets its `cancelled` and
+            // nothing else.
+            let waiting = state.withLock { $0.lifecycle.callers.map { ($0.decoding, $0.output) } }
+            for decodeRequest in Set(waiting.map(\.0)) {
                 results[decodeRequest] = decode(payload, decodeRequest, box: box)
+            }
+            for case (let decoding, let output?) in waiting {
+                let identity = OutputEncoding.Identity(decoding: decoding, encoderKey: output.encoder.key)
+                guard encodings[identity] == nil, case .success(let image?)? = results[decoding] else { continue }
+                encodings[identity] = encode(image, output)
             }
         }
         let (callers, response) = state.withLock { ($0.lifecycle.takeCallersToServe(), $0.response) }
@@ -102,8 +110,16 @@ extension ImageDownloaderOperation {
         let notificationTarget = self.notificationTarget
         var onNotificationQueue: [@Sendable () -> Void] = []
         for caller in callers {
-            let result =
+            var result =
                 failure.map { .failure($0) } ?? results[caller.decoding] ?? decode(payload, caller.decoding, box: box)
+            var data = payload
+            if case .success(let image?) = result, let output = caller.output {
+                let identity = OutputEncoding.Identity(decoding: caller.decoding, encoderKey: output.encoder.key)
+                switch encodings[identity] ?? encode(image, output) {
+                case .success(let encoded): data = encoded
+                case .failure(let error): result = .failure(error)
+                }
+            }
             let callback: (@Sendable () -> Void)?
             switch result {
             case .success(let image):
@@ -112,7 +128,7 @@ extension ImageDownloaderOperation {
                     environment.config.imageCache?.setImage(image, forKey: key)
                 }
                 callback = caller.terminalCallback(
-                    image: image, data: payload, error: nil, response: response, metrics: metrics)
+                    image: image, data: data, error: nil, response: response, metrics: metrics)
             case .failure(var error):
                 // Decode failures still came with a response: keep it on the error, as status failures do.
                 if error.response == nil, let response {
@@ -173,6 +189,21 @@ extension ImageDownloaderOperation {
             return .failure(
                 ImageDownloaderError(
                     .badImageData, "the data could not be decoded: \(error)", url: request.url, underlying: error))
+        }
+    }
+
+    /// Encodes a caller's image with its `context.encoder` and stores the bytes in the processed-image cache
+    /// when the caller has a key there.
+    private func encode(_ image: Image, _ output: OutputEncoding) -> Result<Data, ImageDownloaderError> {
+        do {
+            let data = try output.encoder.encode(image)
+            if let key = output.cacheKey { environment.config.processedImageCache?.store(data, for: key) }
+            return .success(data)
+        } catch {
+            return .failure(
+                ImageDownloaderError(
+                    .badImageData, "the encoder \(output.encoder.key) failed: \(error)", url: request.url,
+                    underlying: error))
         }
     }
 

@@ -254,18 +254,13 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     // MARK: HTTP cache
 
-    /// Whether this request may read and write the HTTP cache. The cache directory is shared by every
-    /// downloader and process of the user, so a request whose answer may depend on who asks (credentials,
-    /// cookies, a field of `config.secretHeaderFields` such as an API key) or whose bytes were not verified
-    /// (TLS checks off) neither reads nor writes it, and sends no validators. Nor does a downloader whose
-    /// destination policy refuses anything: an answer stored by a looser downloader (from a private
-    /// address) would be served without a connection for the policy to judge.
+    /// Whether this request may read and write the HTTP cache, which every downloader and process of the
+    /// user shares: `RequestTrust.allowsSharedCaches` decides (a request that may not also sends no
+    /// validators).
     private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
-        config.destinationPolicy.allowsEverything && !options.contains(.allowInvalidSSLCertificates)
-            && !options.contains(.handleCookies)
-            && credentials == nil && !request.headers.contains("Authorization")
-            && !request.headers.contains("Proxy-Authorization") && !request.headers.contains("Cookie")
-            && !environment.secretHeaderFields.containsAny(of: request.headers)
+        guard let trust = mergeKey?.trust else { return false }
+        return trust.allowsSharedCaches(
+            secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy)
     }
 
     /// A 304 to our conditional request: serve the stored body with the 304's fields merged in (or, with

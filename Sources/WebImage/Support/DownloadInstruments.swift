@@ -11,7 +11,7 @@ import Logging
 /// | --- | --- | --- | --- |
 /// | `webimage_downloads_total` | counter | `result`: `success`, `failure`, `cancelled` | terminal callbacks (one per caller) |
 /// | `webimage_errors_total` | counter | `code`: the error code's name, e.g. `timedOut` | failed and cancelled callers |
-/// | `webimage_cache_hits_total` | counter | `cache`: `image`, `http` | callers served from the image cache or from a fresh or revalidated HTTP cache entry |
+/// | `webimage_cache_hits_total` | counter | `cache`: `image`, `http`, `processed` | callers served from the image cache, from a fresh or revalidated HTTP cache entry, or from the processed-image cache |
 /// | `webimage_bytes_received_total` | counter | | body bytes each transfer received from the network |
 /// | `webimage_download_duration` | timer | | from `downloadImage` to the caller's terminal callback |
 ///
@@ -25,6 +25,7 @@ final class DownloadInstruments: Sendable {
     private let cancelled: Counter
     private let imageCacheHits: Counter
     private let httpCacheHits: Counter
+    private let processedImageCacheHits: Counter
     private let bytesReceived: Counter
     private let duration: CoreMetrics.Timer
     /// `webimage_errors_total` by code, made on first use.
@@ -41,6 +42,8 @@ final class DownloadInstruments: Sendable {
         cancelled = downloads("cancelled")
         imageCacheHits = Counter(label: "webimage_cache_hits_total", dimensions: [("cache", "image")], factory: factory)
         httpCacheHits = Counter(label: "webimage_cache_hits_total", dimensions: [("cache", "http")], factory: factory)
+        processedImageCacheHits = Counter(
+            label: "webimage_cache_hits_total", dimensions: [("cache", "processed")], factory: factory)
         bytesReceived = Counter(label: "webimage_bytes_received_total", factory: factory)
         duration = CoreMetrics.Timer(label: "webimage_download_duration", factory: factory)
     }
@@ -82,6 +85,7 @@ final class DownloadInstruments: Sendable {
         switch metrics?.cacheStatus {
         case .imageCache: imageCacheHits.increment()
         case .fresh, .revalidated: httpCacheHits.increment()
+        case .processedImageCache: processedImageCacheHits.increment()
         case .network, nil: break
         }
         logger.trace(

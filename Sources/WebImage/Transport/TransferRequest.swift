@@ -81,6 +81,9 @@ public enum ImageDownloadCacheStatus: String, Sendable, Hashable {
     case revalidated
     /// The decoded-image cache; nothing was downloaded or decoded.
     case imageCache
+    /// The processed-image cache (`config.processedImageCache`): the encoded bytes, with no image;
+    /// nothing was downloaded, decoded or encoded.
+    case processedImageCache
 }
 
 /// Receives the events of one transfer. Every method runs on the transport thread and must be cheap:
