@@ -55,15 +55,15 @@ import Testing
         let directory = try Support.makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var nextIndex = 0
-        for killAfter in [3, 11, 7, 19] {
+        // 24 rounds, each killing the writer after 1–19 commits.
+        for round in 0..<24 {
+            let killAfter = 1 + round * 7 % 19
             let (child, output) = try startWriter(directory, start: nextIndex)
             // Wait on the pipe (not a timer) for enough commits, then kill the child mid-write.
             var buffer = ""
             var stored: [Int] = []
             var childLogs: [String] = []
-            while stored.count < killAfter {
-                let chunk = output.fileHandleForReading.availableData
-                guard !chunk.isEmpty else { break }  // the child exited on its own: a failure below
+            func take(_ chunk: Data) {
                 buffer += String(decoding: chunk, as: UTF8.self)
                 while let newline = buffer.firstIndex(of: "\n") {
                     let line = String(buffer[..<newline])
@@ -72,8 +72,18 @@ import Testing
                     if line.hasPrefix("log ") { childLogs.append(line) }
                 }
             }
+            while stored.count < killAfter {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else { break }  // the child exited on its own: a failure below
+                take(chunk)
+            }
+            // Killing right after a line would always land at the start of the next store; a random
+            // delay of up to a few stores spreads the kills over every step of one (not a wait for
+            // anything: any kill point must leave a consistent cache).
+            usleep(UInt32.random(in: 0...2000))
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
+            take(output.fileHandleForReading.readDataToEndOfFile())  // what it stored meanwhile
             #expect(stored.count >= killAfter, "the child stopped early: \(buffer)")
             #expect(child.terminationReason == .uncaughtSignal)
             #expect(childLogs.isEmpty, "\(childLogs)")
