@@ -5,10 +5,12 @@ import Locking
 public struct ImageDownloadResult: Sendable {
     /// The URL requested.
     public var url: URL
-    /// The decoded image; nil with `avoidDecodeImage`. Check `image.isPartial`: a file that ends early
-    /// (truncated at its source) still decodes, to the rows that arrived, and is not an error.
+    /// The decoded image; nil with `avoidDecodeImage` and for a hit of the processed-image cache. Check
+    /// `image.isPartial`: a file that ends early (truncated at its source) still decodes, to the rows that
+    /// arrived, and is not an error.
     public var image: Image?
-    /// The bytes received (after the decryptor, if any).
+    /// The bytes received (after the decryptor, if any); with `ImageDownloadContext.encoder`, the encoded
+    /// image instead.
     public var data: Data
     /// The final response head.
     public var response: ImageDownloadResponse?
