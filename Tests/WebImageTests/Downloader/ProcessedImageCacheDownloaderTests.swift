@@ -91,6 +91,11 @@ import Testing
                 }, [], context()
             ),
             ("TLS checks off", downloader(cache) { $0.caBundlePath = nil }, .allowInvalidSSLCertificates, context()),
+            (
+                "restricting destination policy",
+                downloader(cache) { $0.destinationPolicy = .publicOnly.allowing(["127.0.0.0/8", "::1/128"]) }, [],
+                context()
+            ),
         ]
         for (name, downloader, options, context) in cases {
             let result = try await downloader.image(for: server.url(path), options: options, context: context)
