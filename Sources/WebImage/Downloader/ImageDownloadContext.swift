@@ -33,8 +33,9 @@ public struct ImageDownloadContext: Sendable {
     public var transformer: (any ImageTransforming)?
     /// Encodes this caller's image (after the transformer): the completion's `data` is then the encoded
     /// bytes instead of the downloaded ones. With `config.processedImageCache`, they are looked up there
-    /// first, by URL, transformer key, encoder key and decode options: a hit completes at once with a nil
-    /// image and the stored bytes (nothing is downloaded, decoded or encoded); a miss downloads, decodes,
+    /// first (when the operation starts), by URL, transformer key, encoder key and decode options: when
+    /// every caller of the operation has a hit, each completes with a nil image and its stored bytes
+    /// (nothing is downloaded, decoded or encoded); otherwise the operation downloads, decodes,
     /// transforms, encodes and stores. Requests that may not use shared caches (`RequestTrust`:
     /// credentials, cookies, TLS checks off, a secret header field, a restricting destination policy)
     /// neither read nor write it. The decoded-image cache is not consulted for such a caller (its hits

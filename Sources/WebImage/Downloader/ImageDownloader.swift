@@ -288,14 +288,7 @@ public final class ImageDownloader: Sendable {
                 decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey, output: output,
                 instruments: instruments, startedAt: startedAt, priority: priority ?? Operation.QueuePriority(options))
         }
-        // Read on the calling thread, as the decoded-image cache is: one SQLite lookup and one file read.
-        if let cacheKey = output?.cacheKey, let data = config.processedImageCache?.data(for: cacheKey) {
-            let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: nil)
-            var metrics = ImageDownloadMetrics()
-            metrics.cacheStatus = .processedImageCache
-            caller(token, progress: nil).complete(image: nil, data: data, error: nil, response: nil, metrics: metrics)
-            return token
-        }
+        // The processed-image cache is read by the operation when it starts (disk I/O stays off this thread).
         if output == nil, let imageCache = config.imageCache, let imageCacheKey,
             let image = imageCache.image(forKey: imageCacheKey)
         {

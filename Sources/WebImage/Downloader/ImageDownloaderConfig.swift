@@ -113,9 +113,9 @@ public struct ImageDownloaderConfig: Sendable {
     /// decode options (`ImageDownloadContext.encoder` tells how it is used): `ImageDiskCache()` keeps them
     /// on disk for every process of the user. Requests that may not use shared caches (credentials,
     /// cookies, TLS checks off, a secret header field, a restricting destination policy) neither read nor
-    /// write it. Like `imageCache`, it is read on the thread that calls `downloadImage` (for `ImageDiskCache`:
-    /// one SQLite lookup, one file read and the access-time update); it is written on the decode queue.
-    /// nil (the default) disables it.
+    /// write it. It is read when the download's operation starts, on the operation queue (a hit needs no
+    /// transfer), and written on the decode queue, never on the thread that calls `downloadImage`. nil (the
+    /// default) disables it.
     public var processedImageCache: (any ProcessedImageCaching)?
     /// The cookie jar used by requests with `.handleCookies`. `CookieJar.shared` by default; nil gives
     /// this downloader a private in-memory jar.

@@ -25,6 +25,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.destinationPolicy = config.destinationPolicy
         decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
+        if completeFromProcessedCache() { return }
         if options.contains(.useURLCache), usesHTTPCache(config) {
             let cache = config.urlCache ?? HTTPCache.shared
             let now = Date()
@@ -261,6 +262,46 @@ extension ImageDownloaderOperation: TransferDelegate {
         guard let trust = mergeKey?.trust else { return false }
         return trust.allowsSharedCaches(
             secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy)
+    }
+
+    // MARK: Processed-image cache
+
+    /// When every waiting caller wants encoded bytes that `config.processedImageCache` holds, serves each
+    /// its bytes (and no image) without a transfer, a decode or an encode, and returns true. Read here, on
+    /// the operation's thread, not on the one that called `downloadImage`: the read is disk I/O.
+    private func completeFromProcessedCache() -> Bool {
+        guard let cache = environment.config.processedImageCache else { return false }
+        let keys = state.withLock { $0.lifecycle.callers.map { $0.output?.cacheKey } }
+        guard !keys.isEmpty else { return false }
+        var hits: [ProcessedImageKey: Data] = [:]
+        for key in keys {
+            guard let key else { return false }
+            if hits[key] == nil {
+                guard let data = cache.data(for: key) else { return false }
+                hits[key] = data
+            }
+        }
+        func hit(for caller: DownloadCaller) -> Data? { caller.output?.cacheKey.flatMap { hits[$0] } }
+        let action = state.withLock { state in state.lifecycle.cacheHit(ifEvery: { hit(for: $0) != nil }) }
+        switch action {
+        case nil:
+            return false
+        case .serve?:
+            // Callers cancelled since the hit are no longer in the lifecycle and were told already.
+            let callers = state.withLock { $0.lifecycle.takeCallersToServe() }
+            var metrics = ImageDownloadMetrics()
+            metrics.cacheStatus = .processedImageCache
+            for caller in callers {
+                caller.complete(image: nil, data: hit(for: caller), error: nil, response: nil, metrics: metrics)
+            }
+            if !callers.isEmpty { post(.imageDownloadFinish) }
+            if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
+        case .finish?:
+            announceFinish()  // cancelled during the lookup: no callers left, no Finish
+        case .none?:
+            break
+        }
+        return true
     }
 
     /// A 304 to our conditional request: serve the stored body with the 304's fields merged in (or, with

@@ -224,6 +224,14 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         }
     }
 
+    /// `cacheHit()` only if `covers` holds for every waiting caller, decided in the same critical section
+    /// as the hit: a caller that joined after the lookup and is not covered makes this nil, nothing
+    /// changes, and the operation goes on to transfer for everyone.
+    mutating func cacheHit(ifEvery covers: (Caller) -> Bool) -> CacheHitAction? {
+        if case .preparing = state, !callers.allSatisfy(covers) { return nil }
+        return cacheHit()
+    }
+
     // MARK: Transferring
 
     /// Whether a progressive decode may start now (one at a time, only while transferring).

@@ -435,4 +435,34 @@ import Testing
             }
         }
     }
+
+    // MARK: A cache hit that must cover every caller
+
+    @Test func aHitThatDoesNotCoverEveryCallerLeavesTheOperationPreparing() {
+        var lifecycle = Lifecycle()
+        _ = lifecycle.attach(Caller(id: 1))
+        _ = lifecycle.start()
+        _ = lifecycle.attach(Caller(id: 2))  // joined after the lookup, which covered caller 1 only
+        #expect(lifecycle.cacheHit(ifEvery: { $0.id == 1 }) == nil)
+        #expect(Self.name(lifecycle.state) == "preparing")
+        #expect(lifecycle.callers == [Caller(id: 1), Caller(id: 2)])
+
+        guard case .serve(let served)? = lifecycle.cacheHit(ifEvery: { _ in true }) else {
+            Issue.record("a hit covering every caller must serve them")
+            return
+        }
+        #expect(served == [Caller(id: 1), Caller(id: 2)])
+        #expect(Self.name(lifecycle.state) == "processing")
+
+        // A cancel during the lookup finishes the operation, whoever the hit covers.
+        var cancelled = Lifecycle()
+        _ = cancelled.attach(Caller(id: 1))
+        _ = cancelled.start()
+        _ = cancelled.cancel()
+        guard case .finish? = cancelled.cacheHit(ifEvery: { _ in false }) else {
+            Issue.record("a cancelled lookup must finish")
+            return
+        }
+        #expect(Self.name(cancelled.state) == "finished")
+    }
 }

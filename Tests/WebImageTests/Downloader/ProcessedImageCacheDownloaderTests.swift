@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import LocalImageServer
+import Locking
 import Testing
 
 @testable import WebImage
@@ -112,5 +114,45 @@ import Testing
             #expect(result.metrics?.cacheStatus == .network, "\(name) read the processed cache")
             #expect(server.count(for: path) == before + 1, "\(name)")
         }
+    }
+
+    /// An `ImageDiskCache` that records the threads it is read on.
+    final class ThreadRecordingCache: ProcessedImageCaching {
+        let base: ImageDiskCache
+        let readers = Lock<[pthread_t]>([])
+
+        init(_ base: ImageDiskCache) { self.base = base }
+
+        func data(for key: ProcessedImageKey) -> Data? {
+            readers.withLock { $0.append(pthread_self()) }
+            return base.data(for: key)
+        }
+        func store(_ data: Data, for key: ProcessedImageKey) { base.store(data, for: key) }
+        func remove(_ key: ProcessedImageKey) { base.remove(key) }
+        func removeAll() { base.removeAll() }
+    }
+
+    @Test func theCacheIsReadOffTheThreadThatCallsDownloadImage() async throws {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = ThreadRecordingCache(ImageDiskCache(directory: directory))
+        let downloader = server.downloader { $0.processedImageCache = cache }
+        let url = server.url(path)
+        let stored = try await downloader.image(for: url, context: context())
+        let context = context()
+        let (caller, image, data) = await offCooperativePool { () -> (pthread_t, Image?, Data?) in
+            let done = DispatchSemaphore(value: 0)
+            let result = Lock<(Image?, Data?)>((nil, nil))
+            downloader.downloadImage(with: url, context: context) { image, data, _, finished in
+                guard finished else { return }
+                result.withLock { $0 = (image, data) }
+                done.signal()
+            }
+            done.wait()
+            return (pthread_self(), result.withLock { $0.0 }, result.withLock { $0.1 })
+        }
+        #expect(image == nil && data == stored.data, "served from the processed cache")
+        #expect(server.count(for: path) == 1)
+        #expect(cache.readers.withLock { $0.count } == 2)
+        #expect(!cache.readers.withLock { $0.contains(caller) }, "read on the caller's thread")
     }
 }
