@@ -70,6 +70,19 @@ enum AtomicFile {
         }
     }
 
+    /// A new empty file at `url` (truncating one that is there), open for writing.
+    ///
+    /// Not `FileManager.createFile`: swift-corelibs-foundation writes it atomically, through a
+    /// `.dat.nosync…` file of its own beside it, which a SIGKILL at that moment leaves behind in the
+    /// output folder under a name no cleanup knows.
+    static func createEmpty(at url: URL) throws -> FileHandle {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw CLIError("cannot create '\(url.path)': \(String(cString: strerror(errno)))")
+        }
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    }
+
     /// `.NAME.partial-HOST-PID` beside `url`: the host and process that write it, so that processes
     /// sharing an output directory (over NFS, or several on one machine) tell theirs apart.
     static func temporaryURL(for url: URL) -> URL {

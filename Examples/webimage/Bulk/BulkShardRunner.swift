@@ -447,10 +447,7 @@ final class ShardSink {
             try FileManager.default.createDirectory(at: temporaryFolder, withIntermediateDirectories: true)
         }
         let jsonlTemporary = AtomicFile.temporaryURL(for: jsonlURL)
-        guard FileManager.default.createFile(atPath: jsonlTemporary.path, contents: nil) else {
-            throw CLIError("cannot create \(jsonlTemporary.path)")
-        }
-        jsonl = try FileHandle(forWritingTo: jsonlTemporary)
+        jsonl = try AtomicFile.createEmpty(at: jsonlTemporary)
     }
 
     func add(_ sample: BulkSample, key: String) throws {

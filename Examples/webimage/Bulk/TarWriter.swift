@@ -10,10 +10,7 @@ final class TarWriter {
 
     /// Creates (truncating) the file at `url`.
     init(url: URL) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw CLIError("cannot create '\(url.path)'")
-        }
-        handle = try FileHandle(forWritingTo: url)
+        handle = try AtomicFile.createEmpty(at: url)
     }
 
     /// Whether `name` may name a member (or a file of a `--format files` folder): only ASCII letters,
