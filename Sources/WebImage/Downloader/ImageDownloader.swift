@@ -67,7 +67,10 @@ public final class ImageDownloader: Sendable {
     public convenience init(config: ImageDownloaderConfig = .default) {
         let transport: Result<any ImageTransport, ImageDownloaderError>
         do {
-            transport = .success(try CurlTransport(share: config.cookieStorage?.share))
+            transport = .success(
+                try CurlTransport(
+                    maxConnectionsPerHost: config.maximumConnectionsPerHost,
+                    maxTotalConnections: config.maximumTotalConnections, share: config.cookieStorage?.share))
         } catch {
             transport = .failure(error)
         }

@@ -24,6 +24,22 @@ public struct ImageDownloaderConfig: Sendable {
     public var executionOrder: ImageDownloaderExecutionOrder = .fifo
     /// The subclass of `ImageDownloaderOperation` to instantiate. `ImageDownloaderOperation` by default.
     public var operationClass: ImageDownloaderOperation.Type = ImageDownloaderOperation.self
+    /// The most downloads of one host (scheme, name and port of the URL) this downloader's transport runs
+    /// at once; curl gets it as `CURLMOPT_MAX_HOST_CONNECTIONS` too, which also bounds what a redirect to
+    /// another host opens. 0 means no limit. `0` by default.
+    ///
+    /// A download past it waits in the transport, outside curl, in arrival order, until one of that host's
+    /// downloads ends; other hosts' downloads pass it. The wait is not timed: `downloadTimeout` and
+    /// `totalTimeout` start when the download gets its turn (curl would count it against
+    /// `CURLOPT_TIMEOUT`). It does keep its `maxConcurrentDownloads` slot, so with many downloads of one
+    /// slow host give the queue more room than the connections (`maximumTotalConnections`), as `webimage
+    /// bulk` does. Over HTTP/1.1 each running download has a connection of its own; over HTTP/2 they may
+    /// share one.
+    public var maximumConnectionsPerHost: Int = 0
+    /// The most downloads this downloader's transport runs at once, all hosts together; curl gets it as
+    /// `CURLMOPT_MAX_TOTAL_CONNECTIONS` too. A download past it waits as with `maximumConnectionsPerHost`.
+    /// 0 means no limit (the queue's `maxConcurrentDownloads` still bounds them). `0` by default.
+    public var maximumTotalConnections: Int = 0
     /// Where completions and notifications run. nil (the default) means a private serial queue per
     /// downloader — not `.main`, since a Linux process often runs no main loop.
     public var callbackQueue: DispatchQueue?

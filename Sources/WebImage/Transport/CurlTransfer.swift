@@ -151,6 +151,12 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         delegate?.transferDidStart()
     }
 
+    /// The host the connection limits count this transfer against: its URL's scheme, name and port.
+    var hostKey: String {
+        let url = request.url
+        return "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port ?? -1)"
+    }
+
     fileprivate func didReceiveHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
         head.consume(line: line)
         return line.count

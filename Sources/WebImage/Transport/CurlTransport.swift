@@ -21,15 +21,16 @@ final class CurlTransport: ImageTransport {
     let share: CurlShare
     private let handles: EasyHandlePool
 
-    /// Starts the transport thread. `maxConnectionsPerHost` caps parallel connections to one host
-    /// (0: no cap; the downloader's queue already bounds concurrency).
+    /// Starts the transport thread. `maxConnectionsPerHost` caps the transfers (and curl's connections)
+    /// to one host and `maxTotalConnections` those to all hosts together (0: no cap). A transfer past a
+    /// cap waits, outside curl, until one of the host's transfers ends (see `TransferAdmission`).
     /// `share` is the cookie jar's share handle when the downloader has a jar; otherwise the transport
     /// makes its own (cookies then live as long as the transport).
     ///
     /// `poll` replaces `curl_multi_poll` (tests inject failures to check the loop cannot spin).
     init(
-        name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, share: CurlShare? = nil,
-        poll: TransportLoop.Poll? = nil
+        name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, maxTotalConnections: Int = 0,
+        share: CurlShare? = nil, poll: TransportLoop.Poll? = nil
     ) throws(ImageDownloaderError) {
         try CurlRuntime.ensureInitialized()
         if let share {
@@ -39,7 +40,8 @@ final class CurlTransport: ImageTransport {
         }
         handles = EasyHandlePool(share: self.share)
         loop = try TransportLoop(
-            maxConnectionsPerHost: maxConnectionsPerHost, handles: handles, poll: poll ?? TransportLoop.curlPoll)
+            maxConnectionsPerHost: maxConnectionsPerHost, maxTotalConnections: maxTotalConnections, handles: handles,
+            poll: poll ?? TransportLoop.curlPoll)
         let loop = self.loop
         let thread = Thread { loop.run() }
         thread.name = name
@@ -208,11 +210,17 @@ final class TransportLoop: @unchecked Sendable {
     private var failedPolls = 0
     private let commands = Lock(Commands())
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// The connection limits: which transfers enter the multi handle and which wait (see TransferAdmission).
+    private var admission: TransferAdmission<CurlTransfer>
+    /// Waiting transfers let in during this turn, added to the multi handle at its end.
+    private var admitted: [CurlTransfer] = []
     let activeCount = Atomic<Int>(0)
     /// Entered while the loop runs; left once it has stopped and freed the multi handle.
     let running = DispatchGroup()
 
-    init(maxConnectionsPerHost: Int, handles: EasyHandlePool, poll: @escaping Poll) throws(ImageDownloaderError) {
+    init(maxConnectionsPerHost: Int, maxTotalConnections: Int, handles: EasyHandlePool, poll: @escaping Poll)
+        throws(ImageDownloaderError)
+    {
         guard let multi = curl_multi_init() else {
             throw ImageDownloaderError(.transport, "curl_multi_init failed")
         }
@@ -224,11 +232,17 @@ final class TransportLoop: @unchecked Sendable {
                     wi_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost),
                     "MAX_HOST_CONNECTIONS")
             }
+            if maxTotalConnections > 0 {
+                try CurlRuntime.checkMulti(
+                    wi_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections),
+                    "MAX_TOTAL_CONNECTIONS")
+            }
         } catch {
             curl_multi_cleanup(multi)
             throw error
         }
         running.enter()
+        admission = TransferAdmission(perHost: maxConnectionsPerHost, total: maxTotalConnections)
         self.multi = multi
         self.handles = handles
         self.poll = poll
@@ -275,6 +289,9 @@ final class TransportLoop: @unchecked Sendable {
                     if active.removeValue(forKey: transfer.easy) != nil {
                         // No DONE message follows a removal: report the cancel ourselves.
                         curl_multi_remove_handle(multi, transfer.easy)
+                        release(transfer)
+                        transfer.finish(code: nil, cancelled: true)
+                    } else if admission.removeWaiting(transfer) {
                         activeCount.subtract(1, ordering: .relaxed)
                         transfer.finish(code: nil, cancelled: true)
                     } else {
@@ -295,10 +312,12 @@ final class TransportLoop: @unchecked Sendable {
                 failEveryActiveTransfer(CurlRuntime.multiError(performed, "curl_multi_perform"))
             }
             readMessages()
+            let entered = !admitted.isEmpty
+            enterAdmitted()
             // Poll only when no command arrived meanwhile; `polling` is set under the same lock that
             // `submit` appends under, so a command is either seen here or wakes the poll.
             let idle = commands.withLock { state -> Bool in
-                state.polling = state.pending.isEmpty
+                state.polling = state.pending.isEmpty && !entered
                 return state.polling
             }
             drains.flush()  // never sleep on hops held back
@@ -330,7 +349,7 @@ final class TransportLoop: @unchecked Sendable {
         active.removeAll()
         for (easy, transfer) in failed {
             curl_multi_remove_handle(multi, easy)
-            activeCount.subtract(1, ordering: .relaxed)
+            release(transfer)
             transfer.fail(error)
         }
     }
@@ -341,14 +360,34 @@ final class TransportLoop: @unchecked Sendable {
             transfer.finish(code: nil, cancelled: true)
             return
         }
+        if !admission.isLimited || admission.arrive(transfer, host: transfer.hostKey) { enter(transfer) }
+    }
+
+    /// Adds a transfer the limits let in to the multi handle.
+    private func enter(_ transfer: CurlTransfer) {
         let code = curl_multi_add_handle(multi, transfer.easy)
         if code == CURLM_OK {
             active[transfer.easy] = transfer
             transfer.didStart()
         } else {
-            activeCount.subtract(1, ordering: .relaxed)
+            release(transfer)
             transfer.finish(code: CURLE_FAILED_INIT)
         }
+    }
+
+    /// Adds the transfers let in during this turn (entering one may fail and let in another).
+    private func enterAdmitted() {
+        while !admitted.isEmpty {
+            let batch = admitted
+            admitted.removeAll()
+            for transfer in batch { enter(transfer) }
+        }
+    }
+
+    /// A transfer the limits let in is done with the multi handle: its place goes to waiting ones.
+    private func release(_ transfer: CurlTransfer) {
+        activeCount.subtract(1, ordering: .relaxed)
+        if admission.isLimited { admitted += admission.leave(host: transfer.hostKey) }
     }
 
     private func readMessages() {
@@ -362,12 +401,12 @@ final class TransportLoop: @unchecked Sendable {
             if transfer.prepareRedirect(after: result) {
                 if curl_multi_add_handle(multi, easy) == CURLM_OK { continue }
                 active.removeValue(forKey: easy)
-                activeCount.subtract(1, ordering: .relaxed)
+                release(transfer)
                 transfer.finish(code: CURLE_FAILED_INIT)
                 continue
             }
             active.removeValue(forKey: easy)
-            activeCount.subtract(1, ordering: .relaxed)
+            release(transfer)
             transfer.finish(code: result)
         }
     }
@@ -384,6 +423,10 @@ final class TransportLoop: @unchecked Sendable {
             transfer.finish(code: nil, cancelled: true)
         }
         active.removeAll()
+        for transfer in admission.removeAllWaiting() + admitted {
+            transfer.finish(code: nil, cancelled: true)
+        }
+        admitted.removeAll()
         for case .add(let transfer) in leftover {
             transfer.finish(code: nil, cancelled: true)
         }
