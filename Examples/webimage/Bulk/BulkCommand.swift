@@ -86,10 +86,10 @@ extension WebImageCLI {
         @Option(help: "Skip images whose longer side is more than this many times the shorter.")
         var maxAspectRatio: Double?
 
-        @Option(help: "Downloads at once.")
+        @Option(help: "Downloads (connections) at once, all hosts together.")
         var concurrency: Int = 64
 
-        @Option(help: "Downloads at once per host.")
+        @Option(help: "Downloads at once per host; rows waiting for their host's turn take no --concurrency slot.")
         var perHost: Int = 8
 
         @Option(help: "Retries for timeouts, lost connections, 5xx and 429 (honouring Retry-After). 0 by default.")
@@ -208,14 +208,18 @@ extension WebImageCLI {
 
             var config = ImageDownloaderConfig()
             config.destinationPolicy = policy
-            config.maxConcurrentDownloads = concurrency
+            // curl bounds the connections, all hosts together and per host; a row waiting for its host's
+            // connection waits inside the transport, so the queue is wider than --concurrency (see
+            // BulkSettings.rowsUnderWay) and another host's rows start beside it.
+            config.maxConcurrentDownloads = settings.rowsUnderWay
+            config.maximumTotalConnections = concurrency
+            config.maximumConnectionsPerHost = perHost
             config.totalTimeout = timeout
             config.downloadTimeout = min(timeout, stallTimeout)
             config.headers["User-Agent"] = userAgent
             config.cookieStorage = nil
             let downloader = ImageDownloader(config: config)
-            var runner = BulkShardRunner(
-                downloader: downloader, settings: settings, directory: directory, hosts: HostLimiter(limit: perHost))
+            var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
             let rowsAssigned = assigned.reduce(0) { $0 + max(0, min(plan.shardSize, plan.rows - $1 * plan.shardSize)) }
             // A retry's row count is known only as it reads the finished shards' jsonl: no progress line.
             let mode: BulkProgress.Mode =
@@ -460,7 +464,6 @@ extension WebImageCLI {
             }
             settings.outputFormat = outputFormat
             settings.concurrency = concurrency
-            settings.perHost = perHost
             settings.retries = retries
             settings.minimumSize = minSize
             settings.maximumAspectRatio = maxAspectRatio

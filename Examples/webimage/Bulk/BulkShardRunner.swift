@@ -7,8 +7,13 @@ struct BulkSettings: Sendable {
 
     var outputFormat: OutputFormat = .webdataset
     var concurrency = 64
-    var perHost = 8
     var retries = 0
+    /// Rows under way at once (holding a ``DownloadSlots`` slot, queued in the downloader): four times
+    /// `concurrency`. `concurrency` bounds the downloads running (`maximumTotalConnections`) and `--per-host`
+    /// each host's (`maximumConnectionsPerHost`); a row waiting for its host's turn takes neither, only one
+    /// of these, so host-sorted input lets other hosts' rows run beside a slow host's queue of rows.
+    var rowsUnderWay: Int { concurrency * Self.rowsPerConnection }
+    static let rowsPerConnection = 4
     var transformer: ImageTransformer?
     /// nil keeps the downloaded bytes as they came.
     var encoder: (any ImageEncoding)?
@@ -50,13 +55,12 @@ struct BulkShardStats: Codable, Sendable {
     var duration = 0.0
 }
 
-/// Runs shards: downloads their rows (`concurrency` at a time, `perHost` per host, with retries),
+/// Runs shards: downloads their rows (`concurrency` connections at a time, `perHost` per host, with retries),
 /// resizes and encodes the images, and writes each shard's files atomically, stats last.
 struct BulkShardRunner: Sendable {
     let downloader: ImageDownloader
     let settings: BulkSettings
     let directory: URL
-    let hosts: HostLimiter
     /// Told of every finished row (the terminal's progress line).
     var progress: BulkProgress?
 
@@ -93,18 +97,18 @@ struct BulkShardRunner: Sendable {
             rows: rows.enumerated().map { (key(shard: shard, index: $0.offset), $0.element) }, lock: lock)
     }
 
-    /// Runs the jobs `next` hands out, in that order, until it returns nil: at most `concurrency` rows
-    /// downloading at once (``DownloadSlots``) across all open shards (at most ``maximumOpenShards``),
+    /// Runs the jobs `next` hands out, in that order, until it returns nil: at most
+    /// ``BulkSettings/rowsUnderWay`` rows under way at once (``DownloadSlots``) across all open shards (at most ``maximumOpenShards``),
     /// each shard's files written and renamed, stats last, the moment its last row is done; `finished`
     /// is then told. `next` is called only when a new shard may open, so the caller reads its input a
     /// shard at a time. A row waiting to retry (`Retry-After`) gives its slot back, so the next rows,
     /// other hosts' included, run meanwhile.
     ///
     /// Samples are written in completion order: a slow or retried row never holds finished ones back, so
-    /// at most `concurrency` samples are in memory. Each image's bytes are the same in every run; only
+    /// at most ``BulkSettings/rowsUnderWay`` samples are in memory. Each image's bytes are the same in every run; only
     /// the order of the members in a tar and of the lines in a jsonl varies.
     func run(jobs next: () throws -> ShardJob?, finished: (BulkShardStats) -> Void) async throws {
-        let slots = DownloadSlots(count: settings.concurrency)
+        let slots = DownloadSlots(count: settings.rowsUnderWay)
         var open: [Int: OpenShard] = [:]
         do {
             try await withThrowingTaskGroup(of: RowEvent.self) { group in
@@ -205,7 +209,7 @@ struct BulkShardRunner: Sendable {
     private func process(index: Int, row: BulkRow, slots: DownloadSlots) async -> BulkSample {
         var sample = BulkSample(index: index, row: row)
         let started = DispatchTime.now().uptimeNanoseconds
-        guard let url = URL(string: row.url), let host = url.host, !host.isEmpty,
+        guard let url = URL(string: row.url), url.host?.isEmpty == false,
             ["http", "https"].contains(url.scheme?.lowercased() ?? "")
         else {
             sample.errorCode = ImageDownloaderError.Code.invalidURL.description
@@ -218,7 +222,6 @@ struct BulkShardRunner: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            await hosts.acquire(host.lowercased())
             let result: Result<ImageDownloadResult, Error>
             do {
                 // One frame is all a sample keeps: an animation's other frames are never decoded or resized.
@@ -227,7 +230,6 @@ struct BulkShardRunner: Sendable {
             } catch {
                 result = .failure(error)
             }
-            await hosts.release(host.lowercased())
             switch result {
             case .success(let downloaded):
                 sample.attempts = attempt
@@ -237,8 +239,8 @@ struct BulkShardRunner: Sendable {
             case .failure(let error):
                 let failure = error as? ImageDownloaderError
                 if attempt <= settings.retries, let failure, let delay = Self.retryDelay(failure, attempt: attempt) {
-                    // The wait holds neither a download slot nor the host's: a throttling host's rows
-                    // waiting out Retry-After never stall another host's.
+                    // The wait holds no slot (and no connection): a throttling host's rows waiting out
+                    // Retry-After never stall another host's.
                     await slots.release()
                     try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
                     await slots.acquire()
@@ -337,34 +339,6 @@ struct RobotsTagCheck: ImageDownloaderResponseModifying {
             }
         }
         return forbidden ? nil : response
-    }
-}
-
-/// At most `limit` downloads per host at once; the others wait in arrival order.
-actor HostLimiter {
-    private let limit: Int
-    private var running: [String: Int] = [:]
-    private var waiting: [String: [CheckedContinuation<Void, Never>]] = [:]
-
-    init(limit: Int) { self.limit = max(1, limit) }
-
-    func acquire(_ host: String) async {
-        if running[host, default: 0] < limit {
-            running[host, default: 0] += 1
-            return
-        }
-        await withCheckedContinuation { waiting[host, default: []].append($0) }
-    }
-
-    func release(_ host: String) {
-        if var queue = waiting[host], !queue.isEmpty {
-            let next = queue.removeFirst()
-            waiting[host] = queue.isEmpty ? nil : queue
-            next.resume()  // the slot passes to the next waiter
-        } else {
-            running[host, default: 1] -= 1
-            if running[host] == 0 { running[host] = nil }
-        }
     }
 }
 

@@ -1,7 +1,8 @@
-/// The `--concurrency` download slots of a bulk run, shared by the rows of every open shard.
+/// The row slots of a bulk run (``BulkSettings/rowsUnderWay``), shared by the rows of every open shard.
 ///
-/// A row holds a slot while it downloads and processes its image and gives it back while it waits to
-/// retry, so rows waiting out a long `Retry-After` never keep other rows (another host's) from running.
+/// A row holds a slot while it waits for its host's turn, downloads and processes its image, and gives it
+/// back while it waits to retry, so rows waiting out a long `Retry-After` never keep other rows (another
+/// host's) from running.
 /// Waiters are served in arrival order.
 actor DownloadSlots {
     private var free: Int

@@ -236,6 +236,50 @@ struct BulkHardeningTests {
         #expect(lastImage < firstRetry, "\(order)")
     }
 
+    @Test("host-sorted input: another host's rows run while a slow host's rows wait for its connections")
+    func hostSortedInputDoesNotStall() async throws {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let png = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("SampleImages/horse-rgba.png"))
+        // A /slow/ image is held at a gate until the test opens it.
+        server.route("/") { request in
+            LocalImageServer.Response(
+                status: 200, headers: [("Content-Type", "image/png")], body: .data(png),
+                gate: request.path.hasPrefix("/slow/") ? "slow" : nil)
+        }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Ten rows of a slow host (127.0.0.1), then four of another (localhost, the same server under
+        // another name); two connections per host, four in all.
+        let slow = (0..<10).map { server.url("/slow/\($0).png").absoluteString }
+        let other = (0..<4).map {
+            server.url("/img/\($0).png").absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        }
+        let list = try BulkCommandTests.writeList(slow + other, to: folder)
+        let output = folder.appendingPathComponent("out")
+        async let run = CLIRunner.run(
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--size", "16",
+                "--concurrency", "4", "--per-host", "2", "--timeout", "60", "--stall-timeout", "60",
+            ])
+        // The slow host has its two connections held, and the other host's rows are all served meanwhile:
+        // the eight slow rows waiting for a connection keep nothing from them.
+        let served = await server.waitUntil(timeout: .seconds(20)) { server in
+            server.waitingCount(atGate: "slow") == 2 && (0..<4).allSatisfy { server.count(for: "/img/\($0).png") == 1 }
+        }
+        let held = server.waitingCount(atGate: "slow")
+        server.openGate("slow")
+        let finished = try await run
+        #expect(served, "the other host's rows waited behind the slow host's")
+        #expect(held == 2)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.count == 14 && rows.allSatisfy { $0["status"] as? String == "success" }, "\(rows)")
+        #expect(server.maxInFlight <= 4)
+    }
+
     @Test("two processes on one output folder: the second skips the shard the first holds and keeps its files")
     func aSecondProcessSkipsAHeldShard() async throws {
         let (server, _) = try BulkCommandTests.server()
