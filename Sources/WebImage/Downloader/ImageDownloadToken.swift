@@ -12,14 +12,24 @@ public final class ImageDownloadToken: Sendable {
     /// The request as sent (after the request modifier).
     public let request: ImageDownloadRequest?
     let callerID: UInt64
-    private let operationReference: Lock<ImageDownloaderOperation?>
+    /// What `cancel()` reaches: the operation serving this caller, or a retry it waits for.
+    private let target: Lock<Target>
+
+    enum Target {
+        /// Served by this operation (nil once completed, or for an image-cache hit).
+        case operation(ImageDownloaderOperation?)
+        /// Waiting to retry: `cancel()` runs this, which ends the caller with `cancelled`.
+        case waitingToRetry(cancel: @Sendable () -> Void)
+        /// The retry is being queued; a cancel meanwhile is passed on once it has its operation.
+        case resuming(cancelRequested: Bool)
+    }
     private let details = Lock<(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?)>((nil, nil))
 
     init(url: URL, request: ImageDownloadRequest?, callerID: UInt64, operation: ImageDownloaderOperation?) {
         self.url = url
         self.request = request
         self.callerID = callerID
-        self.operationReference = Lock(operation)
+        self.target = Lock(.operation(operation))
     }
 
     /// The final response head; set before this caller's completion runs.
@@ -30,8 +40,21 @@ public final class ImageDownloadToken: Sendable {
 
     /// Cancels this caller: its completion runs once with `cancelled` (2002), unless it already completed.
     public func cancel() {
-        let operation = operationReference.withLock { $0 }
-        operation?.cancel(callerID: callerID)
+        let action = target.withLock { target -> (@Sendable () -> Void)? in
+            switch target {
+            case .operation(let operation):
+                guard let operation else { return nil }
+                let callerID = self.callerID
+                return { operation.cancel(callerID: callerID) }
+            case .waitingToRetry(let cancel):
+                target = .operation(nil)
+                return cancel
+            case .resuming:
+                target = .resuming(cancelRequested: true)
+                return nil
+            }
+        }
+        action?()
     }
 
     /// Changes the queue priority this caller asks for while its operation waits.
@@ -43,7 +66,31 @@ public final class ImageDownloadToken: Sendable {
     /// Records what the caller will see, and lets go of the operation.
     func complete(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?) {
         details.withLock { $0 = (response ?? $0.response, metrics ?? $0.metrics) }
-        operationReference.withLock { $0 = nil }
+        target.withLock { $0 = .operation(nil) }
+    }
+
+    /// The caller waits to retry; `cancel` ends it if `cancel()` comes first.
+    func waitToRetry(cancel: @escaping @Sendable () -> Void) {
+        target.withLock { $0 = .waitingToRetry(cancel: cancel) }
+    }
+
+    /// The wait is over: false when the caller was cancelled during it (it has been told).
+    func beginResuming() -> Bool {
+        target.withLock { target in
+            guard case .waitingToRetry = target else { return false }
+            target = .resuming(cancelRequested: false)
+            return true
+        }
+    }
+
+    /// The retry joined `operation`; a cancel that came while it was queued is passed on now.
+    func resumed(on operation: ImageDownloaderOperation?) {
+        let cancelled = target.withLock { target -> Bool in
+            defer { target = .operation(operation) }
+            if case .resuming(cancelRequested: true) = target { return true }
+            return false
+        }
+        if cancelled { operation?.cancel(callerID: callerID) }
     }
 
     func recordResponse(_ response: ImageDownloadResponse) {

@@ -44,6 +44,8 @@ public final class ImageDownloader: Sendable {
     let transport: (any ImageTransport)?
     private let transportError: ImageDownloaderError?
     private let table: OperationTable
+    /// Callers waiting to retry (`config.retryPolicy`).
+    private let retries: RetryScheduler
     private let headers: Lock<HTTPHeaders>
     private let nextCallerID = Atomic<UInt64>(1)
     private let environment: OperationEnvironment?
@@ -106,10 +108,12 @@ public final class ImageDownloader: Sendable {
         self.callbackQueue = callbackQueue
         let callbacks = QueueChannel(queue: callbackQueue)
         self.callbacks = callbacks
+        let retries = RetryScheduler(table: table, queue: queue, config: config, instruments: instruments)
+        self.retries = retries
         environment = self.transport.map { transport in
             OperationEnvironment(
                 transport: transport, config: config, callbacks: callbacks, decodeQueue: Self.decodeQueue,
-                instruments: instruments, bodyBudget: bodyBudget,
+                instruments: instruments, bodyBudget: bodyBudget, retries: retries,
                 onFinish: { operation in
                     table.remove(operation)
                     if operation.options.contains(.handleCookies), let jar = config.cookieStorage,
@@ -130,6 +134,7 @@ public final class ImageDownloader: Sendable {
     }
 
     deinit {
+        retries.cancelAll()
         queue.cancelAllOperations()
         transport?.shutdown()
     }
@@ -352,6 +357,7 @@ public final class ImageDownloader: Sendable {
 
     /// Cancels every queued and running download; each caller gets `cancelled` once.
     public func cancelAllDownloads() {
+        retries.cancelAll()
         queue.cancelAllOperations()
     }
 
@@ -361,7 +367,9 @@ public final class ImageDownloader: Sendable {
     public func invalidate(cancelPendingDownloads: Bool) {
         guard self !== ImageDownloader.shared else { return }
         guard !invalidated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        retries.invalidate()
         if cancelPendingDownloads {
+            retries.cancelAll()
             queue.cancelAllOperations()
             transport?.shutdown()
         } else {

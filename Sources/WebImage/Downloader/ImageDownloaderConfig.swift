@@ -56,6 +56,11 @@ public struct ImageDownloaderConfig: Sendable {
     /// half second never trips the idle timeout). Every redirect hop gets only what the earlier ones left.
     /// `60` by default; 0 or less means no total limit.
     public var totalTimeout: TimeInterval = 60
+    /// When a failed download is tried again: timeouts, lost connections, 5xx and 429, with exponential
+    /// backoff and jitter, honouring `Retry-After` (see `RetryPolicy`). A download waiting to retry holds
+    /// no `maxConcurrentDownloads` slot, and each caller still gets one terminal callback. `.none` (one
+    /// attempt) by default.
+    public var retryPolicy: RetryPolicy = .none
     /// Minimum seconds between progress callbacks (and progressive decodes) when the length is known,
     /// clamped to 0…1. `0` by default (every chunk).
     public var minimumProgressInterval: TimeInterval = 0

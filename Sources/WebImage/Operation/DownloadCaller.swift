@@ -23,6 +23,8 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     /// The queue priority this caller asks for while its operation waits (see
     /// `ImageDownloaderOperation.updateQueuePriority()`); an `ImageTask` may change it.
     var priority: Operation.QueuePriority
+    /// This caller's attempt (`config.retryPolicy`), 1 for the first.
+    var attempt = 1
 
     /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
     /// response is set when the completion runs), then calls the completion on the caller's queue.

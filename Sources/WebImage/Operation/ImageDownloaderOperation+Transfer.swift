@@ -230,7 +230,17 @@ extension ImageDownloaderOperation: TransferDelegate {
         if error.url == nil { error.url = request.url }
         let response = self.response
         if error.response == nil, error.code != .cancelled { error.response = response }
+        let policy = environment.config.retryPolicy
         for caller in callers {
+            // A caller with attempts left waits off the queue and joins a new operation (RetryScheduler).
+            if let mergeKey, let delay = policy.delay(after: error, attempt: caller.attempt) {
+                environment.retries.schedule(
+                    caller, after: delay, error: error,
+                    attempt: RetryScheduler.Attempt(
+                        environment: environment, key: mergeKey, request: request, options: options,
+                        context: context))
+                continue
+            }
             caller.complete(image: nil, data: nil, error: error, response: response, metrics: nil)
         }
         if postsStop { post(.imageDownloadStop) }

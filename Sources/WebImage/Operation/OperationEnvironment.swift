@@ -21,11 +21,13 @@ final class OperationEnvironment: Sendable {
     let secretHeaderFields: SecretHeaderFields
     /// The body bytes all this downloader's operations share (`config.maximumInFlightBodyBytes`).
     let bodyBudget: BodyBytesBudget
+    /// Tries a failed caller again after a delay (`config.retryPolicy`), off the queue.
+    let retries: RetryScheduler
 
     init(
         transport: any ImageTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
         decodeQueue: DispatchQueue, instruments: DownloadInstruments, bodyBudget: BodyBytesBudget,
-        onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
+        retries: RetryScheduler, onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
     ) {
         self.transport = transport
         self.config = config
@@ -37,5 +39,6 @@ final class OperationEnvironment: Sendable {
         progressIntervalNanoseconds = UInt64(min(max(config.minimumProgressInterval, 0), 1) * 1e9)
         secretHeaderFields = SecretHeaderFields(config.secretHeaderFields)
         self.bodyBudget = bodyBudget
+        self.retries = retries
     }
 }

@@ -14,6 +14,7 @@ import Logging
 /// | `webimage_cache_hits_total` | counter | `cache`: `image`, `http`, `processed` | callers served from the image cache, from a fresh or revalidated HTTP cache entry, or from the processed-image cache |
 /// | `webimage_bytes_received_total` | counter | | body bytes each transfer received from the network |
 /// | `webimage_download_duration` | timer | | from `downloadImage` to the caller's terminal callback |
+/// | `webimage_retries_total` | counter | | retries scheduled (`config.retryPolicy`), one per caller and attempt |
 ///
 /// What it logs: a transfer that failed at `.debug`; each transfer's start and end and each caller's
 /// outcome at `.trace`; a cookie jar that could not be saved at `.warning`.
@@ -28,6 +29,7 @@ final class DownloadInstruments: Sendable {
     private let processedImageCacheHits: Counter
     private let bytesReceived: Counter
     private let duration: CoreMetrics.Timer
+    private let retries: Counter
     /// `webimage_errors_total` by code, made on first use.
     private let errors = Lock<[Int: Counter]>([:])
 
@@ -46,6 +48,15 @@ final class DownloadInstruments: Sendable {
             label: "webimage_cache_hits_total", dimensions: [("cache", "processed")], factory: factory)
         bytesReceived = Counter(label: "webimage_bytes_received_total", factory: factory)
         duration = CoreMetrics.Timer(label: "webimage_download_duration", factory: factory)
+        retries = Counter(label: "webimage_retries_total", factory: factory)
+    }
+
+    /// A caller's attempt `attempt` failed with `error`; it is tried again in `delay` seconds.
+    func retryScheduled(_ url: URL, attempt: Int, delay: TimeInterval, error: ImageDownloaderError) {
+        retries.increment()
+        logger.debug(
+            "retrying after \(error.code)",
+            metadata: ["url": "\(url.redactedString)", "attempt": "\(attempt)", "delay": "\(delay)"])
     }
 
     /// A transfer is handed to the transport.
