@@ -102,6 +102,8 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
     public var curlCode: Int?
     /// A lower-level error this one wraps (a decoder's, a cache's).
     public var underlying: (any Error & Sendable)?
+    /// The attempts the caller's download made (`config.retryPolicy`); this is the last one's error.
+    public var attempts = 1
 
     /// Creates an error.
     public init(

@@ -46,6 +46,17 @@ struct DownloadCaller: LifecycleCaller, Sendable {
         metrics: ImageDownloadMetrics?
     ) -> (@Sendable () -> Void)? {
         let response = response ?? error?.response
+        let attempt = self.attempt
+        let error = error.map { error in
+            var counted = error
+            counted.attempts = attempt
+            return counted
+        }
+        let metrics = metrics.map { metrics in
+            var counted = metrics
+            counted.attempts = attempt
+            return counted
+        }
         token.complete(response: response, metrics: metrics)
         instruments.served(token.url, error: error, metrics: metrics, startedAt: startedAt)
         if let detailedCompletion {

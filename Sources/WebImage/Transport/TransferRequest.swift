@@ -66,6 +66,8 @@ public struct ImageDownloadMetrics: Sendable, Hashable {
     public var httpVersion: String = ""
     /// New connections this transfer had to open (0 when it reused one).
     public var newConnections: Int = 0
+    /// The attempts the caller's download made (`config.retryPolicy`), 1 without a retry.
+    public var attempts: Int = 1
 
     /// Creates empty metrics.
     public init() {}

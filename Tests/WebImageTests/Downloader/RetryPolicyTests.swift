@@ -49,7 +49,7 @@ import Testing
 
     private var retries: Int64 { metrics.counterTotal(label: "webimage_retries_total", dimensions: []) }
 
-    @Test func a503SucceedsOnTheSecondAttempt() throws {
+    @Test func a503SucceedsOnTheSecondAttempt() async throws {
         let downloader = downloader()
         let recorder = CallbackRecorder()
         downloader.downloadImage(with: server.url("/flaky/503/a.png"), completed: recorder.completion())
@@ -60,6 +60,9 @@ import Testing
         #expect(retries == 1)
         #expect(metrics.counterTotal(label: "webimage_downloads_total", dimensions: [("result", "success")]) == 1)
         #expect(metrics.counterTotal(label: "webimage_downloads_total", dimensions: [("result", "failure")]) == 0)
+        // The async API reports the attempts.
+        let result = try await downloader.image(for: server.url("/flaky/502/h.png"))
+        #expect(result.metrics?.attempts == 2)
     }
 
     @Test func a429WaitsItsRetryAfter() throws {
@@ -100,6 +103,7 @@ import Testing
         #expect(recorder.waitForTerminal(1))
         #expect(recorder.terminals.count == 1)
         #expect(recorder.terminals.first?.error?.statusCode == 500)
+        #expect(recorder.terminals.first?.error?.attempts == 3)
         #expect(seen.withLock { $0["/always/500/e.png"] } == 3)
         #expect(retries == 2)
         #expect(metrics.counterTotal(label: "webimage_downloads_total", dimensions: [("result", "failure")]) == 1)
