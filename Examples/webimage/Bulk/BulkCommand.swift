@@ -214,6 +214,9 @@ extension WebImageCLI {
             config.maxConcurrentDownloads = settings.rowsUnderWay
             config.maximumTotalConnections = concurrency
             config.maximumConnectionsPerHost = perHost
+            // --retries: 1, 2, 4 … s (jittered), at most 60; Retry-After honoured up to 300 s.
+            config.retryPolicy = RetryPolicy(
+                maximumAttempts: retries + 1, baseDelay: 1, maximumDelay: 60, maximumRetryAfter: 300)
             config.totalTimeout = timeout
             config.downloadTimeout = min(timeout, stallTimeout)
             config.headers["User-Agent"] = userAgent
@@ -464,7 +467,6 @@ extension WebImageCLI {
             }
             settings.outputFormat = outputFormat
             settings.concurrency = concurrency
-            settings.retries = retries
             settings.minimumSize = minSize
             settings.maximumAspectRatio = maxAspectRatio
             settings.respectsRobotsTag = !ignoreRobotsTag

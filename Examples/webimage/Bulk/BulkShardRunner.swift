@@ -7,7 +7,6 @@ struct BulkSettings: Sendable {
 
     var outputFormat: OutputFormat = .webdataset
     var concurrency = 64
-    var retries = 0
     /// Rows under way at once (holding a ``DownloadSlots`` slot, queued in the downloader): four times
     /// `concurrency`. `concurrency` bounds the downloads running (`maximumTotalConnections`) and `--per-host`
     /// each host's (`maximumConnectionsPerHost`); a row waiting for its host's turn takes neither, only one
@@ -86,7 +85,7 @@ struct BulkShardRunner: Sendable {
 
     /// Shards open at once. The next shard starts as soon as the last row of the one before is under
     /// way, so a slow row (a trickling server, a long `Retry-After`) holds only its own shard's files
-    /// open, not the process's download slots. Each open shard keeps its rows and its open files; four
+    /// open and its own row slot, not the process's connections. Each open shard keeps its rows and its open files; four
     /// bound that while leaving room for a few shards that each wait on a straggler.
     static let maximumOpenShards = 4
 
@@ -101,8 +100,9 @@ struct BulkShardRunner: Sendable {
     /// ``BulkSettings/rowsUnderWay`` rows under way at once (``DownloadSlots``) across all open shards (at most ``maximumOpenShards``),
     /// each shard's files written and renamed, stats last, the moment its last row is done; `finished`
     /// is then told. `next` is called only when a new shard may open, so the caller reads its input a
-    /// shard at a time. A row waiting to retry (`Retry-After`) gives its slot back, so the next rows,
-    /// other hosts' included, run meanwhile.
+    /// shard at a time. A row waiting for its host's turn or to retry (`Retry-After`, in the downloader)
+    /// holds a row slot but no connection and no queue slot, so the next rows, other hosts' included, run
+    /// meanwhile.
     ///
     /// Samples are written in completion order: a slow or retried row never holds finished ones back, so
     /// at most ``BulkSettings/rowsUnderWay`` samples are in memory. Each image's bytes are the same in every run; only
@@ -152,7 +152,7 @@ struct BulkShardRunner: Sendable {
                         }
                         let (id, index, row) = (shard.id, shard.started, shard.job.rows[shard.started].row)
                         group.addTask {
-                            let sample = await process(index: index, row: row, slots: slots)
+                            let sample = await process(index: index, row: row)
                             await slots.release()
                             return .finished(job: id, sample: sample)
                         }
@@ -204,9 +204,9 @@ struct BulkShardRunner: Sendable {
         return stats
     }
 
-    /// Downloads, checks, resizes and encodes one row, retrying what may succeed later. Called holding
-    /// one of `slots`, and returns holding one.
-    private func process(index: Int, row: BulkRow, slots: DownloadSlots) async -> BulkSample {
+    /// Downloads (retrying what may succeed later), checks, resizes and encodes one row. Called holding
+    /// one of the row slots.
+    private func process(index: Int, row: BulkRow) async -> BulkSample {
         var sample = BulkSample(index: index, row: row)
         let started = DispatchTime.now().uptimeNanoseconds
         guard let url = URL(string: row.url), url.host?.isEmpty == false,
@@ -219,45 +219,32 @@ struct BulkShardRunner: Sendable {
         var context = ImageDownloadContext()
         context.transformer = settings.transformer
         if settings.respectsRobotsTag { context.responseModifier = RobotsTagCheck() }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let result: Result<ImageDownloadResult, Error>
-            do {
-                // One frame is all a sample keeps: an animation's other frames are never decoded or resized.
-                result = .success(
-                    try await downloader.image(for: url, options: .decodeFirstFrameOnly, context: context))
-            } catch {
-                result = .failure(error)
-            }
-            switch result {
-            case .success(let downloaded):
-                sample.attempts = attempt
-                finish(&sample, with: downloaded)
-                sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
-                return sample
-            case .failure(let error):
-                let failure = error as? ImageDownloaderError
-                if attempt <= settings.retries, let failure, let delay = Self.retryDelay(failure, attempt: attempt) {
-                    // The wait holds no slot (and no connection): a throttling host's rows waiting out
-                    // Retry-After never stall another host's.
-                    await slots.release()
-                    try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-                    await slots.acquire()
-                    continue
-                }
-                sample.attempts = attempt
-                if let failure, failure.code == .invalidDownloadResponse, settings.respectsRobotsTag {
-                    sample.errorCode = "robotsTag"
-                    sample.errorMessage = "X-Robots-Tag forbids AI use (noai / noimageai)"
-                } else {
-                    sample.errorCode = failure?.code.description ?? "unknown"
-                    sample.errorMessage = failure?.message ?? "\(error)"
-                }
-                sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
-                return sample
+        // Retries (`--retries`) are the downloader's (`config.retryPolicy`): a row waiting for its next
+        // attempt holds no connection and no queue slot, only its row slot.
+        let result: Result<ImageDownloadResult, Error>
+        do {
+            // One frame is all a sample keeps: an animation's other frames are never decoded or resized.
+            result = .success(try await downloader.image(for: url, options: .decodeFirstFrameOnly, context: context))
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let downloaded):
+            sample.attempts = downloaded.metrics?.attempts ?? 1
+            finish(&sample, with: downloaded)
+        case .failure(let error):
+            let failure = error as? ImageDownloaderError
+            sample.attempts = failure?.attempts ?? 1
+            if let failure, failure.code == .invalidDownloadResponse, settings.respectsRobotsTag {
+                sample.errorCode = "robotsTag"
+                sample.errorMessage = "X-Robots-Tag forbids AI use (noai / noimageai)"
+            } else {
+                sample.errorCode = failure?.code.description ?? "unknown"
+                sample.errorMessage = failure?.message ?? "\(error)"
             }
         }
+        sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+        return sample
     }
 
     /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
@@ -305,26 +292,6 @@ struct BulkShardRunner: Sendable {
             sample.bytes = result.data
             let format = ImageFormat.detect(result.data)
             sample.fileExtension = format == .jpeg ? "jpg" : (format == .unknown ? "bin" : format.rawValue)
-        }
-    }
-
-    /// Seconds to wait before retrying `error`, or nil when retrying cannot help: timeouts, lost
-    /// connections and 5xx back off exponentially (1, 2, 4 … s, at most 60); 429 and 503 wait what
-    /// their `Retry-After` says (seconds or an HTTP date, at most 300 s) when they say it.
-    static func retryDelay(_ error: ImageDownloaderError, attempt: Int) -> Double? {
-        let backoff = min(60, pow(2, Double(attempt - 1)))
-        switch error.code {
-        case .timedOut, .connectionLost, .cannotConnect, .transport:
-            return backoff
-        case .invalidDownloadStatusCode:
-            guard let status = error.statusCode else { return nil }
-            if status == 429 || status == 503, let value = error.response?.headers["Retry-After"] {
-                if let seconds = Double(value.trimmingCharacters(in: .whitespaces)) { return min(300, max(0, seconds)) }
-                if let date = HTTPDate.parse(value) { return min(300, max(0, date.timeIntervalSinceNow)) }
-            }
-            return status == 429 || (500..<600).contains(status) ? backoff : nil
-        default:
-            return nil
         }
     }
 }

@@ -1,8 +1,9 @@
 /// The row slots of a bulk run (``BulkSettings/rowsUnderWay``), shared by the rows of every open shard.
 ///
-/// A row holds a slot while it waits for its host's turn, downloads and processes its image, and gives it
-/// back while it waits to retry, so rows waiting out a long `Retry-After` never keep other rows (another
-/// host's) from running.
+/// A row holds a slot from its start to its sample, waits included (its host's turn, a retry's delay in
+/// the downloader): there are four times `--concurrency` of them, and a waiting row holds no connection,
+/// so rows waiting out a long `Retry-After` keep other rows (another host's) from running only once all
+/// of them wait.
 /// Waiters are served in arrival order.
 actor DownloadSlots {
     private var free: Int
