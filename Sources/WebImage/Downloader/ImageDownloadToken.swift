@@ -57,9 +57,13 @@ public final class ImageDownloadToken: Sendable {
         action?()
     }
 
-    /// Changes the queue priority this caller asks for while its operation waits.
+    /// Changes the queue priority this caller asks for while its operation waits (nothing while the
+    /// caller waits to retry: it has no operation then).
     func setPriority(_ priority: Operation.QueuePriority) {
-        let operation = operationReference.withLock { $0 }
+        let operation = target.withLock { target -> ImageDownloaderOperation? in
+            if case .operation(let operation) = target { return operation }
+            return nil
+        }
         operation?.setPriority(priority, callerID: callerID)
     }
 

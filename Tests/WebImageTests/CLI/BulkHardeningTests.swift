@@ -262,11 +262,12 @@ struct BulkHardeningTests {
             "webimage",
             [
                 "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--size", "16",
-                "--concurrency", "4", "--per-host", "2", "--timeout", "60", "--stall-timeout", "60",
+                "--concurrency", "4", "--per-host", "2", "--timeout", "300", "--stall-timeout", "300",
             ])
         // The slow host has its two connections held, and the other host's rows are all served meanwhile:
         // the eight slow rows waiting for a connection keep nothing from them.
-        let served = await server.waitUntil(timeout: .seconds(20)) { server in
+        // 120 s: in the full parallel suite on a loaded machine the child may start late (it took over 20).
+        let served = await server.waitUntil(timeout: .seconds(120)) { server in
             server.waitingCount(atGate: "slow") == 2 && (0..<4).allSatisfy { server.count(for: "/img/\($0).png") == 1 }
         }
         let held = server.waitingCount(atGate: "slow")
