@@ -38,7 +38,7 @@ test: build test-python
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy"
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy"
 
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the
