@@ -49,7 +49,7 @@ test-asan: deps
 demo: deps
 	$(SWIFT) run -c release webimage demo
 
-# Side-by-side benchmarks (Benchmarks/, DESIGN.md §10): release build, nginx on 127.0.0.1 serving a
+# Side-by-side benchmarks (Benchmarks/, see Benchmarks/README.md): release build, nginx on 127.0.0.1 serving a
 # generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~5 minutes).
 # The benchmarks are their own package (Benchmarks/Package.swift), so `make test` never compiles them.
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images

@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // The benchmarks are a package of their own, so `make test` (and every package that depends on WebImage)
-// never compiles them. `make bench` builds and runs them (see README.md here and DESIGN.md §10).
+// never compiles them. `make bench` builds and runs them (see README.md here).
 import Foundation
 import PackageDescription
 

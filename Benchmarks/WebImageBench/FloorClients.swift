@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 @_spi(Benchmarks) import WebImage
 
-// The two building blocks DESIGN.md §3 puts around every transfer, measured alone, without a network
+// The two building blocks the downloader's design puts around every transfer, measured alone, without a network
 // and without any WebImage code: what a file costs before the downloader does anything of its own.
 // They show how much of the "≤ 25 µs CPU per file" budget the required architecture spends by itself.
 // (The library's locks are `Locking.Lock`, on pthread mutexes, for ThreadSanitizer; here `Mutex`, which
@@ -137,7 +137,7 @@ private final class CoalescingQueue: Sendable {
 }
 
 /// An asynchronous operation that fetches one URL through WebImage's transport and does only what
-/// DESIGN.md §3 and §7 require around a download: the `isExecuting` / `isFinished` changes corelibs'
+/// the downloader's design requires around a download (an Operation per download and its notifications): the `isExecuting` / `isFinished` changes corelibs'
 /// queue listens to, the four notifications and the completion on a serial callback queue. The
 /// notifications and the completion of a transfer share one hop (Start goes out when it starts).
 private final class FetchOperation: FloorOperation, @unchecked Sendable {
@@ -179,7 +179,7 @@ private final class FetchOperation: FloorOperation, @unchecked Sendable {
 
 /// The floor of the design with a network: every URL as one `FetchOperation` on an `OperationQueue` with
 /// `parallel` slots, all added at once like the WebImage client, over WebImage's transport. No URL table,
-/// tokens, options, response checks or caches: what any downloader built as DESIGN.md §3 asks pays at least.
+/// tokens, options, response checks or caches: what any downloader built as one Operation per download pays at least.
 /// With `bare`, no notifications and no callback queue: the completion runs on the transport thread.
 func runDownloadFloorClient(urls: [String], parallel: Int, bare: Bool) -> Sample {
     let list = parseURLs(urls)

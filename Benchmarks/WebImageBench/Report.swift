@@ -67,7 +67,7 @@ struct Report {
         return text + "\n"
     }
 
-    /// What DESIGN.md §3's building blocks cost alone, against the small-file CPU target.
+    /// What the design's building blocks cost alone, against the small-file CPU target.
     private func floorTable() -> String {
         let transfer = med("small", "libcurl multi, stores bodies", \.cpuMicrosecondsPerItem)
         let operation = med("floor", "operation per file", \.cpuMicrosecondsPerItem)
@@ -75,7 +75,8 @@ struct Report {
         let webImage = med("small", "WebImage", \.cpuMicrosecondsPerItem)
         var text = "### The floor of an operation-per-download design, per small file\n\n"
         text += "The transfer itself (the libcurl loop that stores bodies, from the table above) plus the two "
-        text += "building blocks DESIGN.md §3 requires around every download, each measured alone in its own "
+        text += "building blocks the downloader's design requires around every download, each measured alone "
+        text += "in its own "
         text += "process on \(Driver.floorItems) items, with no network and no WebImage code.\n\n"
         text += "| part | CPU µs/file |\n|---|---:|\n"
         text += "| libcurl multi, stores bodies (the transfer) | \(fmt(transfer, 1)) |\n"
@@ -94,7 +95,8 @@ struct Report {
     private func networkFloorTable() -> String {
         var text = "### The floor of the design with a network, 2,000 × 20 KiB files\n\n"
         text += "The same files, in the same rounds, through WebImage's transport (the \"transport alone\" row) "
-        text += "with only what DESIGN.md §3 and §7 put around each transfer, and no WebImage downloader code: "
+        text += "with only what the downloader's design puts around each transfer (an Operation per download "
+        text += "and its notifications), and no WebImage downloader code: "
         text += "every URL as one asynchronous `Operation` on corelibs' `OperationQueue` (6 slots, all added at "
         text += "once, finished from the transport thread), then also the Start, ReceiveResponse, Stop and Finish "
         text += "notifications and the completion on a serial callback queue (Start when the transfer starts, the "

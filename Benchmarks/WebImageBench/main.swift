@@ -1,6 +1,6 @@
 import Foundation
 
-// WebImageBench — the side-by-side benchmark harness (issue 7, DESIGN.md §10).
+// WebImageBench — the side-by-side benchmark harness (issue 7).
 //
 //   WebImageBench run [--rounds N] [--output docs/BENCHMARKS.md] [--corpus DIR] [--no-profile]
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report

@@ -5,7 +5,7 @@ import Foundation
 /// after the request modifier.
 ///
 /// Two requests for one URL share a transfer, and a decoded image is served from the image cache, only
-/// when their trust is equal (DESIGN.md §11). Otherwise a strict caller could receive bytes an insecure
+/// when their trust is equal (README, "Security model"). Otherwise a strict caller could receive bytes an insecure
 /// caller fetched without checking the certificate, or a caller without cookies could be handed the
 /// image a signed-in caller's cookies unlocked.
 struct RequestTrust: Hashable, Sendable {

@@ -145,7 +145,7 @@ extension ImageDownloaderOperation {
                 caller.target.async(callback)
             }
         }
-        // Finish means success for somebody (DESIGN.md §7): not when every caller left (cancelled) before
+        // Finish means success for somebody (as SDWebImage posts it): not when every caller left (cancelled) before
         // being served, whether the bytes came from the network or the cache. (A cancel of the whole
         // operation never gets here: the lifecycle does not enter processing after one.)
         let postsFinish = succeeded

@@ -17,7 +17,7 @@ protocol LifecycleCaller {
 ///    └──start──▶ finished   └──transferMade / cacheHit / preparationFailed──▶ finished
 /// ```
 ///
-/// Rules the states encode (DESIGN.md §3 and §7):
+/// Rules the states encode (the operation's life and its notifications, docs/ARCHITECTURE.md):
 /// - The queue is told `isFinished` only from `start()` on: a cancel before `start()` marks the
 ///   operation (`cancelledWaiting`) and `start()` finishes it.
 /// - Every caller is handed out exactly once: to a cancel, to a failure, or to the final serving.

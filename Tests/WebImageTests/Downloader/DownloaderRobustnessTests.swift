@@ -4,7 +4,7 @@ import Testing
 
 @testable import WebImage
 
-/// The three swift-corelibs-foundation OperationQueue crash patterns (DESIGN §3), driven through the
+/// The three swift-corelibs-foundation OperationQueue crash patterns (docs/ARCHITECTURE.md, "Who owns what"), driven through the
 /// public API 200 times each, plus a stress run and resource release.
 @Suite(.timeLimit(.minutes(5))) struct DownloaderRobustnessTests {
     let server: LocalImageServer
