@@ -6,7 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "WebImage", targets: ["WebImage"]),
-        .library(name: "LocalImageServer", targets: ["LocalImageServer"]),
+        // Decoding, colour management, transformers and encoders alone: no curl, SQLite or downloader.
+        .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
         .executable(name: "webimage", targets: ["webimage"]),
         .executable(name: "thumbnailer", targets: ["thumbnailer"]),
     ],
@@ -45,10 +46,20 @@ let package = Package(
 
         // A pthread-based lock that ThreadSanitizer understands (see Lock.swift for why not Mutex).
         .target(name: "Locking", swiftSettings: [.swiftLanguageMode(.v6)]),
+        // The layers import downward only: WebImageCodecs ← WebImageTransport ← WebImage (see
+        // docs/ARCHITECTURE.md).
+        .target(
+            name: "WebImageCodecs",
+            dependencies: [
+                "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CJXL", "CLCMS",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .target(
             name: "WebImage",
             dependencies: [
-                "Locking", "CCurl", "CWebP", "CJPEG", "CPNG", "CGIF", "CSQLite", "CAVIF", "CJXL", "CLCMS",
+                "WebImageCodecs", "Locking", "CCurl", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -88,7 +99,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "LocalImageServer", "Locking",
+                "WebImage", "WebImageCodecs", "LocalImageServer", "Locking",
                 // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves.
                 "CLCMS", "CJPEG",
                 .product(name: "Logging", package: "swift-log"),

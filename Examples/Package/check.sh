@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds Examples/Package against this repository as a versioned git dependency, the way another
 # package would use it: a bare clone of HEAD, tagged, named by a file:// URL with `from:`. SwiftPM
-# refuses unsafe flags in a dependency and resolves only what the WebImage product needs, so this
-# proves the package is usable by others. Run by `make test-package` (and CI).
+# refuses unsafe flags in a dependency and resolves only what the products need, so this proves the
+# package is usable by others: the WebImage product, and the WebImageCodecs product alone (which must
+# link no libcurl or SQLite). Run by `make test-package` (and CI).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d /tmp/webimage-consumer.XXXXXX)"
@@ -18,6 +19,14 @@ sed -e "s|@WEBIMAGE_GIT_URL@|file://$work/WebImage.git|" -e "s|@WEBIMAGE_VERSION
     "$repo/Examples/Package/Package.swift.in" > "$work/consumer/Package.swift"
 
 swift build --package-path "$work/consumer" 2>&1 | tee "$work/build.log" | tail -n 3
-"$(swift build --package-path "$work/consumer" --show-bin-path)/WebImageConsumer"
+bin="$(swift build --package-path "$work/consumer" --show-bin-path)"
+"$bin/WebImageConsumer"
+"$bin/CodecsConsumer"
+# The codecs product must not bring the downloader's libraries along.
+if ldd "$bin/CodecsConsumer" | grep -E 'libcurl|libsqlite3'; then
+    echo "error: CodecsConsumer (WebImageCodecs only) links the libraries above" >&2
+    exit 1
+fi
+echo "CodecsConsumer links: $(ldd "$bin/CodecsConsumer" | awk '{print $1}' | grep -E 'lib(jpeg|png|webp|gif|avif|jxl|lcms)' | sort | tr '\n' ' ')"
 echo "Resolved:"
 grep -E '"(identity|version)"' "$work/consumer/Package.resolved" | paste - - | sed 's/  */ /g'

@@ -7,6 +7,8 @@ Run by `make test-readme` (and CI). The convention, also in README.md ("The READ
   so it is compiled as top-level code: `try` and `await` work there, `return` does not.
 - A block with no `import` line continues the quick start: it is compiled after the prelude below
   (Foundation and WebImage imported, `downloader` and `url` defined).
+- A block that imports WebImageCodecs and not WebImage is linked with the WebImageCodecs product
+  only.
 - A block that is deliberately not compilable (a Package.swift excerpt, pseudo-code) is marked by the
   line `<!-- test-readme: skip: REASON -->` right before its fence; the script lists each skipped block
   with its reason. A skip marker without a reason, one not followed by a ```swift block, or an
@@ -122,12 +124,22 @@ def main():
             with open(os.path.join(folder, "main.swift"), "w", encoding="utf-8") as handle:
                 handle.write(f"// README.md line {line}\n")
                 handle.write(code if has_import else PRELUDE + "\n" + code)
+            # A block that imports WebImageCodecs and not WebImage is built against that product alone, as
+            # a program that links only the codecs would be.
+            codecs_only = re.search(r"^\s*import WebImageCodecs\s*$", code, re.M) and not re.search(
+                r"^\s*(@\w+\s+)*import WebImage\s*$", code, re.M)
+            products = (
+                [f'            .product(name: "WebImageCodecs", package: "{identity}"),\n']
+                if codecs_only
+                else [
+                    f'            .product(name: "WebImage", package: "{identity}"),\n',
+                    '            .product(name: "Logging", package: "swift-log"),\n',
+                    '            .product(name: "Metrics", package: "swift-metrics"),\n',
+                ])
             targets.append(
                 f'        .executableTarget(name: "{name}", dependencies: [\n'
-                f'            .product(name: "WebImage", package: "{identity}"),\n'
-                '            .product(name: "Logging", package: "swift-log"),\n'
-                '            .product(name: "Metrics", package: "swift-metrics"),\n'
-                "        ], swiftSettings: [.swiftLanguageMode(.v6)]),\n")
+                + "".join(products)
+                + "        ], swiftSettings: [.swiftLanguageMode(.v6)]),\n")
         with open(os.path.join(work, "Package.swift"), "w", encoding="utf-8") as handle:
             handle.write(
                 "// swift-tools-version:6.1\n"

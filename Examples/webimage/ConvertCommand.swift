@@ -66,12 +66,12 @@ extension WebImageCLI {
             do {
                 decoded = try ImageDecoderRegistry.shared.decode(data, options: options)
                 if let transformer { decoded = try transformer.transform(decoded, budget: options.memoryBudget) }
-            } catch let error as ImageDownloaderError {
+            } catch let error as ImageCodecError {
                 throw CLIError("\(input): \(error.message)")
             }
             guard let encoder = outputOptions.encoder else { throw CLIError("no output format") }
             let encoded: Data
-            do { encoded = try encoder.encode(decoded) } catch let error as ImageEncodingError {
+            do { encoded = try encoder.encode(decoded) } catch let error as ImageCodecError {
                 throw CLIError("cannot encode as \(encoder.format.rawValue): \(error.message)")
             }
             let url = URL(fileURLWithPath: output)

@@ -43,7 +43,7 @@ final class OutputFolder: Sendable {
             do {
                 guard let image = outcome.image else { throw CLIError("nothing decoded to encode") }
                 let encoded: Data
-                do { encoded = try encoder.encode(image) } catch let error as ImageEncodingError {
+                do { encoded = try encoder.encode(image) } catch let error as ImageCodecError {
                     throw CLIError("cannot encode as \(encoder.format.rawValue): \(error.message)")
                 }
                 let stem = (name as NSString).deletingPathExtension
@@ -59,7 +59,7 @@ final class OutputFolder: Sendable {
             outcome.savedPath = saved.path
             if decodedPNG, let image = outcome.image {
                 let png: Data
-                do { png = try PNGEncoder().encode(image) } catch let error as ImageEncodingError {
+                do { png = try PNGEncoder().encode(image) } catch let error as ImageCodecError {
                     throw CLIError("cannot encode as PNG: \(error.message)")
                 }
                 _ = try write(png, name: saved.lastPathComponent + ".png")

@@ -126,3 +126,24 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
         return text
     }
 }
+
+extension ImageDownloaderError {
+    /// The downloader's report of an error a decoder, transformer or encoder threw: `badImageData`, with
+    /// the codec's message (after `context`, when given) and the codec's error as `underlying`. This is
+    /// where WebImageCodecs' `ImageCodecError` becomes the downloader's error. A custom codec that throws
+    /// an `ImageDownloaderError` keeps it, with the download's URL.
+    static func codecFailure(_ error: any Error, url: URL?, context: String?) -> ImageDownloaderError {
+        if var error = error as? ImageDownloaderError {
+            error.url = url
+            return error
+        }
+        let detail = (error as? ImageCodecError)?.message ?? String(describing: error)
+        let message: String
+        if let context {
+            message = "\(context): \(detail)"
+        } else {
+            message = error is ImageCodecError ? detail : "the data could not be decoded: \(detail)"
+        }
+        return ImageDownloaderError(.badImageData, message, url: url, underlying: error)
+    }
+}

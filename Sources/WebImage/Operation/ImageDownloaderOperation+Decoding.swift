@@ -177,18 +177,11 @@ extension ImageDownloaderOperation {
                 return .success(try transformer.transform(image, budget: decodeRequest.options.memoryBudget))
             } catch {
                 return .failure(
-                    ImageDownloaderError(
-                        .badImageData, "the transformer \(transformer.key) failed: \(error)", url: request.url,
-                        underlying: error))
+                    ImageDownloaderError.codecFailure(
+                        error, url: request.url, context: "the transformer \(transformer.key) failed"))
             }
-        } catch let error as ImageDownloaderError {
-            var error = error
-            error.url = request.url
-            return .failure(error)
         } catch {
-            return .failure(
-                ImageDownloaderError(
-                    .badImageData, "the data could not be decoded: \(error)", url: request.url, underlying: error))
+            return .failure(ImageDownloaderError.codecFailure(error, url: request.url, context: nil))
         }
     }
 
@@ -201,9 +194,8 @@ extension ImageDownloaderOperation {
             return .success(data)
         } catch {
             return .failure(
-                ImageDownloaderError(
-                    .badImageData, "the encoder \(output.encoder.key) failed: \(error)", url: request.url,
-                    underlying: error))
+                ImageDownloaderError.codecFailure(
+                    error, url: request.url, context: "the encoder \(output.encoder.key) failed"))
         }
     }
 

@@ -122,7 +122,7 @@ enum PipelineFixtures {
 
         var limited = ImageDecodingOptions()
         limited.maximumImagePixels = 100_000
-        let error = #expect(throws: ImageDownloaderError.self) {
+        let error = #expect(throws: ImageCodecError.self) {
             try ImageDecoderRegistry.shared.decode(data, options: limited)
         }
         #expect(error?.code == .badImageData)
@@ -131,7 +131,7 @@ enum PipelineFixtures {
         // A decode memory budget smaller than the bitmap refuses it before libavif / libjxl decode.
         var budgeted = ImageDecodingOptions()
         budgeted.memoryBudget = DecodeMemoryBudget(limit: 500_000)
-        let refused = #expect(throws: ImageDownloaderError.self) {
+        let refused = #expect(throws: ImageCodecError.self) {
             try ImageDecoderRegistry.shared.decode(data, options: budgeted)
         }
         #expect(refused?.code == .badImageData)
@@ -156,7 +156,7 @@ enum PipelineFixtures {
             do {
                 let image = try ImageDecoderRegistry.shared.decode(cut)
                 #expect(image.isPartial || image.frames.count < image.frameCount, "\(file) at \(fraction)")
-            } catch let error as ImageDownloaderError {
+            } catch let error as ImageCodecError {
                 #expect(error.code == .badImageData)
             }
         }

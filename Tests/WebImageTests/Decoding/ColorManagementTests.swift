@@ -5,6 +5,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 /// Colour management against LittleCMS driven directly from the test: the pixels a file stores (decoded
 /// with `.preserve`, or read raw for CMYK) go through a transform the test builds itself, and the

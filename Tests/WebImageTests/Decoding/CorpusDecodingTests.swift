@@ -56,7 +56,7 @@ struct CorpusDecodingTests {
         case (_, .success):
             Issue.record("\(entry.name) decoded but the manifest expects \(entry.expect)")
         case (_, .failure(let error)):
-            let error = try #require(error as? ImageDownloaderError)
+            let error = try #require(error as? ImageCodecError)
             #expect(error.code == .badImageData)
             if entry.expect == "emptyData" { #expect(error.message.contains("empty")) }
         }

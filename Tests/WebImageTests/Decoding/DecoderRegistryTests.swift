@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 @Suite("Format detection and the decoder registry", .timeLimit(.minutes(5)))
 struct DecoderRegistryTests {
@@ -48,9 +49,9 @@ struct DecoderRegistryTests {
 
     @Test("Empty and unknown data are badImageData with a clear message")
     func unknownData() throws {
-        let empty = try #require(throws: ImageDownloaderError.self) { try ImageDecoderRegistry.shared.decode(Data()) }
+        let empty = try #require(throws: ImageCodecError.self) { try ImageDecoderRegistry.shared.decode(Data()) }
         #expect(empty.code == .badImageData && empty.message.contains("empty"))
-        let html = try #require(throws: ImageDownloaderError.self) {
+        let html = try #require(throws: ImageCodecError.self) {
             try ImageDecoderRegistry.shared.decode(Data("<html>".utf8))
         }
         #expect(html.code == .badImageData && html.message.contains("format"))

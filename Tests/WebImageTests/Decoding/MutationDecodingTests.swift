@@ -115,7 +115,7 @@ struct MutationDecodingTests {
                     outcome.malformedFrames += 1
                 }
                 outcome.decoded += 1
-            } catch let error as ImageDownloaderError where error.code == .badImageData {
+            } catch let error as ImageCodecError where error.code == .badImageData {
                 outcome.failed += 1
             } catch {
                 outcome.unexpectedErrors.append("\(error)")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 @Suite("Size limits, scale-down and thumbnails", .timeLimit(.minutes(5)))
 struct ScaleDownDecodingTests {
@@ -28,7 +29,7 @@ struct ScaleDownDecodingTests {
         Self.resetPeak()
         let before = Self.peakResidentBytes()
         let options = ImageDecodingOptions(scaleDownLargeImages: scaleDown)
-        let error = try #require(throws: ImageDownloaderError.self) {
+        let error = try #require(throws: ImageCodecError.self) {
             try ImageDecoderRegistry.shared.decode(data, options: options)
         }
         #expect(error.code == .badImageData)
@@ -41,7 +42,7 @@ struct ScaleDownDecodingTests {
         // The incremental path refuses too (the progressive PNG reader checks the header before allocating).
         let incremental = try #require(ImageDecoderRegistry.shared.makeIncrementalDecoder(for: data, options: options))
         #expect(incremental.decodePartial(data) == nil)
-        #expect(throws: ImageDownloaderError.self) { try incremental.decodeFinal(data) }
+        #expect(throws: ImageCodecError.self) { try incremental.decodeFinal(data) }
     }
 
     @Test(
@@ -49,7 +50,7 @@ struct ScaleDownDecodingTests {
         arguments: ["astronaut-baseline.jpg", "coffee-rgb.png", "chelsea.gif", "astronaut-lossy.webp"])
     func maximumPixels(file: String) throws {
         let data = try DecodingCorpus.data(file)
-        let error = try #require(throws: ImageDownloaderError.self) {
+        let error = try #require(throws: ImageCodecError.self) {
             try ImageDecoderRegistry.shared.decode(data, options: .init(maximumImagePixels: 1000))
         }
         #expect(error.code == .badImageData)

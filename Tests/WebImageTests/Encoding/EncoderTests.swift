@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 /// The encoders round-trip through the C libraries' own decoders (libjpeg-turbo, libwebp, libpng,
 /// libavif behind the built-in decoders, and libwebp's `dwebp` tool).
@@ -175,9 +176,9 @@ import Testing
         #expect(ImageFormat.detect(try image.encoded(as: .webp)) == .webp)
         #expect(ImageFormat.detect(try image.encoded(as: .avif, quality: 50)) == .avif)
         for format in [ImageFormat.gif, .jxl, .unknown] {
-            #expect(throws: ImageEncodingError.self) { try image.encoded(as: format) }
+            #expect(throws: ImageCodecError.self) { try image.encoded(as: format) }
         }
         let empty = Image(format: .png, width: 0, height: 0, frames: [])
-        #expect(throws: ImageEncodingError.self) { try empty.encoded(as: .jpeg) }
+        #expect(throws: ImageCodecError.self) { try empty.encoded(as: .jpeg) }
     }
 }

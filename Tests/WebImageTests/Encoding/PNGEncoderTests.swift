@@ -35,10 +35,10 @@ struct PNGEncoderTests {
         let decoded = try PNGDecoder().decode(try PNGEncoder().encode(padded), options: .default)
         #expect(decoded.frames[0].pixels.prefix(4) == [1, 2, 3, 4])
         #expect(Array(decoded.frames[0].pixels[decoded.frames[0].bytesPerRow...].prefix(4)) == [5, 6, 7, 8])
-        #expect(throws: ImageEncodingError.self) {
+        #expect(throws: ImageCodecError.self) {
             try PNGEncoder().encode(ImageFrame(width: 4, height: 4, bytesPerRow: 16, pixels: [0, 0]))
         }
-        #expect(throws: ImageEncodingError.self) {
+        #expect(throws: ImageCodecError.self) {
             try PNGEncoder().encode(Image(format: .png, width: 0, height: 0, frames: []))
         }
     }

@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 /// Animations of many frames through the decoders, the transformers, `webimage bulk` and `convert`: every
 /// bitmap a transformer makes is claimed before it is made, each frame's bookkeeping is counted, and an
@@ -32,7 +33,7 @@ import Testing
             ImageTransformer.resize(to: PixelSize(width: 256, height: 256), mode: .fill),
             .pipeline([.applyOrientation, .resize(to: PixelSize(width: 256, height: 256), mode: .pad(.black))]),
         ] {
-            let error = #expect(throws: ImageDownloaderError.self) { try transformer.transform(image, budget: budget) }
+            let error = #expect(throws: ImageCodecError.self) { try transformer.transform(image, budget: budget) }
             #expect(error?.code == .badImageData)
             #expect(error?.message.contains("maximumDecodeMemory") == true, "\(String(describing: error))")
             #expect(budget.peakBytesInUse == 0, "nothing was claimed, so nothing was made")

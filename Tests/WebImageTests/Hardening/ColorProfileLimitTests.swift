@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 /// ICC profiles in and out: oversized ones are ignored, the profile caches are bounded by bytes, PNG keeps
 /// a preserved profile, JPEG refuses one that needs more than 255 APP2 markers, and commands that decode
@@ -100,7 +101,7 @@ import Testing
         #expect(try JPEGDecoder().decode(jpeg, options: preserve).iccProfile == fits)
 
         let tooLarge = try Self.paddedP3(size: JPEGEncoder.maximumICCProfileBytes + 1)
-        let error = #expect(throws: ImageEncodingError.self) { try JPEGEncoder().encode(Self.image(profile: tooLarge)) }
+        let error = #expect(throws: ImageCodecError.self) { try JPEGEncoder().encode(Self.image(profile: tooLarge)) }
         #expect(error?.message.contains("255 APP2 markers") == true, "\(String(describing: error))")
         #expect(try JPEGEncoder(embedsICCProfile: false).encode(Self.image(profile: tooLarge)).count > 0)
     }

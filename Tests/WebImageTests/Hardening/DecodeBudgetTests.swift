@@ -5,6 +5,7 @@ import Locking
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 /// Decoders bound their work and their memory: files that declare far more than they hold, GIF frames far
 /// larger than their screen, animations of many frames, many decodes at once, and allocations that fail.
@@ -34,7 +35,7 @@ import Testing
             let image = try ImageDecoderRegistry.shared.decode(data, options: options)
             #expect(image.isPartial, "\(format): \(data.count) bytes cannot hold a whole 16384² image")
             #expect(image.originalWidth == 16384 && image.originalHeight == 16384)
-        } catch let error as ImageDownloaderError {
+        } catch let error as ImageCodecError {
             #expect(error.code == .badImageData, "\(format): \(error)")
         }
         print("\(format): \(data.count)-byte file declaring 16384²: \(Self.threadCPUSeconds() - start) s CPU")
@@ -48,7 +49,7 @@ import Testing
         let budget = DecodeMemoryBudget(limit: 64 << 20)
         var options = ImageDecodingOptions()
         options.memoryBudget = budget
-        let error = #expect(throws: ImageDownloaderError.self) {
+        let error = #expect(throws: ImageCodecError.self) {
             try ImageDecoderRegistry.shared.decode(data, options: options)
         }
         #expect(error?.code == .badImageData)
@@ -135,8 +136,8 @@ import Testing
     func claimsWaitThenFail() throws {
         let budget = DecodeMemoryBudget(limit: 100, waitTimeout: 0.2)
         let held = try budget.claim(80, for: "first", waits: true)
-        #expect(throws: ImageDownloaderError.self) { try budget.claim(30, for: "partial", waits: false) }
-        let error = #expect(throws: ImageDownloaderError.self) { try budget.claim(30, for: "second", waits: true) }
+        #expect(throws: ImageCodecError.self) { try budget.claim(30, for: "partial", waits: false) }
+        let error = #expect(throws: ImageCodecError.self) { try budget.claim(30, for: "second", waits: true) }
         #expect(error?.code == .badImageData)
         // Released from another thread while a claim waits: the waiting claim then succeeds.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { held.release() }

@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageCodecs
 
 /// The built-in transformers: Lanczos against Pillow, the resize modes, orientation, rotation, flips,
 /// crops, rounded corners, pipelines, and the downloader's use of them (shrink-on-load included).
@@ -106,9 +107,10 @@ import Testing
         #expect(frame.pixels[(4 * 30 + 15) * 4 + 3] == 0)  // 20 rows of image centred in 30: rows 0…4 are padding
         #expect(frame.pixels[(5 * 30 + 15) * 4 + 3] == 255)
 
-        #expect(throws: ImageDownloaderError.self) {
+        let error = #expect(throws: ImageCodecError.self) {
             try ImageTransformer.resize(to: PixelSize(width: 0, height: 10)).transform(image)
         }
+        #expect(error?.code == .invalidParameters)
     }
 
     @Test func fillCropsAroundTheCentre() throws {
@@ -156,9 +158,10 @@ import Testing
         let image = Self.numbered(width: 4, height: 3)
         let cropped = try ImageTransformer.crop(PixelRect(x: 1, y: 1, width: 10, height: 10)).transform(image)
         #expect(Self.reds(cropped) == [[5, 6, 7], [9, 10, 11]])
-        #expect(throws: ImageDownloaderError.self) {
+        let error = #expect(throws: ImageCodecError.self) {
             try ImageTransformer.crop(PixelRect(x: 5, y: 0, width: 2, height: 2)).transform(image)
         }
+        #expect(error?.code == .invalidParameters)
     }
 
     @Test func roundCornersMakeTheCornersTransparent() throws {

@@ -8,7 +8,7 @@ import Foundation
 public protocol ImageEncoding: Sendable {
     /// The format the encoder writes.
     var format: ImageFormat { get }
-    /// The encoded bytes. Throws `ImageEncodingError`.
+    /// The encoded bytes. Throws `ImageCodecError` `.encodingFailed`.
     func encode(_ image: Image) throws -> Data
     /// Identifies the output: the format and every parameter that changes the bytes (two encoders with
     /// the same key must write the same bytes for one image); part of `ProcessedImageKey`. The built-in
@@ -22,24 +22,12 @@ extension ImageEncoding {
     public var key: String { "\(format.rawValue);\(String(describing: self))" }
 }
 
-/// Encoding an image failed; `message` says why.
-public struct ImageEncodingError: Error, Sendable, CustomStringConvertible {
-    /// A sentence for people.
-    public var message: String
-
-    /// Creates an error.
-    public init(_ message: String) { self.message = message }
-
-    /// The message.
-    public var description: String { message }
-}
-
 extension Image {
     /// The image encoded as `format` with that format's default encoder; `quality` (1…100) for the lossy
     /// ones: JPEG (85 when nil), WebP (lossy at `quality`, 80 when nil), AVIF (60 when nil). PNG ignores
     /// it. An RGB ICC profile on the image (`colorSpace = .preserve`) is embedded.
     ///
-    /// - Throws: `ImageEncodingError` for GIF, JPEG XL and `.unknown` (no encoder), and when encoding fails.
+    /// - Throws: `ImageCodecError` `.encodingFailed` for GIF, JPEG XL and `.unknown` (no encoder), and when encoding fails.
     public func encoded(as format: ImageFormat, quality: Int? = nil) throws -> Data {
         let encoder: any ImageEncoding =
             switch format {
@@ -57,7 +45,9 @@ extension Image {
 enum EncodingCheck {
     /// The first frame, after checking its buffer matches its size.
     static func frame(_ image: Image) throws -> ImageFrame {
-        guard let frame = image.frames.first else { throw ImageEncodingError("the image has no frame to encode") }
+        guard let frame = image.frames.first else {
+            throw ImageCodecError(.encodingFailed, "the image has no frame to encode")
+        }
         try check(frame)
         return frame
     }
@@ -66,7 +56,8 @@ enum EncodingCheck {
         guard frame.width > 0, frame.height > 0, frame.width <= 65_535, frame.height <= 65_535,
             frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow
         else {
-            throw ImageEncodingError(
+            throw ImageCodecError(
+                .encodingFailed,
                 "invalid frame: \(frame.width)×\(frame.height), \(frame.bytesPerRow) bytes per row, "
                     + "\(frame.pixels.count) bytes of pixels")
         }
@@ -79,6 +70,6 @@ enum EncodingCheck {
 private struct UnsupportedEncoder: ImageEncoding {
     let format: ImageFormat
     func encode(_ image: Image) throws -> Data {
-        throw ImageEncodingError("WebImage has no \(format.rawValue) encoder")
+        throw ImageCodecError(.encodingFailed, "WebImage has no \(format.rawValue) encoder")
     }
 }

@@ -15,7 +15,7 @@ import Foundation
 public protocol ImageDecoding: Sendable {
     /// Whether this decoder understands `data`, judged from its first bytes.
     func canDecode(_ data: Data) -> Bool
-    /// Decodes complete data. Throws `ImageDownloaderError` with code `.badImageData` when it cannot.
+    /// Decodes complete data. Throws `ImageCodecError` with code `.badImageData` when it cannot.
     ///
     /// Truncated data that still yields pixels gives an image with `isPartial == true`.
     func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image

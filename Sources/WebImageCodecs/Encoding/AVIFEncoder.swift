@@ -47,11 +47,11 @@ public struct AVIFEncoder: ImageEncoding {
     }
 
     public func encode(_ image: Image) throws -> Data {
-        guard Self.isAvailable else { throw ImageEncodingError("this libavif has no AV1 encoder") }
+        guard Self.isAvailable else { throw ImageCodecError(.encodingFailed, "this libavif has no AV1 encoder") }
         let frame = try EncodingCheck.frame(image)
         let pixelFormat = chromaSubsampling == .yuv444 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
         guard let avif = avifImageCreate(UInt32(frame.width), UInt32(frame.height), 8, pixelFormat) else {
-            throw ImageEncodingError("AVIF: out of memory")
+            throw ImageCodecError(.encodingFailed, "AVIF: out of memory")
         }
         defer { avifImageDestroy(avif) }
         if embedsICCProfile, let icc = image.iccProfile, !icc.isEmpty {
@@ -71,7 +71,7 @@ public struct AVIFEncoder: ImageEncoding {
             return avifImageRGBToYUV(avif, &rgb)
         }
         try Self.check(converted, "AVIF colour conversion failed")
-        guard let encoder = avifEncoderCreate() else { throw ImageEncodingError("AVIF: out of memory") }
+        guard let encoder = avifEncoderCreate() else { throw ImageCodecError(.encodingFailed, "AVIF: out of memory") }
         defer { avifEncoderDestroy(encoder) }
         let quantizer = Int32((100 - EncodingCheck.quality(quality)) * 63 / 99)
         encoder.pointee.maxThreads = 2
@@ -83,13 +83,14 @@ public struct AVIFEncoder: ImageEncoding {
         var output = avifRWData()
         defer { avifRWDataFree(&output) }
         try Self.check(avifEncoderWrite(encoder, avif, &output), "AVIF encoding failed")
-        guard let bytes = output.data else { throw ImageEncodingError("AVIF encoding produced nothing") }
+        guard let bytes = output.data else { throw ImageCodecError(.encodingFailed, "AVIF encoding produced nothing") }
         return Data(bytes: bytes, count: output.size)
     }
 
     private static func check(_ result: avifResult, _ message: String) throws {
         guard result == AVIF_RESULT_OK else {
-            throw ImageEncodingError(
+            throw ImageCodecError(
+                .encodingFailed,
                 "\(message): \(avifResultToString(result).map { String(cString: $0) } ?? "\(result)")")
         }
     }

@@ -38,7 +38,7 @@ public struct WebPEncoder: ImageEncoding {
     }
 
     public func encode(_ image: Image) throws -> Data {
-        guard !image.frames.isEmpty else { throw ImageEncodingError("the image has no frame to encode") }
+        guard !image.frames.isEmpty else { throw ImageCodecError(.encodingFailed, "the image has no frame to encode") }
         for frame in image.frames { try EncodingCheck.check(frame) }
         guard image.frames.count > 1 else {
             let still = try encodeStill(image.frames[0])
@@ -50,19 +50,23 @@ public struct WebPEncoder: ImageEncoding {
 
     private func makeConfig() throws -> WebPConfig {
         var config = WebPConfig()
-        guard WebPConfigInit(&config) != 0 else { throw ImageEncodingError("WebP: libwebp version mismatch") }
+        guard WebPConfigInit(&config) != 0 else {
+            throw ImageCodecError(.encodingFailed, "WebP: libwebp version mismatch")
+        }
         config.quality = Float(EncodingCheck.quality(quality))
         config.lossless = lossless ? 1 : 0
         config.exact = lossless ? 1 : 0
         config.method = Int32(min(6, max(0, method)))
-        guard WebPValidateConfig(&config) != 0 else { throw ImageEncodingError("WebP: invalid settings") }
+        guard WebPValidateConfig(&config) != 0 else { throw ImageCodecError(.encodingFailed, "WebP: invalid settings") }
         return config
     }
 
     /// A picture holding `frame`'s pixels (ARGB, as lossless and the animation encoder want).
     private static func picture(_ frame: ImageFrame) throws -> WebPPicture {
         var picture = WebPPicture()
-        guard WebPPictureInit(&picture) != 0 else { throw ImageEncodingError("WebP: libwebp version mismatch") }
+        guard WebPPictureInit(&picture) != 0 else {
+            throw ImageCodecError(.encodingFailed, "WebP: libwebp version mismatch")
+        }
         picture.use_argb = 1
         picture.width = Int32(frame.width)
         picture.height = Int32(frame.height)
@@ -71,7 +75,7 @@ public struct WebPEncoder: ImageEncoding {
         }
         guard imported != 0 else {
             WebPPictureFree(&picture)
-            throw ImageEncodingError("WebP: out of memory importing the pixels")
+            throw ImageCodecError(.encodingFailed, "WebP: out of memory importing the pixels")
         }
         return picture
     }
@@ -89,7 +93,8 @@ public struct WebPEncoder: ImageEncoding {
             return WebPEncode(&config, &picture)
         }
         guard encoded != 0, let memory = writer.mem else {
-            throw ImageEncodingError("WebP encoding failed (libwebp error \(picture.error_code.rawValue))")
+            throw ImageCodecError(
+                .encodingFailed, "WebP encoding failed (libwebp error \(picture.error_code.rawValue))")
         }
         return Data(bytes: memory, count: writer.size)
     }
@@ -98,32 +103,32 @@ public struct WebPEncoder: ImageEncoding {
         var config = try makeConfig()
         var options = WebPAnimEncoderOptions()
         guard WebPAnimEncoderOptionsInit(&options) != 0 else {
-            throw ImageEncodingError("WebP: libwebpmux version mismatch")
+            throw ImageCodecError(.encodingFailed, "WebP: libwebpmux version mismatch")
         }
         options.anim_params.loop_count = Int32(max(0, image.loopCount))
         let first = image.frames[0]
         guard let encoder = WebPAnimEncoderNew(Int32(first.width), Int32(first.height), &options) else {
-            throw ImageEncodingError("WebP: cannot create the animation encoder")
+            throw ImageCodecError(.encodingFailed, "WebP: cannot create the animation encoder")
         }
         defer { WebPAnimEncoderDelete(encoder) }
         var timestamp = 0
         for frame in image.frames {
             guard frame.width == first.width, frame.height == first.height else {
-                throw ImageEncodingError("WebP animation frames must share one size")
+                throw ImageCodecError(.encodingFailed, "WebP animation frames must share one size")
             }
             var picture = try Self.picture(frame)
             defer { WebPPictureFree(&picture) }
             guard WebPAnimEncoderAdd(encoder, &picture, Int32(timestamp), &config) != 0 else {
-                throw ImageEncodingError("WebP animation: \(Self.error(encoder))")
+                throw ImageCodecError(.encodingFailed, "WebP animation: \(Self.error(encoder))")
             }
             timestamp += max(1, Int((frame.duration * 1000).rounded()))
         }
         guard WebPAnimEncoderAdd(encoder, nil, Int32(timestamp), nil) != 0 else {
-            throw ImageEncodingError("WebP animation: \(Self.error(encoder))")
+            throw ImageCodecError(.encodingFailed, "WebP animation: \(Self.error(encoder))")
         }
         var data = WebPData()
         guard WebPAnimEncoderAssemble(encoder, &data) != 0, let bytes = data.bytes else {
-            throw ImageEncodingError("WebP animation: \(Self.error(encoder))")
+            throw ImageCodecError(.encodingFailed, "WebP animation: \(Self.error(encoder))")
         }
         defer { WebPDataClear(&data) }
         return Data(bytes: bytes, count: data.size)
@@ -138,18 +143,18 @@ public struct WebPEncoder: ImageEncoding {
         try still.withUnsafeBytes { raw -> Data in
             var input = WebPData(bytes: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), size: raw.count)
             guard let mux = WebPMuxCreate(&input, 1) else {
-                throw ImageEncodingError("WebP: cannot read the encoded image")
+                throw ImageCodecError(.encodingFailed, "WebP: cannot read the encoded image")
             }
             defer { WebPMuxDelete(mux) }
             return try icc.withUnsafeBytes { profile -> Data in
                 var chunk = WebPData(
                     bytes: profile.baseAddress?.assumingMemoryBound(to: UInt8.self), size: profile.count)
                 guard WebPMuxSetChunk(mux, "ICCP", &chunk, 1) == WEBP_MUX_OK else {
-                    throw ImageEncodingError("WebP: cannot add the ICC profile")
+                    throw ImageCodecError(.encodingFailed, "WebP: cannot add the ICC profile")
                 }
                 var output = WebPData()
                 guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let bytes = output.bytes else {
-                    throw ImageEncodingError("WebP: cannot assemble the image with its ICC profile")
+                    throw ImageCodecError(.encodingFailed, "WebP: cannot assemble the image with its ICC profile")
                 }
                 defer { WebPDataClear(&output) }
                 return Data(bytes: bytes, count: output.size)

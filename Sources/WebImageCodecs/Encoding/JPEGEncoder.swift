@@ -7,7 +7,7 @@ import Foundation
 /// browsers show a transparent PNG on a white page). Huffman tables are optimised. The image's RGB ICC
 /// profile (from a decode with `colorSpace = .preserve`) is embedded unless `embedsICCProfile` is off; a
 /// profile too large for JPEG's 255 APP2 markers (more than `maximumICCProfileBytes`) is refused with an
-/// `ImageEncodingError`, never written truncated or with a marker count that wraps: decode with
+/// `ImageCodecError` `.encodingFailed`, never written truncated or with a marker count that wraps: decode with
 /// `colorSpace = .sRGB` (the pixels then need no profile) or turn `embedsICCProfile` off.
 /// EXIF is written only when given in `exif` (the APP1 payload, starting with "Exif\0\0").
 ///
@@ -65,12 +65,15 @@ public struct JPEGEncoder: ImageEncoding {
 
     public func encode(_ image: Image) throws -> Data {
         let frame = try EncodingCheck.frame(image)
-        if let exif, exif.count > 65_533 { throw ImageEncodingError("EXIF data over 65,533 bytes does not fit APP1") }
+        if let exif, exif.count > 65_533 {
+            throw ImageCodecError(.encodingFailed, "EXIF data over 65,533 bytes does not fit APP1")
+        }
         let pixels = image.hasAlpha ? Self.flatten(frame, over: background) : frame.pixels
         let stride = image.hasAlpha ? frame.width * 4 : frame.bytesPerRow
         let icc = embedsICCProfile ? image.iccProfile : nil
         if let icc, icc.count > Self.maximumICCProfileBytes {
-            throw ImageEncodingError(
+            throw ImageCodecError(
+                .encodingFailed,
                 "the ICC profile of \(icc.count) bytes needs more than JPEG's 255 APP2 markers (at most "
                     + "\(Self.maximumICCProfileBytes) bytes); convert the colours to sRGB or leave the profile out")
         }
@@ -92,7 +95,7 @@ public struct JPEGEncoder: ImageEncoding {
         }
         guard status == 0, let output else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ImageEncodingError("JPEG encoding failed: \(text.isEmpty ? "unknown error" : text)")
+            throw ImageCodecError(.encodingFailed, "JPEG encoding failed: \(text.isEmpty ? "unknown error" : text)")
         }
         defer { wi_jpeg_free(output) }
         return Data(bytes: output, count: length)

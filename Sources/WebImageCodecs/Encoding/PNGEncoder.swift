@@ -35,15 +35,17 @@ public struct PNGEncoder: ImageEncoding {
 
     /// Encodes the first frame of `image` (a partial image encodes what it holds), with its ICC profile.
     ///
-    /// - Throws: `ImageEncodingError` when the image has no frame, or libpng fails or refuses the profile.
+    /// - Throws: `ImageCodecError` `.encodingFailed` when the image has no frame, or libpng fails or refuses the profile.
     public func encode(_ image: Image) throws -> Data {
-        guard let frame = image.frames.first else { throw ImageEncodingError("the image has no frame to encode") }
+        guard let frame = image.frames.first else {
+            throw ImageCodecError(.encodingFailed, "the image has no frame to encode")
+        }
         return try encode(frame, iccProfile: embedsICCProfile ? image.iccProfile : nil)
     }
 
     /// Encodes one RGBA8 frame, unlabelled.
     ///
-    /// - Throws: `ImageEncodingError` when the frame's size and pixel buffer disagree or libpng fails.
+    /// - Throws: `ImageCodecError` `.encodingFailed` when the frame's size and pixel buffer disagree or libpng fails.
     public func encode(_ frame: ImageFrame) throws -> Data {
         try encode(frame, iccProfile: nil)
     }
@@ -52,7 +54,8 @@ public struct PNGEncoder: ImageEncoding {
         guard frame.width > 0, frame.height > 0, frame.width <= Int(UInt32.max), frame.height <= Int(UInt32.max),
             frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow
         else {
-            throw ImageEncodingError(
+            throw ImageCodecError(
+                .encodingFailed,
                 "invalid frame: \(frame.width)×\(frame.height), \(frame.bytesPerRow) bytes per row, "
                     + "\(frame.pixels.count) bytes of pixels")
         }
@@ -60,7 +63,8 @@ public struct PNGEncoder: ImageEncoding {
         var length = 0
         var message = [CChar](repeating: 0, count: 256)
         if let iccProfile, iccProfile.count > Int(UInt32.max) {
-            throw ImageEncodingError("an ICC profile of \(iccProfile.count) bytes does not fit a PNG chunk")
+            throw ImageCodecError(
+                .encodingFailed, "an ICC profile of \(iccProfile.count) bytes does not fit a PNG chunk")
         }
         let icc = iccProfile.map { [UInt8]($0) }
         let status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
@@ -74,7 +78,7 @@ public struct PNGEncoder: ImageEncoding {
         }
         guard status == 0, let output else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw ImageEncodingError("PNG encoding failed: \(text.isEmpty ? "unknown error" : text)")
+            throw ImageCodecError(.encodingFailed, "PNG encoding failed: \(text.isEmpty ? "unknown error" : text)")
         }
         // The shim's buffer is copied into Data and freed here; nothing keeps a pointer into it.
         defer { wi_png_encode_free(output) }

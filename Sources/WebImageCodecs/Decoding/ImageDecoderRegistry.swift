@@ -44,7 +44,7 @@ public final class ImageDecoderRegistry: Sendable {
 
     /// Decodes `data` with the first decoder that accepts it.
     ///
-    /// - Throws: `ImageDownloaderError` `.badImageData` for empty data (message mentions "empty"), data
+    /// - Throws: `ImageCodecError` `.badImageData` for empty data (message mentions "empty"), data
     ///   no decoder recognises, and whatever the chosen decoder refuses.
     public func decode(_ data: Data, options: ImageDecodingOptions = .default) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }

@@ -138,7 +138,7 @@ public struct ImageTransformer: ImageTransforming {
         switch kind {
         case .resize(let size, let mode):
             guard size.width > 0, size.height > 0 else {
-                throw DecodingFailure.badImageData("resize to \(size): the size must be at least 1×1")
+                throw ImageCodecError(.invalidParameters, "resize to \(size): the size must be at least 1×1")
             }
             return Self.resize(image, to: size, mode: mode)
         case .crop(let rect):
@@ -147,7 +147,8 @@ public struct ImageTransformer: ImageTransforming {
             let x1 = min(image.width, rect.x + max(0, rect.width))
             let y1 = min(image.height, rect.y + max(0, rect.height))
             guard x1 > x0, y1 > y0 else {
-                throw DecodingFailure.badImageData(
+                throw ImageCodecError(
+                    .invalidParameters,
                     "crop \(rect.width)×\(rect.height) at (\(rect.x), \(rect.y)) leaves nothing of a \(image.width)×\(image.height) image"
                 )
             }
