@@ -56,10 +56,16 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // libcurl, the destination policy and the HTTP types; knows nothing of images or of the downloader.
+        .target(
+            name: "WebImageTransport",
+            dependencies: ["Locking", "CCurl"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .target(
             name: "WebImage",
             dependencies: [
-                "WebImageCodecs", "Locking", "CCurl", "CSQLite",
+                "WebImageCodecs", "WebImageTransport", "Locking", "CCurl", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -99,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageCodecs", "LocalImageServer", "Locking",
+                "WebImage", "WebImageCodecs", "WebImageTransport", "LocalImageServer", "Locking",
                 // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves.
                 "CLCMS", "CJPEG",
                 .product(name: "Logging", package: "swift-log"),

@@ -29,7 +29,6 @@ let package = Package(
             name: "WebImageBench",
             dependencies: [
                 .product(name: "WebImage", package: webImage),
-                .product(name: "LocalImageServer", package: webImage),
                 "CBenchCurl",
                 "CBenchCodecs",
             ],

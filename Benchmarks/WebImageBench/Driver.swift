@@ -1,5 +1,4 @@
 import Foundation
-import LocalImageServer
 
 #if canImport(Glibc)
     import Glibc

@@ -213,7 +213,7 @@ final class CookieControlHandle: @unchecked Sendable {
         } catch {
             curl_easy_cleanup(easy)
             self.easy = nil
-            unavailable = error
+            unavailable = ImageDownloaderError(transportError: error)
         }
     }
 
@@ -231,13 +231,22 @@ final class CookieControlHandle: @unchecked Sendable {
     /// "ALL", "SESS", "FLUSH", "RELOAD", a Netscape line or a Set-Cookie header line.
     func apply(_ command: String) throws(ImageDownloaderError) {
         let easy = try engine()
-        try CurlRuntime.check(command.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }, "COOKIELIST")
+        try Self.check(command.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }, "COOKIELIST")
     }
 
     func load(_ path: String) throws(ImageDownloaderError) {
         let easy = try engine()
-        try CurlRuntime.check(path.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }, "COOKIEFILE")
+        try Self.check(path.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }, "COOKIEFILE")
         try apply("RELOAD")
+    }
+
+    /// `CurlRuntime.check`, reported as the downloader's error.
+    private static func check(_ code: CURLcode, _ what: String) throws(ImageDownloaderError) {
+        do {
+            try CurlRuntime.check(code, what)
+        } catch {
+            throw ImageDownloaderError(transportError: error)
+        }
     }
 
     func lines() -> [String] {

@@ -74,7 +74,7 @@ public final class ImageDownloader: Sendable {
                     maxConnectionsPerHost: config.maximumConnectionsPerHost,
                     maxTotalConnections: config.maximumTotalConnections, share: config.cookieStorage?.share))
         } catch {
-            transport = .failure(error)
+            transport = .failure(ImageDownloaderError(transportError: error))
         }
         self.init(config: config, transport: transport)
     }
@@ -217,7 +217,8 @@ public final class ImageDownloader: Sendable {
                     .invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
         }
         if let invalid = config.destinationPolicy.invalidNetworks.first {
-            return failNow(DestinationPolicy.invalidNetworkError(invalid, url: url))
+            return failNow(
+                ImageDownloaderError(transportError: DestinationPolicy.invalidNetworkError(invalid, url: url)))
         }
         guard !invalidated.load(ordering: .acquiring) else {
             return failNow(ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))

@@ -50,7 +50,7 @@ public struct ImageDownloaderConfig: Sendable {
     /// also bounds connecting. `15` by default; 0 or less means 15.
     public var downloadTimeout: TimeInterval = Self.defaultDownloadTimeout
     /// The default `downloadTimeout`, also used when it is 0 or less.
-    public static let defaultDownloadTimeout: TimeInterval = 15
+    public static let defaultDownloadTimeout: TimeInterval = TransferRequest.defaultIdleTimeout
     /// Upper bound in seconds on a whole transfer, redirects included: a download fails with `timedOut`
     /// when it has not finished by then, however steadily bytes arrive (a server trickling one byte every
     /// half second never trips the idle timeout). Every redirect hop gets only what the earlier ones left.
@@ -91,20 +91,17 @@ public struct ImageDownloaderConfig: Sendable {
     /// name contains `token`, `secret`, `api-key` or `session`; add any field of yours that carries a secret.
     public var secretHeaderFields: Set<String> = ImageDownloaderConfig.defaultSecretHeaderFields
     /// The default `secretHeaderFields` (lowercased).
-    public static let defaultSecretHeaderFields: Set<String> = [
-        "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-amz-security-token",
-        "x-goog-api-key", "*token*", "*secret*", "*api-key*", "*session*",
-    ]
+    public static let defaultSecretHeaderFields = SecretHeaderFields.defaultEntries
     /// Redirects followed before `tooManyRedirects`. `10` by default.
     public var maximumRedirects: Int = Self.defaultMaximumRedirects
-    static let defaultMaximumRedirects = 10
+    static let defaultMaximumRedirects = TransferRequest.defaultMaximumRedirects
     /// Schemes a request may use; redirects are only ever followed to http and https.
     /// `["http", "https"]` by default; add `"file"` to read local files.
     public var allowedProtocols: Set<String> = Self.defaultAllowedProtocols
-    static let defaultAllowedProtocols: Set<String> = ["http", "https"]
+    static let defaultAllowedProtocols = TransferRequest.defaultAllowedProtocols
     /// Bodies larger than this fail with `responseTooLarge`, and nothing is buffered past it. 256 MB by default.
     public var maximumResponseSize: Int64 = Self.defaultMaximumResponseSize
-    static let defaultMaximumResponseSize: Int64 = 256 * 1024 * 1024
+    static let defaultMaximumResponseSize = TransferRequest.defaultMaximumResponseSize
     /// The most response-body bytes this downloader's downloads may hold together, from each body's first
     /// byte until it was decoded and handed out (or dropped). `maximumResponseSize` bounds one body; this
     /// bounds them all, so that many compressed bodies expanding to just under that size cannot add up to

@@ -147,3 +147,40 @@ extension ImageDownloaderError {
         return ImageDownloaderError(.badImageData, message, url: url, underlying: error)
     }
 }
+
+extension ImageDownloaderError {
+    /// The downloader's report of a transport failure: the transport's kind as the matching code, with its
+    /// message, URL, response head and curl code. A transfer the downloader itself ended (a status or
+    /// content type it refuses, a body over a limit) reports the downloader's own error.
+    init(transportError error: TransportError) {
+        if error.kind == .aborted, let reason = error.reason {
+            if var own = reason as? ImageDownloaderError {
+                if own.url == nil { own.url = error.url }
+                self = own
+            } else {
+                self.init(.transport, String(describing: reason), url: error.url, underlying: reason)
+            }
+            return
+        }
+        let code: Code =
+            switch error.kind {
+            case .setupFailed: .invalidDownloadOperation
+            case .invalidURL: .invalidURL
+            case .failed, .aborted: .transport
+            case .timedOut: .timedOut
+            case .cannotConnect: .cannotConnect
+            case .cannotResolveHost: .cannotResolveHost
+            case .sslFailure: .sslFailure
+            case .tooManyRedirects: .tooManyRedirects
+            case .responseTooLarge: .responseTooLarge
+            case .connectionLost: .connectionLost
+            case .unsupportedProtocol: .unsupportedProtocol
+            case .badContentEncoding: .badContentEncoding
+            case .destinationNotAllowed: .destinationNotAllowed
+            case .cancelled: .cancelled
+            }
+        self.init(
+            code, error.message, url: error.url, statusCode: error.response?.statusCode, response: error.response,
+            curlCode: error.curlCode)
+    }
+}

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import WebImageTransport
 
 extension ImageDownloaderOperation: TransferDelegate {
     /// Builds the transfer from the configuration and the first caller's options and hands it to the
@@ -47,7 +48,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         do {
             transfer = try environment.transport.makeTransfer(transferRequest, delegate: self)
         } catch {
-            failBeforeTransfer(error)
+            failBeforeTransfer(ImageDownloaderError(transportError: error))
             return
         }
         switch state.withLock({ $0.lifecycle.transferMade(transfer) }) {
@@ -66,11 +67,11 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     /// Posted from the transport thread, with the other events of the transfer: on a busy downloader
     /// they share one wake-up of the callback queue (see DrainBatch).
-    func transferDidStart() {
+    package func transferDidStart() {
         post(.imageDownloadStart)
     }
 
-    func transferDidReceiveResponse(_ received: ImageDownloadResponse) -> ImageDownloaderError? {
+    package func transferDidReceiveResponse(_ received: ImageDownloadResponse) -> (any Error)? {
         var response = received
         var error: ImageDownloaderError?
         if let modifier = context?.responseModifier ?? environment.config.responseModifier {
@@ -138,7 +139,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         return nil
     }
 
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError? {
+    package func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> (any Error)? {
         let budget = environment.bodyBudget
         guard budget.claim(Int64(bytes.count)) else {
             return ImageDownloaderError(
@@ -175,7 +176,9 @@ extension ImageDownloaderOperation: TransferDelegate {
         environment.bodyBudget.release(claimedBodyBytes.exchange(0, ordering: .relaxed))
     }
 
-    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
+    /// The transport's error becomes the downloader's here (`ImageDownloaderError(transportError:)`).
+    package func transferDidComplete(_ transportResult: Result<ImageDownloadMetrics, TransportError>) {
+        let result = transportResult.mapError { ImageDownloaderError(transportError: $0) }
         let succeeded = (try? result.get()) != nil
         environment.instruments.transferCompleted(request.url, result)
         let (action, confirmed) = state.withLock { state in

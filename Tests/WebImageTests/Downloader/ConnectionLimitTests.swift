@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// `maximumConnectionsPerHost` and `maximumTotalConnections`: the server sees no more requests at once
 /// than the limits allow, and a download waiting for a connection is timed as the README says.

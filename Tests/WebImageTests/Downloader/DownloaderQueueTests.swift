@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 @Suite(.timeLimit(.minutes(5))) struct DownloaderQueueTests {
     let server: LocalImageServer

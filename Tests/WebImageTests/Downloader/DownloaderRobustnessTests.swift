@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// The three swift-corelibs-foundation OperationQueue crash patterns (docs/ARCHITECTURE.md, "Who owns what"), driven through the
 /// public API 200 times each, plus a stress run and resource release.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 @Suite(.timeLimit(.minutes(5))) struct QueueChannelTests {
     @Test func blocksRunOnTheQueueInTheOrderSentFromSeveralThreads() {

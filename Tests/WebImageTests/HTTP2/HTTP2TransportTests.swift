@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// The transport over HTTP/2 with TLS: the loopback server offers `h2` by ALPN and curl multiplexes its
 /// transfers on one connection (PIPEWAIT).

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// libcurl's multi, share and cookie-handle return codes reach the error funnel, and a failing poll
 /// cannot spin the transport thread.
@@ -38,17 +39,20 @@ import Testing
     }
 
     @Test func multiAndShareCodesBecomeTypedErrors() {
-        let multi = #expect(throws: ImageDownloaderError.self) {
+        let multi = #expect(throws: TransportError.self) {
             try CurlRuntime.checkMulti(CURLM_BAD_HANDLE, "curl_multi_add_handle")
         }
-        #expect(multi?.code == .transport)
+        #expect(multi?.kind == .failed)
         #expect(multi?.curlCode == Int(CURLM_BAD_HANDLE.rawValue))
         #expect(multi?.message.hasPrefix("curl_multi_add_handle failed: ") == true)
         #expect(multi?.message.count ?? 0 > "curl_multi_add_handle failed: ".count)
-        let share = #expect(throws: ImageDownloaderError.self) {
+        let share = #expect(throws: TransportError.self) {
             try CurlRuntime.checkShare(CURLSHE_IN_USE, "curl_share_cleanup")
         }
-        #expect(share?.code == .transport)
+        #expect(share?.kind == .failed)
+        // At the downloader's boundary both are `transport` errors with curl's code.
+        #expect(share.map { ImageDownloaderError(transportError: $0).code } == .transport)
+        #expect(share.map { ImageDownloaderError(transportError: $0).curlCode } == Int(CURLSHE_IN_USE.rawValue))
         #expect(share?.curlCode == Int(CURLSHE_IN_USE.rawValue))
         #expect(throws: Never.self) { try CurlRuntime.checkMulti(CURLM_OK, "ok") }
     }

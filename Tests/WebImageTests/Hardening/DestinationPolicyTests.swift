@@ -4,6 +4,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// `config.destinationPolicy`: the address curl is about to connect to is judged, whatever spelling
 /// the URL used, on every redirect hop and after every DNS answer; a refused one fails the download with

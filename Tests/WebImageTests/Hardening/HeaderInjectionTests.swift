@@ -3,6 +3,7 @@ import LocalImageServer
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// A header field with CR, LF or NUL (or a name that is not a token) is refused with
 /// invalidDownloadOperation from every source, and nothing reaches the server.
@@ -75,10 +76,11 @@ import Testing
         defer { transport.shutdown() }
         var request = TransferRequest(url: try #require(URL(string: "http://127.0.0.1:9/x")))
         request.headers["X-Direct"] = Self.injected
-        let error = #expect(throws: ImageDownloaderError.self) {
+        let error = #expect(throws: TransportError.self) {
             try transport.makeTransfer(request, delegate: TransferProbe())
         }
-        #expect(error?.code == .invalidDownloadOperation)
+        #expect(error?.kind == .setupFailed)
+        #expect(error.map { ImageDownloaderError(transportError: $0).code } == .invalidDownloadOperation)
     }
 
     @Test func theCLIRefusesAnInjectedHeader() async throws {

@@ -2,6 +2,7 @@ import Foundation
 import Locking
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// An in-memory `ImageTransport` for the tests of what the downloader does with transfers (coalescing,
 /// ordering, cancellation): nothing goes over a socket, and each transfer answers when, and how, the
@@ -79,7 +80,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
 
     // MARK: ImageTransport
 
-    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
+    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(TransportError)
         -> any TransportTransfer
     {
         record.withLock { $0.made += 1 }
@@ -95,7 +96,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
         signal()
         queue.async { [self] in
             guard !shutDown else {
-                complete(transfer, .failure(ImageDownloaderError(.cancelled, "shut down", url: transfer.url)))
+                complete(transfer, .failure(TransportError(.cancelled, "shut down", url: transfer.url)))
                 return
             }
             let cancelled = transfer.progress.withLock { progress -> Bool in
@@ -104,7 +105,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
             }
             // A cancel that overtook the start: the transfer never runs (CurlTransport does the same).
             if cancelled {
-                complete(transfer, .failure(ImageDownloaderError(.cancelled, "cancelled", url: transfer.url)))
+                complete(transfer, .failure(TransportError(.cancelled, "cancelled", url: transfer.url)))
                 return
             }
             transfer.delegate?.transferDidStart()
@@ -121,7 +122,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
         signal()
         guard runs else { return }  // `start` sees the flag
         queue.async { [self] in
-            complete(transfer, .failure(ImageDownloaderError(.cancelled, "cancelled", url: transfer.url)))
+            complete(transfer, .failure(TransportError(.cancelled, "cancelled", url: transfer.url)))
         }
     }
 
@@ -158,9 +159,10 @@ final class ScriptedTransport: ImageTransport, Sendable {
         queue.async { [self] in deliver(reply, to: transfer) }
     }
 
-    /// Ends a held transfer with `error`.
+    /// Ends a held transfer with `error`. It travels as the transport's `.aborted` with `error` as its reason,
+    /// which the downloader reports unchanged, so a script can end a transfer with any code users see.
     func fail(_ transfer: Transfer, with error: ImageDownloaderError) {
-        queue.async { [self] in complete(transfer, .failure(error)) }
+        queue.async { [self] in complete(transfer, .failure(.aborted(by: error, url: transfer.url))) }
     }
 
     /// Transfers started so far, in the order they were started.
@@ -193,8 +195,8 @@ final class ScriptedTransport: ImageTransport, Sendable {
     private func deliver(_ reply: Reply, to transfer: Transfer) {
         guard !transfer.isCompleted, let delegate = transfer.delegate else { return }
         let response = ImageDownloadResponse(url: transfer.url, statusCode: reply.status, headers: reply.headers)
-        if let error = delegate.transferDidReceiveResponse(response) {
-            complete(transfer, .failure(error))
+        if let reason = delegate.transferDidReceiveResponse(response) {
+            complete(transfer, .failure(.aborted(by: reason, url: transfer.url)))
             return
         }
         var received: Int64 = 0
@@ -205,8 +207,8 @@ final class ScriptedTransport: ImageTransport, Sendable {
             let piece = reply.body[
                 reply.body.startIndex + offset..<reply.body.startIndex + min(offset + size, reply.body.count)]
             received += Int64(piece.count)
-            if let error = piece.withUnsafeBytes({ delegate.transferDidReceiveData($0, totalReceived: received) }) {
-                complete(transfer, .failure(error))
+            if let reason = piece.withUnsafeBytes({ delegate.transferDidReceiveData($0, totalReceived: received) }) {
+                complete(transfer, .failure(.aborted(by: reason, url: transfer.url)))
                 return
             }
             offset += size
@@ -216,7 +218,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
         complete(transfer, .success(metrics))
     }
 
-    private func complete(_ transfer: Transfer, _ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
+    private func complete(_ transfer: Transfer, _ result: Result<ImageDownloadMetrics, TransportError>) {
         let first = transfer.progress.withLock { progress -> Bool in
             defer { progress.completed = true }
             return !progress.completed

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 @Suite(.timeLimit(.minutes(5))) struct CurlTransportTests {
     let server: LocalImageServer

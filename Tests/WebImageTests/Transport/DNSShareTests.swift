@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// Every transfer of a transport looks names up through one DNS cache: the share handle's.
 ///
@@ -12,7 +13,7 @@ import Testing
 /// that port). A plain easy handle on the transport's share loads the answer with `CURLOPT_RESOLVE`;
 /// then one of the transport's own transfers, which sets no such option, must reach 127.0.0.2. An easy
 /// handle without the share must not.
-@Suite(.timeLimit(.minutes(1))) struct DNSShareTests {
+@Suite(.timeLimit(.minutes(3))) struct DNSShareTests {
     @Test func theTransportsTransfersShareOneDNSCache() async throws {
         let listener = try LoopbackListener(address: "127.0.0.2")
         defer { listener.stop() }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import WebImage
+@testable import WebImageTransport
 
 @Suite(.timeLimit(.minutes(5))) struct ResponseHeadParserTests {
     private func parse(_ lines: [String]) -> ResponseHeadParser {

@@ -2,6 +2,7 @@ import Foundation
 import Locking
 
 @testable import WebImage
+@testable import WebImageTransport
 
 /// Records what a transfer reports, and waits (bounded) for its completion.
 final class TransferProbe: TransferDelegate {
@@ -20,19 +21,21 @@ final class TransferProbe: TransferDelegate {
         self.verdict = verdict
     }
 
-    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
+    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> (any Error)? {
         record.withLock { $0.response = response }
         return verdict(response)
     }
 
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError? {
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> (any Error)? {
         record.withLock { $0.body.append(bytes.bindMemory(to: UInt8.self)) }
         return nil
     }
 
-    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
+    /// Keeps the result as the downloader would report it (`ImageDownloaderError(transportError:)`), so the
+    /// transport's tests read the codes users see.
+    func transferDidComplete(_ result: Result<ImageDownloadMetrics, TransportError>) {
         record.withLock {
-            $0.result = result
+            $0.result = result.mapError { ImageDownloaderError(transportError: $0) }
             $0.completions += 1
         }
         done.signal()

@@ -5,13 +5,13 @@
 /// entries compare case-insensitively. Both rules that keep a secret where it belongs ask this one list:
 /// the redirect rule (a secret field goes to the request's own origin only) and the HTTP cache rule (a
 /// request that sends one neither reads nor writes the shared cache).
-struct SecretHeaderFields: Sendable, Hashable {
+package struct SecretHeaderFields: Sendable, Hashable {
     private var names: Set<String> = []
     private var fragments: Set<String> = []
     private var prefixes: Set<String> = []
     private var suffixes: Set<String> = []
 
-    init(_ entries: Set<String>) {
+    package init(_ entries: Set<String>) {
         for entry in entries.map({ $0.lowercased() }) {
             let leading = entry.hasPrefix("*")
             let trailing = entry.count > 1 && entry.hasSuffix("*")
@@ -26,18 +26,24 @@ struct SecretHeaderFields: Sendable, Hashable {
         }
     }
 
-    /// The default list, `ImageDownloaderConfig.defaultSecretHeaderFields`.
-    static let `default` = SecretHeaderFields(ImageDownloaderConfig.defaultSecretHeaderFields)
+    /// The default entries (lowercased), also `ImageDownloaderConfig.defaultSecretHeaderFields`.
+    package static let defaultEntries: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "x-api-key", "x-auth-token", "x-amz-security-token",
+        "x-goog-api-key", "*token*", "*secret*", "*api-key*", "*session*",
+    ]
+
+    /// The default list.
+    package static let `default` = SecretHeaderFields(defaultEntries)
 
     /// Whether the field `name` carries a secret.
-    func contains(_ name: String) -> Bool {
+    package func contains(_ name: String) -> Bool {
         let name = name.lowercased()
         return names.contains(name) || fragments.contains { name.contains($0) }
             || prefixes.contains { name.hasPrefix($0) } || suffixes.contains { name.hasSuffix($0) }
     }
 
     /// Whether any field of `headers` carries a secret.
-    func containsAny(of headers: HTTPHeaders) -> Bool {
+    package func containsAny(of headers: HTTPHeaders) -> Bool {
         headers.fields.contains { contains($0.name) }
     }
 }

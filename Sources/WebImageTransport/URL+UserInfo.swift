@@ -1,30 +1,20 @@
 import Foundation
 
-/// Credentials written into a URL (`http://alice:S3CRET@host/`). The downloader takes them out of the
-/// URL and treats them as the request's credentials (sent only after a 401, to that origin only, over plain
-/// http only with `allowsCredentialsOverPlainHTTP`), so the URL handed to curl, used as a cache key or
-/// printed never holds them.
+/// Credentials written into a URL (`http://alice:S3CRET@host/`) never reach curl from a redirect's
+/// `Location`, and never appear in messages or logs.
 extension URL {
-    /// This URL without its user name and password, and the credentials they were (nil when it had none).
-    /// A user name without a password is a credential with an empty password, as curl would send it.
-    var splittingUserInfo: (url: URL, credentials: RequestTrust.Credentials?) {
+    /// This URL without its user name and password.
+    package var removingUserInfo: URL {
         guard hasUserInfo, var components = URLComponents(url: self, resolvingAgainstBaseURL: true) else {
-            return (self, nil)
+            return self
         }
-        let user = components.user ?? ""
-        let password = components.password ?? ""
         components.user = nil
         components.password = nil
-        let credentials =
-            user.isEmpty && password.isEmpty ? nil : RequestTrust.Credentials(user: user, password: password)
-        return (components.url ?? self, credentials)
+        return components.url ?? self
     }
 
-    /// This URL without its user name and password.
-    var removingUserInfo: URL { splittingUserInfo.url }
-
     /// Whether the URL carries a user name or a password (`user@`, `user:password@`, even `:@`).
-    private var hasUserInfo: Bool {
+    package var hasUserInfo: Bool {
         guard let authority = absoluteString.split(separator: "//", maxSplits: 1).dropFirst().first else {
             return false
         }

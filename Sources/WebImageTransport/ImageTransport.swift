@@ -2,7 +2,7 @@ import Foundation
 
 /// A transfer made by an `ImageTransport`: opaque to the operation, which only hands it back to the
 /// transport that made it (to start or cancel it).
-protocol TransportTransfer: AnyObject, Sendable {}
+package protocol TransportTransfer: AnyObject, Sendable {}
 
 /// What runs the HTTP transfers of one downloader: `CurlTransport` (libcurl on one thread) in the
 /// library, a scripted in-memory transport in the tests of coalescing, ordering and cancellation.
@@ -16,9 +16,9 @@ protocol TransportTransfer: AnyObject, Sendable {}
 /// - `cancel` may come from any thread, at any time, even before `start` has been processed; the
 ///   transfer then completes with `cancelled` unless it already completed. Cancelling twice is harmless.
 /// - After `shutdown`, running transfers complete with `cancelled`, and later `start`s do so at once.
-protocol ImageTransport: AnyObject, Sendable {
+package protocol ImageTransport: AnyObject, Sendable {
     /// Makes a configured transfer for `request` that reports to `delegate`.
-    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
+    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(TransportError)
         -> any TransportTransfer
     /// Runs a transfer this transport made.
     func start(_ transfer: any TransportTransfer)

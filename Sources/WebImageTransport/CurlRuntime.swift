@@ -2,53 +2,53 @@ import CCurl
 import Foundation
 
 /// Process-wide libcurl set-up and the one place where curl's result codes become typed errors.
-enum CurlRuntime {
+package enum CurlRuntime {
     /// `curl_global_init` is not thread-safe and must run once before any other curl call; a `static let`
     /// initializer runs exactly once, under Swift's own lock. SIGPIPE is ignored process-wide because a
     /// peer closing a socket mid-write would otherwise kill the process (curl's `NOSIGNAL` covers only
     /// its own timeouts).
-    static let initialized: Bool = {
+    package static let initialized: Bool = {
         wi_ignore_sigpipe()
         return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     }()
 
     /// Throws unless libcurl initialised.
-    static func ensureInitialized() throws(ImageDownloaderError) {
-        guard initialized else { throw ImageDownloaderError(.transport, "curl_global_init failed") }
+    package static func ensureInitialized() throws(TransportError) {
+        guard initialized else { throw TransportError(.failed, "curl_global_init failed") }
     }
 
     /// Checks the result of a `curl_easy_setopt` shim: a failing option is a programming or build error
     /// (an option this libcurl lacks), reported as invalidDownloadOperation rather than ignored.
-    static func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws(ImageDownloaderError) {
+    package static func check(_ code: CURLcode, _ what: @autoclosure () -> String) throws(TransportError) {
         guard code != CURLE_OK else { return }
         let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
-        throw ImageDownloaderError(
-            .invalidDownloadOperation, "curl rejected \(what()): \(text)", curlCode: Int(code.rawValue))
+        throw TransportError(
+            .setupFailed, "curl rejected \(what()): \(text)", curlCode: Int(code.rawValue))
     }
 
     /// Checks a multi-handle call: anything but `CURLM_OK` becomes a `transport` error naming the call and
     /// curl's text for the code.
-    static func checkMulti(_ code: CURLMcode, _ what: @autoclosure () -> String) throws(ImageDownloaderError) {
+    package static func checkMulti(_ code: CURLMcode, _ what: @autoclosure () -> String) throws(TransportError) {
         guard code != CURLM_OK else { return }
         throw multiError(code, what())
     }
 
     /// The error for a failed multi-handle call.
-    static func multiError(_ code: CURLMcode, _ what: String) -> ImageDownloaderError {
+    package static func multiError(_ code: CURLMcode, _ what: String) -> TransportError {
         let text = curl_multi_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
-        return ImageDownloaderError(.transport, "\(what) failed: \(text)", curlCode: Int(code.rawValue))
+        return TransportError(.failed, "\(what) failed: \(text)", curlCode: Int(code.rawValue))
     }
 
     /// Checks a share-handle call: anything but `CURLSHE_OK` becomes a `transport` error.
-    static func checkShare(_ code: CURLSHcode, _ what: @autoclosure () -> String) throws(ImageDownloaderError) {
+    package static func checkShare(_ code: CURLSHcode, _ what: @autoclosure () -> String) throws(TransportError) {
         guard code != CURLSHE_OK else { return }
         let text = curl_share_strerror(code).map { String(cString: $0) } ?? "error \(code.rawValue)"
-        throw ImageDownloaderError(.transport, "\(what()) failed: \(text)", curlCode: Int(code.rawValue))
+        throw TransportError(.failed, "\(what()) failed: \(text)", curlCode: Int(code.rawValue))
     }
 
     /// Turns a failed transfer's `CURLcode` and error-buffer text into a typed error.
-    static func error(for code: CURLcode, buffer: String, url: URL?) -> ImageDownloaderError {
-        let kind: ImageDownloaderError.Code
+    package static func error(for code: CURLcode, buffer: String, url: URL?) -> TransportError {
+        let kind: TransportError.Kind
         switch code {
         case CURLE_OPERATION_TIMEDOUT: kind = .timedOut
         case CURLE_COULDNT_CONNECT: kind = .cannotConnect
@@ -65,10 +65,10 @@ enum CurlRuntime {
         case CURLE_UNSUPPORTED_PROTOCOL: kind = .unsupportedProtocol
         case CURLE_BAD_CONTENT_ENCODING: kind = .badContentEncoding
         case CURLE_URL_MALFORMAT: kind = .invalidURL
-        default: kind = .transport
+        default: kind = .failed
         }
         let summary = curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error"
         let message = buffer.isEmpty ? summary : "\(summary): \(buffer)"
-        return ImageDownloaderError(kind, message, url: url, curlCode: Int(code.rawValue))
+        return TransportError(kind, message, url: url, curlCode: Int(code.rawValue))
     }
 }

@@ -15,10 +15,10 @@ import Synchronization
 ///                                                                 write/header callbacks → delegate
 ///                                                                 DONE → remove handle → delegate
 /// ```
-final class CurlTransport: ImageTransport {
+package final class CurlTransport: ImageTransport {
     private let loop: TransportLoop
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
-    let share: CurlShare
+    package let share: CurlShare
     private let handles: EasyHandlePool
 
     /// Starts the transport thread. `maxConnectionsPerHost` caps the transfers (and curl's connections)
@@ -27,11 +27,21 @@ final class CurlTransport: ImageTransport {
     /// `share` is the cookie jar's share handle when the downloader has a jar; otherwise the transport
     /// makes its own (cookies then live as long as the transport).
     ///
-    /// `poll` replaces `curl_multi_poll` (tests inject failures to check the loop cannot spin).
+    package convenience init(
+        name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, maxTotalConnections: Int = 0,
+        share: CurlShare? = nil
+    ) throws(TransportError) {
+        try self.init(
+            name: name, maxConnectionsPerHost: maxConnectionsPerHost, maxTotalConnections: maxTotalConnections,
+            share: share, poll: nil)
+    }
+
+    /// The same, with `poll` in place of `curl_multi_poll` (tests inject failures to check the loop cannot
+    /// spin).
     init(
         name: String = "WebImage.transport", maxConnectionsPerHost: Int = 0, maxTotalConnections: Int = 0,
-        share: CurlShare? = nil, poll: TransportLoop.Poll? = nil
-    ) throws(ImageDownloaderError) {
+        share: CurlShare? = nil, poll: TransportLoop.Poll?
+    ) throws(TransportError) {
         try CurlRuntime.ensureInitialized()
         if let share {
             self.share = share
@@ -54,13 +64,13 @@ final class CurlTransport: ImageTransport {
     }
 
     /// Makes a configured transfer for `request` that reports to `delegate`.
-    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
+    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(TransportError)
         -> CurlTransfer
     {
         try CurlTransfer(request: request, pool: handles, share: share, delegate: delegate)
     }
 
-    func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(ImageDownloaderError)
+    package func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(TransportError)
         -> any TransportTransfer
     {
         let transfer: CurlTransfer = try makeTransfer(request, delegate: delegate)
@@ -72,7 +82,7 @@ final class CurlTransport: ImageTransport {
         if !loop.submit(.add(transfer)) { transfer.finish(code: nil, cancelled: true) }
     }
 
-    func start(_ transfer: any TransportTransfer) {
+    package func start(_ transfer: any TransportTransfer) {
         start(Self.curlTransfer(transfer))
     }
 
@@ -81,7 +91,7 @@ final class CurlTransport: ImageTransport {
         loop.submit(.cancel(transfer))
     }
 
-    func cancel(_ transfer: any TransportTransfer) {
+    package func cancel(_ transfer: any TransportTransfer) {
         cancel(Self.curlTransfer(transfer))
     }
 
@@ -95,82 +105,29 @@ final class CurlTransport: ImageTransport {
 
     /// Cancels every transfer and stops the thread; the multi handle and every easy handle are freed.
     /// Idempotent. Later `start` calls complete with `cancelled`.
-    func shutdown() {
+    package func shutdown() {
         loop.submit(.shutdown)
     }
 
     /// Blocks until the thread has stopped and freed the multi handle (after `shutdown()`), or until
     /// `timeout` seconds have passed; true when it stopped. Never call it on the transport thread.
-    func waitUntilStopped(timeout: Double) -> Bool {
+    package func waitUntilStopped(timeout: Double) -> Bool {
         loop.running.wait(timeout: .now() + timeout) == .success
     }
 
-    func whenStopped(_ body: @escaping @Sendable () -> Void) {
+    package func whenStopped(_ body: @escaping @Sendable () -> Void) {
         loop.running.notify(queue: .global(), execute: body)
     }
 
     /// Number of transfers currently in the multi handle or waiting to be added.
-    var activeTransferCount: Int { loop.activeCount.load(ordering: .relaxed) }
+    package var activeTransferCount: Int { loop.activeCount.load(ordering: .relaxed) }
 
     /// True once the thread has left its loop and freed the multi handle.
-    var isStopped: Bool { loop.running.wait(timeout: .now()) == .success }
+    package var isStopped: Bool { loop.running.wait(timeout: .now()) == .success }
 
     /// Easy handles of this transport that still exist (running, waiting, or idle in the pool). Reaches 0
     /// after `shutdown()` once every transfer object is gone.
-    var liveHandleCount: Int { handles.liveHandleCount }
-}
-
-// MARK: Benchmark entry point
-
-/// WebImage's transport without the downloader, for the benchmark harness's "transport alone" client
-/// (issue 2's throughput check). `@_spi(Benchmarks)`: not part of the public API.
-@_spi(Benchmarks) public final class TransportBenchmarkClient: Sendable {
-    private let transport: CurlTransport
-
-    /// Starts a transport thread with at most `maxConnectionsPerHost` connections per host.
-    public init(maxConnectionsPerHost: Int) throws(ImageDownloaderError) {
-        transport = try CurlTransport(maxConnectionsPerHost: maxConnectionsPerHost)
-    }
-
-    /// Fetches `url` with default transfer settings, stores the body as the downloader does (a
-    /// `ResponseBody` sized from Content-Length, appended on the transport thread) and reports its size.
-    public func fetch(_ url: URL, completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void) {
-        let sink = BodySink(completion: completion)
-        do {
-            transport.start(try transport.makeTransfer(TransferRequest(url: url), delegate: sink))
-        } catch {
-            completion(.failure(error))
-        }
-    }
-
-    /// Stops the transport thread.
-    public func shutdown() { transport.shutdown() }
-}
-
-/// Collects one body for `benchmarkFetch`. Touched only on the transport thread after submission.
-private final class BodySink: TransferDelegate, @unchecked Sendable {
-    // @unchecked Sendable: `body` is used only on the transport thread (see CurlTransfer's life cycle).
-    private let body = ResponseBody()
-    private let completion: @Sendable (Result<Int, ImageDownloaderError>) -> Void
-
-    init(completion: @escaping @Sendable (Result<Int, ImageDownloaderError>) -> Void) {
-        self.completion = completion
-    }
-
-    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
-        if response.expectedContentLength > 0 { body.reserve(Int(response.expectedContentLength)) }
-        return (200..<300).contains(response.statusCode)
-            ? nil : ImageDownloaderError(.invalidDownloadStatusCode, "status \(response.statusCode)")
-    }
-
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError? {
-        body.append(bytes)
-        return nil
-    }
-
-    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>) {
-        completion(result.map { _ in body.take().count })
-    }
+    package var liveHandleCount: Int { handles.liveHandleCount }
 }
 
 /// The state of the transport thread. Only `submit` and the atomics are used from other threads.
@@ -219,10 +176,10 @@ final class TransportLoop: @unchecked Sendable {
     let running = DispatchGroup()
 
     init(maxConnectionsPerHost: Int, maxTotalConnections: Int, handles: EasyHandlePool, poll: @escaping Poll)
-        throws(ImageDownloaderError)
+        throws(TransportError)
     {
         guard let multi = curl_multi_init() else {
-            throw ImageDownloaderError(.transport, "curl_multi_init failed")
+            throw TransportError(.failed, "curl_multi_init failed")
         }
         do {
             // Connections kept for reuse: enough for several downloaders' worth of concurrency.
@@ -344,7 +301,7 @@ final class TransportLoop: @unchecked Sendable {
     }
 
     /// Removes every transfer from the multi handle and completes it with `error`.
-    private func failEveryActiveTransfer(_ error: ImageDownloaderError) {
+    private func failEveryActiveTransfer(_ error: TransportError) {
         let failed = active
         active.removeAll()
         for (easy, transfer) in failed {

@@ -8,17 +8,17 @@ import Locking
 /// transport thread, but the cookie jar's API also reaches in from callers' threads), so each kind
 /// gets its own mutex. curl calls lock and unlock as two separate C callbacks, which rules out a
 /// scoped `Lock`; `pthread_mutex_t` in stable heap memory is what it needs.
-final class CurlShare: @unchecked Sendable {
+package final class CurlShare: @unchecked Sendable {
     // @unchecked Sendable: `handle` is only configured in init and freed in deinit; every access to the
     // shared data in between goes through curl, which takes `locks` around it.
-    let handle: UnsafeMutableRawPointer
+    package let handle: UnsafeMutableRawPointer
     private let locks: UnsafeMutablePointer<pthread_mutex_t>
     private static let lockCount = Int(CURL_LOCK_DATA_LAST.rawValue)
 
-    init(sharesCookies: Bool) throws(ImageDownloaderError) {
+    package init(sharesCookies: Bool) throws(TransportError) {
         try CurlRuntime.ensureInitialized()
         guard let handle = curl_share_init() else {
-            throw ImageDownloaderError(.transport, "curl_share_init failed")
+            throw TransportError(.failed, "curl_share_init failed")
         }
         self.handle = handle
         locks = .allocate(capacity: Self.lockCount)
@@ -53,7 +53,7 @@ final class CurlShare: @unchecked Sendable {
     }
 
     /// Runs `body` holding the lock curl uses for `kind`, for reading shared data outside a transfer.
-    func withLock<T>(_ kind: curl_lock_data, _ body: () throws -> T) rethrows -> T {
+    package func withLock<T>(_ kind: curl_lock_data, _ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(locks + Int(kind.rawValue))
         defer { pthread_mutex_unlock(locks + Int(kind.rawValue)) }
         return try body()

@@ -2,46 +2,55 @@ import Foundation
 
 /// Everything the transport needs to run one HTTP transfer; built by the operation from the downloader's
 /// configuration, the caller's options and the request modifier's result.
-struct TransferRequest: Sendable {
+package struct TransferRequest: Sendable {
     /// The URL to fetch (already checked against `allowedProtocols`).
-    var url: URL
+    package var url: URL
     /// Header fields to send. An empty value removes a header curl would add itself.
-    var headers: HTTPHeaders = HTTPHeaders()
+    package var headers: HTTPHeaders = HTTPHeaders()
     /// Idle timeout: the transfer fails when fewer than one byte per second arrives for this long.
-    var idleTimeout: TimeInterval = ImageDownloaderConfig.defaultDownloadTimeout
+    package var idleTimeout: TimeInterval = TransferRequest.defaultIdleTimeout
     /// Upper bound on the whole transfer, redirects included; 0 means none. A server that trickles bytes
     /// just fast enough to dodge the idle timeout still ends here.
-    var totalTimeout: TimeInterval = 0
+    package var totalTimeout: TimeInterval = 0
     /// Upper bound on establishing the connection (TCP and TLS).
-    var connectTimeout: TimeInterval = ImageDownloaderConfig.defaultDownloadTimeout
+    package var connectTimeout: TimeInterval = TransferRequest.defaultIdleTimeout
     /// Redirects followed before failing with tooManyRedirects.
-    var maximumRedirects: Int = ImageDownloaderConfig.defaultMaximumRedirects
+    package var maximumRedirects: Int = TransferRequest.defaultMaximumRedirects
     /// Schemes that may be requested and redirected to, lower-case.
-    var allowedProtocols: Set<String> = ImageDownloaderConfig.defaultAllowedProtocols
+    package var allowedProtocols: Set<String> = TransferRequest.defaultAllowedProtocols
     /// The body may not exceed this many bytes; the transfer is aborted as soon as it does.
-    var maximumResponseSize: Int64 = ImageDownloaderConfig.defaultMaximumResponseSize
+    package var maximumResponseSize: Int64 = TransferRequest.defaultMaximumResponseSize
     /// Whether the TLS certificate chain and host name are verified.
-    var verifiesTLS: Bool = true
+    package var verifiesTLS: Bool = true
     /// A CA bundle to trust in addition to the system's, e.g. a test server's self-signed certificate.
-    var caBundlePath: String?
+    package var caBundlePath: String?
     /// Credentials sent only after the server's 401 challenge, never to another host after a redirect.
-    var username: String?
+    package var username: String?
     /// The password for `username`.
-    var password: String?
+    package var password: String?
     /// Whether the credentials may be sent over plain http (they always may over https).
-    var allowsCredentialsOverPlainHTTP = false
+    package var allowsCredentialsOverPlainHTTP = false
     /// Header fields sent to the original origin only, never after a redirect to another scheme, host or
     /// port.
-    var secretHeaderFields: SecretHeaderFields = .default
+    package var secretHeaderFields: SecretHeaderFields = .default
     /// Whether the shared cookie jar is read and updated.
-    var handlesCookies: Bool = false
+    package var handlesCookies: Bool = false
     /// The addresses the transfer may connect to, judged at each connection.
-    var destinationPolicy: DestinationPolicy = .allowAll
+    package var destinationPolicy: DestinationPolicy = .allowAll
 
     /// A request for `url` with every other field at its default.
-    init(url: URL) {
+    package init(url: URL) {
         self.url = url
     }
+
+    /// 15 s, the downloader's `defaultDownloadTimeout`.
+    package static let defaultIdleTimeout: TimeInterval = 15
+    /// 10 redirects.
+    package static let defaultMaximumRedirects = 10
+    /// http and https.
+    package static let defaultAllowedProtocols: Set<String> = ["http", "https"]
+    /// 256 MB.
+    package static let defaultMaximumResponseSize: Int64 = 256 * 1024 * 1024
 }
 
 /// Timings and counters of one finished transfer, read from `CURLINFO_*`.
@@ -90,19 +99,20 @@ public enum ImageDownloadCacheStatus: String, Sendable, Hashable {
 
 /// Receives the events of one transfer. Every method runs on the transport thread and must be cheap:
 /// append bytes, record state, hand heavier work to another queue.
-protocol TransferDelegate: AnyObject, Sendable {
+package protocol TransferDelegate: AnyObject, Sendable {
     /// The transport thread took the transfer into its multi handle: the request is on its way.
     func transferDidStart()
     /// The head of the final response arrived (after redirects and authentication round trips).
-    /// Returning an error aborts the transfer and that error is what `transferDidComplete` reports.
-    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> ImageDownloaderError?
+    /// Returning an error aborts the transfer: `transferDidComplete` then reports `.aborted` with that
+    /// error as its `reason`.
+    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> (any Error)?
     /// Body bytes arrived. `totalReceived` counts every body byte so far, including these.
-    /// Returning an error aborts the transfer and that error is what `transferDidComplete` reports.
-    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> ImageDownloaderError?
+    /// Returning an error aborts the transfer, as for `transferDidReceiveResponse`.
+    func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> (any Error)?
     /// The transfer ended. Exactly once per started transfer, cancellation included.
-    func transferDidComplete(_ result: Result<ImageDownloadMetrics, ImageDownloaderError>)
+    func transferDidComplete(_ result: Result<ImageDownloadMetrics, TransportError>)
 }
 
 extension TransferDelegate {
-    func transferDidStart() {}
+    package func transferDidStart() {}
 }

@@ -80,13 +80,13 @@ extension CurlTransfer {
         let cutShort = hopRedirect == .followCutShort && code == CURLE_WRITE_ERROR
         guard code == CURLE_OK || cutShort, abortError == nil, isRedirect else { return false }
         guard let target = resolvedRedirectURL() else {
-            abortError = ImageDownloaderError(
+            abortError = TransportError(
                 .invalidURL, "the redirect's Location is not a usable URL", url: request.url,
                 response: head.response(url: currentURL))
             return false
         }
         guard redirectsFollowed < request.maximumRedirects else {
-            abortError = ImageDownloaderError(
+            abortError = TransportError(
                 .tooManyRedirects, "more than \(request.maximumRedirects) redirects", url: request.url,
                 response: head.response(url: currentURL))
             return false
@@ -96,13 +96,13 @@ extension CurlTransfer {
         guard scheme == "http" || scheme == "https", request.allowedProtocols.contains(scheme),
             target.host?.isEmpty == false
         else {
-            abortError = ImageDownloaderError(
+            abortError = TransportError(
                 .unsupportedProtocol, "a redirect to the \"\(scheme)\" scheme is not followed", url: request.url,
                 response: head.response(url: currentURL))
             return false
         }
         guard remainingTotalTimeout() != nil else {
-            abortError = ImageDownloaderError(
+            abortError = TransportError(
                 .timedOut, "the total timeout of \(request.totalTimeout) s ran out during the redirects",
                 url: request.url, response: head.response(url: currentURL))
             return false
@@ -136,7 +136,7 @@ extension CurlTransfer {
 
     /// Sets what differs from hop to hop: the URL, the time left, PIPEWAIT, the header fields and the
     /// credentials.
-    func applyHop() throws(ImageDownloaderError) {
+    func applyHop() throws(TransportError) {
         let url = currentURL
         destinations = DestinationAttempts()
         let isOriginalOrigin = Self.sameOrigin(url, request.url)
@@ -158,8 +158,8 @@ extension CurlTransfer {
             // (cache validators copied from a server's ETag) and direct users of the transport.
             guard HTTPHeaders.isValidFieldName(field.name), HTTPHeaders.isValidFieldValue(field.value) else {
                 curl_slist_free_all(list)
-                throw ImageDownloaderError(
-                    .invalidDownloadOperation, "refusing to send a header field with CR, LF, NUL or an invalid name",
+                throw TransportError(
+                    .setupFailed, "refusing to send a header field with CR, LF, NUL or an invalid name",
                     url: request.url)
             }
             let name = field.name.lowercased()
@@ -170,7 +170,7 @@ extension CurlTransfer {
             let line = field.value.isEmpty ? "\(field.name):" : "\(field.name): \(field.value)"
             guard let appended = curl_slist_append(list, line) else {
                 curl_slist_free_all(list)
-                throw ImageDownloaderError(.invalidDownloadOperation, "curl_slist_append failed", url: request.url)
+                throw TransportError(.setupFailed, "curl_slist_append failed", url: request.url)
             }
             list = appended
         }

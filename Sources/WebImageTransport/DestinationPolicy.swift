@@ -113,9 +113,9 @@ public struct DestinationPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error of a download refused because the policy holds `network`, which is not CIDR notation.
-    static func invalidNetworkError(_ network: String, url: URL?) -> ImageDownloaderError {
-        ImageDownloaderError(
-            .invalidDownloadOperation,
+    package static func invalidNetworkError(_ network: String, url: URL?) -> TransportError {
+        TransportError(
+            .setupFailed,
             "the destination policy's network \"\(network)\" is not CIDR notation (such as 10.0.0.0/8 or "
                 + "::1/128); nothing was sent", url: url)
     }

@@ -34,7 +34,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     var hopRedirect: HopRedirect = .undecided
     var head = ResponseHeadParser()
     var responseDelivered = false
-    var abortError: ImageDownloaderError?
+    var abortError: TransportError?
     var received: Int64 = 0
     private var isFinished = false
     /// A cancel reached the transport thread before the transfer was added to the multi handle (see
@@ -46,11 +46,11 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     var destinations = DestinationAttempts()
 
     init(request: TransferRequest, pool: EasyHandlePool, share: CurlShare, delegate: any TransferDelegate)
-        throws(ImageDownloaderError)
+        throws(TransportError)
     {
         try CurlRuntime.ensureInitialized()
         guard let handle = pool.checkOut() else {
-            throw ImageDownloaderError(.invalidDownloadOperation, "curl_easy_init failed", url: request.url)
+            throw TransportError(.setupFailed, "curl_easy_init failed", url: request.url)
         }
         self.request = request
         self.currentURL = request.url
@@ -74,7 +74,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     // MARK: Configuration
 
     /// The options that stay the same for every hop of a redirect chain; `applyHop()` sets the rest.
-    private func configure() throws(ImageDownloaderError) {
+    private func configure() throws(TransportError) {
         let r = request
         let protocols = r.allowedProtocols.sorted().joined(separator: ",")
         try setString(CURLOPT_PROTOCOLS_STR, protocols, "PROTOCOLS_STR")
@@ -126,19 +126,19 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     /// of pooling them was measured slower over h2 (7,312 vs 8,331 files/s, 152 vs 138 µs CPU per file,
     /// median of 12 alternating runs of 2,000 × 20 KB at concurrency 6). A fresh handle has no buffer,
     /// so there the refusal cannot happen and any failure is an error.
-    private func setReceiveBufferSize() throws(ImageDownloaderError) {
+    private func setReceiveBufferSize() throws(TransportError) {
         let code = wi_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, 64 * 1024)
         if code == CURLE_BAD_FUNCTION_ARGUMENT && isReusedHandle { return }
         try CurlRuntime.check(code, "BUFFERSIZE")
     }
 
-    func setLong(_ option: CURLoption, _ value: Int, _ name: String) throws(ImageDownloaderError) {
+    func setLong(_ option: CURLoption, _ value: Int, _ name: String) throws(TransportError) {
         try CurlRuntime.check(wi_easy_setopt_long(easy, option, value), name)
     }
-    private func setOff(_ option: CURLoption, _ value: Int64, _ name: String) throws(ImageDownloaderError) {
+    private func setOff(_ option: CURLoption, _ value: Int64, _ name: String) throws(TransportError) {
         try CurlRuntime.check(wi_easy_setopt_off(easy, option, curl_off_t(value)), name)
     }
-    func setString(_ option: CURLoption, _ value: String, _ name: String) throws(ImageDownloaderError) {
+    func setString(_ option: CURLoption, _ value: String, _ name: String) throws(TransportError) {
         // curl copies string options (since 7.17), so the temporary C string may go away afterwards.
         try CurlRuntime.check(value.withCString { wi_easy_setopt_string(easy, option, $0) }, name)
     }
@@ -175,20 +175,20 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         }
         received += Int64(bytes.count)
         if received > request.maximumResponseSize {
-            abortError = ImageDownloaderError(
+            abortError = TransportError(
                 .responseTooLarge, "the body exceeds the maximum response size of \(request.maximumResponseSize) bytes",
                 url: request.url, response: head.response(url: effectiveURL))
             return 0
         }
-        if let error = delegate?.transferDidReceiveData(bytes, totalReceived: received) {
-            abortError = error
+        if let reason = delegate?.transferDidReceiveData(bytes, totalReceived: received) {
+            abortError = .aborted(by: reason, url: request.url)
             return 0
         }
         return bytes.count
     }
 
     /// Hands the final head to the delegate once; returns the delegate's verdict.
-    private func deliverResponse() -> ImageDownloaderError? {
+    private func deliverResponse() -> TransportError? {
         responseDelivered = true
         var response = head.response(url: effectiveURL)
         if response == nil {
@@ -199,7 +199,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
                 url: effectiveURL, statusCode: code == 0 ? 200 : code, headers: HTTPHeaders())
         }
         guard let response else { return nil }
-        return delegate?.transferDidReceiveResponse(response)
+        return delegate?.transferDidReceiveResponse(response).map { .aborted(by: $0, url: request.url) }
     }
 
     /// The URL the response came from: the last hop's.
@@ -210,9 +210,9 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     func finish(code: CURLcode?, cancelled: Bool = false) {
         guard !isFinished else { return }
         isFinished = true
-        let result: Result<ImageDownloadMetrics, ImageDownloaderError>
+        let result: Result<ImageDownloadMetrics, TransportError>
         if cancelled {
-            result = .failure(ImageDownloaderError(.cancelled, "the download was cancelled", url: request.url))
+            result = .failure(TransportError(.cancelled, "the download was cancelled", url: request.url))
         } else if let abortError {
             // Our own abort (validation, size limit) wins over curl's CURLE_WRITE_ERROR.
             result = .failure(abortError)
@@ -221,7 +221,6 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
             var error = CurlRuntime.error(for: code, buffer: text, url: request.url)
             if code == CURLE_COULDNT_CONNECT { explainRefusedDestinations(in: &error) }
             error.response = head.response(url: effectiveURL)
-            error.statusCode = error.response?.statusCode
             result = .failure(error)
         } else if !responseDelivered, let error = deliverResponse() {
             result = .failure(error)
@@ -235,7 +234,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
 
     /// Ends the transfer with a failure of the transport itself (not of this transfer's curl result),
     /// after the transport removed it from its multi handle.
-    func fail(_ error: ImageDownloaderError) {
+    func fail(_ error: TransportError) {
         var error = error
         if error.url == nil { error.url = request.url }
         if abortError == nil { abortError = error }

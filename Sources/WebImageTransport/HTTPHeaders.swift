@@ -115,14 +115,14 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// The first field that must not be sent (see ``isValidFieldName(_:)`` and ``isValidFieldValue(_:)``),
     /// or nil when every field is safe.
-    func firstInvalidField() -> Field? {
+    package func firstInvalidField() -> Field? {
         fields.first { !Self.isValidFieldName($0.name) || !Self.isValidFieldValue($0.value) }
     }
 }
 
 extension String {
     /// Without leading and trailing spaces and tabs (HTTP's optional whitespace), without Foundation.
-    var trimmingHTTPWhitespace: Substring {
+    package var trimmingHTTPWhitespace: Substring {
         var view = Substring(self)
         while let first = view.utf8.first, first == 0x20 || first == 0x09 { view = view.dropFirst() }
         while let last = view.utf8.last, last == 0x20 || last == 0x09 { view = view.dropLast() }
@@ -130,7 +130,7 @@ extension String {
     }
 
     /// ASCII case-insensitive comparison, which is what HTTP field names need (no locale involved).
-    func caseInsensitiveEquals(_ other: String) -> Bool {
+    package func caseInsensitiveEquals(_ other: String) -> Bool {
         let a = utf8
         let b = other.utf8
         guard a.count == b.count else { return false }

@@ -22,7 +22,7 @@ extension CurlTransfer {
 
     /// Routes connections through the policy, unless it allows everything (then curl opens sockets itself,
     /// as without a policy). `userdata` is this transfer, unretained (see `configure()`).
-    func installDestinationCheck(userdata: UnsafeMutableRawPointer) throws(ImageDownloaderError) {
+    func installDestinationCheck(userdata: UnsafeMutableRawPointer) throws(TransportError) {
         let policy = request.destinationPolicy
         if let invalid = policy.invalidNetworks.first {
             throw DestinationPolicy.invalidNetworkError(invalid, url: request.url)
@@ -53,7 +53,7 @@ extension CurlTransfer {
     /// Turns curl's `CURLE_COULDNT_CONNECT` into `destinationNotAllowed` when the policy refused every
     /// address curl tried on this hop; when some permitted address failed to connect as well, the error
     /// stays `cannotConnect` and its message names the refused ones too.
-    func explainRefusedDestinations(in error: inout ImageDownloaderError) {
+    func explainRefusedDestinations(in error: inout TransportError) {
         guard !destinations.refused.isEmpty else { return }
         var seen = Set<IPAddress>()
         let addresses = destinations.refused.filter { seen.insert($0).inserted }.map(\.description)
@@ -68,7 +68,7 @@ extension CurlTransfer {
             let hops = redirectsFollowed == 1 ? "1 redirect" : "\(redirectsFollowed) redirects"
             message += " of \(currentURL.redactedString), reached after \(hops)"
         }
-        error.code = .destinationNotAllowed
+        error.kind = .destinationNotAllowed
         error.message = message + "; nothing was sent"
     }
 }
