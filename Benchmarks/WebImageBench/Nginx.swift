@@ -3,9 +3,9 @@ import Foundation
 // The benchmarks' server is the conformance tests' `NginxServer`: one nginx worker,
 // long keep-alive, serving the generated file set on plain HTTP/1.1 (most workloads) and on HTTP/2
 // over TLS (the `small-h2` workload), with the plain listener's access log off so logging costs its
-// rows nothing. NginxServer.swift beside this file is a symbolic link to the test server's source
-// (Sources/LocalImageServer), compiled into the benchmark itself: LocalImageServer is not a product of
-// WebImage, so another package cannot depend on it.
+// rows nothing. NginxServer.swift and SelfSignedIdentity.swift beside this file are symbolic links to
+// the test server's sources (Sources/LocalImageServer), compiled into the benchmark itself:
+// LocalImageServer is not a product of WebImage, so another package cannot depend on it.
 
 extension NginxServer {
     /// Starts nginx over `www` for the benchmarks.

@@ -1,0 +1,1 @@
+../../Sources/LocalImageServer/SelfSignedIdentity.swift
