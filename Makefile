@@ -5,7 +5,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
-	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev pkg-config curl webp openssl nginx
+	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
+	openssl nginx
 
 .PHONY: deps deps-bench build test test-python test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
@@ -26,11 +27,11 @@ build: deps
 		echo "error: the build printed warnings (above)"; exit 1; fi
 	@rm -f .build-log.txt
 
-# Python for the tests that read the bulk tars with the `webdataset` package (pip, into .venv-test; a
-# test tool, never a dependency of the library).
+# Python for the tests that read the bulk tars with the `webdataset` package and check the Parquet reader
+# against pyarrow and fastparquet (pip, into .venv-test; test tools, never dependencies of the library).
 test-python:
-	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset' 2>/dev/null || \
-		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset; }
+	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet' 2>/dev/null || \
+		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet; }
 
 test: build test-python
 	$(SWIFT) test --skip-build

@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "WebImage", targets: ["WebImage"]),
         // Decoding, colour management, transformers and encoders alone: no curl, SQLite or downloader.
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
+        // The dataset engine: Parquet reading and writing (the bulk engine moves here).
+        .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         .executable(name: "webimage", targets: ["webimage"]),
         .executable(name: "thumbnailer", targets: ["thumbnailer"]),
     ],
@@ -31,8 +33,13 @@ let package = Package(
         .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
-        // zlib for the test server's gzip route only (not a dependency of the WebImage library).
+        // zlib for the test server's gzip route, the gzip input of `webimage bulk` and Parquet's GZIP pages
+        // (not a dependency of the WebImage library).
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // Parquet's SNAPPY and ZSTD pages (WebImageDataset only). Snappy has no .pc file; its module map names
+        // the library.
+        .systemLibrary(name: "CSnappy", providers: [.apt(["libsnappy-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         .target(
             name: "CJPEG",
             linkerSettings: [.linkedLibrary("jpeg")]
@@ -84,6 +91,12 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The dataset engine's library; today its Parquet reader and writer.
+        .target(
+            name: "WebImageDataset",
+            dependencies: ["CSnappy", "CZstd", "CZlib"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "webimage",
             dependencies: [
@@ -112,6 +125,11 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WebImageDatasetTests",
+            dependencies: ["WebImageDataset"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]
