@@ -1,6 +1,7 @@
 """Writes the Parquet files the WebImageDataset tests read, and what pyarrow reads back from each.
 
 Usage: generate.py OUTPUT_FOLDER
+       generate.py --dump FILE.parquet   (writes FILE.jsonl with what pyarrow reads from a file)
 
 pyarrow writes every codec x dictionary on/off x data page v1/v2 over all supported types with nulls,
 lists and lists of lists, several row groups and pages; a 100,000-row file has LAION's columns;
@@ -166,6 +167,9 @@ def fastparquet_frame(rows, seed):
 
 
 def main():
+    if sys.argv[1] == "--dump":
+        dump(sys.argv[2])
+        return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     manifest = {"files": [], "errors": []}

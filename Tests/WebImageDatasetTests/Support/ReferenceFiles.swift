@@ -33,17 +33,26 @@ enum ReferenceFiles {
     static let folder: Result<URL, any Error> = Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "webimage-parquet-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+        try runGenerator([folder.path])
+        return folder
+    }
+
+    /// Runs generate.py with `arguments`.
+    static func runGenerator(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [
-            packageRoot.appendingPathComponent("Tests/Fixtures/parquet/generate.py").path, folder.path,
-        ]
+        process.arguments = [packageRoot.appendingPathComponent("Tests/Fixtures/parquet/generate.py").path] + arguments
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ParquetError(.io, "generate.py exited with \(process.terminationStatus)")
+            throw ParquetError(.io, "generate.py \(arguments) exited with \(process.terminationStatus)")
         }
-        return folder
+    }
+
+    /// What pyarrow reads from the Parquet file at `url` (written next to it as .jsonl).
+    static func pyarrowReading(_ url: URL) throws -> (header: [String: Any], rows: [[Tagged]]) {
+        try runGenerator(["--dump", url.path])
+        return try expected(at: url.deletingPathExtension().appendingPathExtension("jsonl"))
     }
 
     static func url(_ name: String, _ extension: String = "parquet") throws -> URL {
@@ -56,9 +65,13 @@ enum ReferenceFiles {
 
     /// What pyarrow read from `name`: its header and one tagged row per line.
     static func expected(_ name: String) throws -> (header: [String: Any], rows: [[Tagged]]) {
-        let data = try Data(contentsOf: try url(name, "jsonl"))
+        try expected(at: try url(name, "jsonl"))
+    }
+
+    static func expected(at url: URL) throws -> (header: [String: Any], rows: [[Tagged]]) {
+        let data = try Data(contentsOf: url)
         var lines = data.split(separator: UInt8(ascii: "\n"))
-        guard !lines.isEmpty else { throw ParquetError(.io, "\(name).jsonl is empty") }
+        guard !lines.isEmpty else { throw ParquetError(.io, "\(url.path) is empty") }
         let header = try #require(try JSONSerialization.jsonObject(with: lines.removeFirst()) as? [String: Any])
         let rows = try lines.map { line in
             let cells = try #require(try JSONSerialization.jsonObject(with: line) as? [Any])
