@@ -94,6 +94,24 @@ struct ParquetReferenceTests {
         #expect(some.column(named: "url") == nil)
     }
 
+    @Test("corrupted GZIP, ZSTD and dictionary pages end in a ParquetError or a read, never a crash")
+    func corruptedCompressedPages() throws {
+        for name in ["types-gzip-plain-v1", "types-zstd-dict-v2", "fastparquet-zstd"] {
+            let original = [UInt8](try Data(contentsOf: try ReferenceFiles.url(name)))
+            let footerStart = original.count - 8 - Int(PlainDecoder.littleEndian(original, original.count - 8, 4))
+            for position in stride(from: 4, to: footerStart, by: footerStart / 40) {
+                var bytes = original
+                bytes[position] ^= 0x5A
+                do {
+                    try CraftedFile.read(bytes)
+                } catch is ParquetError {
+                } catch {
+                    Issue.record("\(name) byte \(position): \(error) is not a ParquetError")
+                }
+            }
+        }
+    }
+
     @Test("unsupported encodings, codecs and types throw an error naming the column and the feature")
     func unsupportedFeatures() throws {
         let refusals = try ReferenceFiles.manifest().errors
