@@ -11,7 +11,10 @@ public struct ParquetLimits: Sendable {
     public var maxPageBytes: Int
     /// The largest column chunk (all pages of one column in one row group). 1 GiB by default.
     public var maxColumnChunkBytes: Int
-    /// The most values (levels) one column chunk may hold. 2^25 by default.
+    /// The most values (levels) one column chunk, dictionary or row group may hold. 2^25 by default.
+    ///
+    /// Dictionary and RLE encodings make many values from few bytes, so this bounds the memory of one
+    /// column: a little over 2^25 × (`MemoryLayout<ParquetValue>.stride` + 2) bytes with the defaults.
     public var maxValuesPerColumnChunk: Int
 
     /// Limits with the given values (the defaults unless stated).

@@ -21,7 +21,8 @@ struct RecordAssembler {
             return try assembleFlat(definedLevel: definedLevel, rowCount: rowCount)
         }
         var rows: [ParquetValue] = []
-        rows.reserveCapacity(rowCount)
+        // The row count comes from the footer; the slots were decoded, so they bound what is real.
+        rows.reserveCapacity(min(rowCount, chunk.slotCount))
         while slot < chunk.slotCount {
             guard repetition(slot) == 0 else {
                 throw ParquetError.corrupt("a row starts with repetition level \(repetition(slot))")

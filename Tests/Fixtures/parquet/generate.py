@@ -195,6 +195,10 @@ def main():
                 )
                 written(name)
 
+    # Format version 1.0 marks dictionary pages and indices PLAIN_DICTIONARY (later versions: RLE_DICTIONARY).
+    pq.write_table(table, os.path.join(out, "types-snappy-dict-format1.parquet"), version="1.0", row_group_size=1000)
+    written("types-snappy-dict-format1")
+
     pq.write_table(laion_table(100_000, seed=2), os.path.join(out, "laion.parquet"), row_group_size=30_000)
     written("laion")
 

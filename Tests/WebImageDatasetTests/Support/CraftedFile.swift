@@ -104,6 +104,14 @@ struct CraftedFile {
         return metadata + (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * UInt32($0))) } + Array("PAR1".utf8)
     }
 
+    /// A reader of `bytes` (written to a temporary file, removed once open: the reader keeps its descriptor).
+    static func reader(_ bytes: [UInt8]) throws -> ParquetReader {
+        let url = SampleTable.temporaryFile("crafted.parquet")
+        try Data(bytes).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        return try ParquetReader(path: url.path)
+    }
+
     /// Writes `bytes` to a temporary file, opens it and reads every row group; the error is the test's.
     @discardableResult
     static func read(_ bytes: [UInt8], limits: ParquetLimits = ParquetLimits()) throws -> [ParquetRowGroup] {
