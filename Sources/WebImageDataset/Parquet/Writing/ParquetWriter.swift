@@ -2,6 +2,8 @@
 ///
 /// Columns may be nullable and of type bool, int32, int64, float, double, string and bytes, or lists
 /// (also lists of lists) of those. pyarrow, Spark and this package's ``ParquetReader`` read the result.
+/// The footer is written by ``close()``: a file whose writer was never closed is not valid Parquet.
+/// A row group is encoded in memory before it is written, so a refused value leaves the file as it was.
 ///
 /// ```swift
 /// let schema = ParquetSchema(columns: [
