@@ -99,10 +99,14 @@ struct ColumnChunk: Sendable {
             switch id {
             case 1 where type == .binary: result.filePath = try reader.readString()
             case 3 where type == .struct: result.metadata = try ColumnMetadata.read(&reader)
+            case 9: throw ParquetError.unsupported("encrypted column metadata is not supported")
             default: return false
             }
             return true
         }
+        // Without it the chunk cannot be read; refusing it here also keeps a footer of empty structs from
+        // making many times its size in memory.
+        guard result.metadata != nil else { throw ParquetError.corrupt("column chunk without metadata") }
         return result
     }
 }

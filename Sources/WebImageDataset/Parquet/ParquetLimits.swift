@@ -5,7 +5,8 @@
 /// allocation. The defaults fit files written by pyarrow, Spark and fastparquet with row groups of a few
 /// hundred megabytes.
 public struct ParquetLimits: Sendable {
-    /// The largest footer (file metadata) read. 64 MiB by default.
+    /// The largest footer (file metadata) read. 16 MiB by default (a file with a thousand row groups of a
+    /// hundred columns has a footer of a few MiB); the parsed footer takes a few times as much memory.
     public var maxFooterBytes: Int
     /// The largest page, compressed or decompressed. 256 MiB by default.
     public var maxPageBytes: Int
@@ -19,7 +20,7 @@ public struct ParquetLimits: Sendable {
 
     /// Limits with the given values (the defaults unless stated).
     public init(
-        maxFooterBytes: Int = 64 << 20, maxPageBytes: Int = 256 << 20, maxColumnChunkBytes: Int = 1 << 30,
+        maxFooterBytes: Int = 16 << 20, maxPageBytes: Int = 256 << 20, maxColumnChunkBytes: Int = 1 << 30,
         maxValuesPerColumnChunk: Int = 1 << 25
     ) {
         self.maxFooterBytes = maxFooterBytes

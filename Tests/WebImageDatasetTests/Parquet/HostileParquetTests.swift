@@ -147,6 +147,11 @@ import Testing
         Self.expectRefused(
             Array("PAR1".utf8) + CraftedFile.footer([UInt8](repeating: 0x95, count: 40)), .corrupt, "varint")
         Self.expectRefused(Array("PAR1".utf8) + CraftedFile.footer([0x15, 0x02]), .corrupt, "ends early")
+        // A million row groups of one empty column chunk each (few bytes each on disk, many in memory).
+        var rowGroups: [UInt8] = [0x49, 0xFC, 0xC0, 0x84, 0x3D]
+        for _ in 0..<1_000_000 { rowGroups += [0x19, 0x1C, 0x00, 0x00] }
+        Self.expectRefused(
+            Array("PAR1".utf8) + CraftedFile.footer(rowGroups), .corrupt, "column chunk without metadata")
         // A schema whose root claims 2^31 - 1 children.
         var file = CraftedFile.requiredInt32(rows: 1)
         file.schema[0].childCount = Int(Int32.max)

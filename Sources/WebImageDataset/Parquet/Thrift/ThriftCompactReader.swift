@@ -156,7 +156,9 @@ struct ThriftCompactReader {
             throw ParquetError.corrupt("Thrift list holds type \(type.rawValue), expected \(expected.rawValue)")
         }
         var result: [T] = []
-        result.reserveCapacity(count)
+        // The count is checked against the bytes left, but an element in memory is larger than its one
+        // byte on disk; growing as elements are read keeps memory in step with what is really there.
+        result.reserveCapacity(min(count, 1024))
         for _ in 0..<count { result.append(try element(&self)) }
         return result
     }
@@ -245,7 +247,7 @@ extension ThriftCompactReader {
         guard type == .list || type == .set else { throw ParquetError.corrupt("Thrift field is not a list") }
         let (elementType, count) = try readListHeader()
         var result: [Int] = []
-        result.reserveCapacity(count)
+        result.reserveCapacity(min(count, 1024))
         for _ in 0..<count { result.append(try readInt32(elementType)) }
         return result
     }
