@@ -27,6 +27,23 @@ import Testing
         #expect(try CraftedFile.read(file.bytes).first?.column(named: "x") == [.int32(7), .int32(8), .int32(9)])
     }
 
+    @Test("a data page v2 whose values are not compressed reads in a SNAPPY column; its level lengths are checked")
+    func dataPageV2() throws {
+        var file = CraftedFile.optionalInt32(rows: 3)
+        file.codec = .snappy
+        var page = CraftedFile.dataPageV2(
+            definition: [0x02, 0x01, 0x02, 0x00, 0x02, 0x01], values: [7, 0, 0, 0, 9, 0, 0, 0], count: 3, nulls: 1,
+            rows: 3)
+        file.pages = [page]
+        #expect(try CraftedFile.read(file.bytes).first?.column(named: "x") == [.int32(7), .null, .int32(9)])
+        page.0.dataPageV2?.definitionLevelsLength = 1000
+        file.pages = [page]
+        Self.expectRefused(file.bytes, .corrupt, "column `x`: data page v2 levels are longer than the page")
+        page.0.dataPageV2?.definitionLevelsLength = 2
+        file.pages = [page]
+        Self.expectRefused(file.bytes, .corrupt, "RLE/bit-packed data ends 2 values early")
+    }
+
     @Test("a page claiming more decompressed bytes than the limit is refused before allocating")
     func hugeDecompressedPage() {
         var file = CraftedFile.optionalInt32(rows: 3)

@@ -55,6 +55,21 @@ struct CraftedFile {
         return (header, body)
     }
 
+    /// A data page v2 with `repetition` and `definition` levels (no length prefixes) and uncompressed values.
+    static func dataPageV2(
+        repetition: [UInt8] = [], definition: [UInt8], values: [UInt8], count: Int, nulls: Int, rows: Int
+    ) -> (PageHeader, [UInt8]) {
+        let body = repetition + definition + values
+        var header = PageHeader()
+        header.type = PageType.dataPageV2.rawValue
+        header.uncompressedSize = body.count
+        header.compressedSize = body.count
+        header.dataPageV2 = DataPageHeaderV2(
+            valueCount: count, nullCount: nulls, rowCount: rows, encoding: Encoding.plain.rawValue,
+            definitionLevelsLength: definition.count, repetitionLevelsLength: repetition.count, isCompressed: false)
+        return (header, body)
+    }
+
     /// A PLAIN dictionary page header for `body` with `values` values.
     static func dictionaryPage(_ body: [UInt8], values: Int) -> (PageHeader, [UInt8]) {
         var header = PageHeader()
