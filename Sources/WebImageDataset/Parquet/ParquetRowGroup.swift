@@ -12,12 +12,12 @@ public struct ParquetRowGroup: Sendable {
         columns.firstIndex { $0.name == name }.map { values[$0] }
     }
 
-    /// The value at `row` of the `column`th column read.
+    /// The value at `row` of the `column`th column read (both must be in range, as for an array).
     public func value(row: Int, column: Int) -> ParquetValue {
         values[column][row]
     }
 
-    /// Row `index`, one value per column read.
+    /// Row `index` (in `0..<rowCount`), one value per column read.
     public func row(_ index: Int) -> [ParquetValue] {
         values.map { $0[index] }
     }

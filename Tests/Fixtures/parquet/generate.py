@@ -98,6 +98,7 @@ def all_types_table(rows, seed):
             for _ in range(rows)
         ],
         "ints": [[rng.randrange(-5, 5) for _ in range(rng.randrange(0, 4))] for _ in range(rows)],
+        "nothing": [None] * rows,
     }
     schema = pa.schema(
         [
@@ -113,6 +114,7 @@ def all_types_table(rows, seed):
             ("tags", pa.list_(pa.string())),
             ("bbox", pa.list_(pa.list_(pa.float64()))),
             pa.field("ints", pa.list_(pa.field("element", pa.int32(), nullable=False)), nullable=False),
+            ("nothing", pa.float64()),
         ]
     )
     return pa.table(columns, schema=schema)

@@ -38,6 +38,8 @@ enum PageDecompressor {
             guard claimed == size else {
                 throw ParquetError.corrupt("SNAPPY page decompresses to \(claimed) bytes, its header says \(size)")
             }
+            // An empty array may have no storage to hand snappy as the output.
+            guard size > 0 else { return [] }
             var output = [UInt8](repeating: 0, count: size)
             var length = size
             let status = output.withUnsafeMutableBufferPointer { out in
