@@ -94,6 +94,21 @@ struct ParquetReferenceTests {
         #expect(some.column(named: "url") == nil)
     }
 
+    @Test("one reader serves row groups to several threads at once, each as read alone")
+    func concurrentRowGroups() async throws {
+        let reader = try ParquetReader(path: try ReferenceFiles.url("laion").path)
+        let alone = try (0..<reader.rowGroupCount).map { try reader.readRowGroup($0).values }
+        let together = try await withThrowingTaskGroup(of: (Int, [[ParquetValue]]).self) { group in
+            for index in 0..<reader.rowGroupCount {
+                group.addTask { (index, try reader.readRowGroup(index).values) }
+            }
+            return try await group.reduce(into: [Int: [[ParquetValue]]]()) { $0[$1.0] = $1.1 }
+        }
+        for index in alone.indices {
+            #expect(together[index] == alone[index], "row group \(index)")
+        }
+    }
+
     @Test("corrupted GZIP, ZSTD and dictionary pages end in a ParquetError or a read, never a crash")
     func corruptedCompressedPages() throws {
         for name in ["types-gzip-plain-v1", "types-zstd-dict-v2", "fastparquet-zstd"] {
