@@ -33,8 +33,14 @@ enum ReferenceFiles {
     static let folder: Result<URL, any Error> = Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "webimage-parquet-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+        // Removed when the test process exits (Swift Testing has no hook after the last test).
+        atexit { ReferenceFiles.removeFolder() }
         try runGenerator([folder.path])
         return folder
+    }
+
+    private static func removeFolder() {
+        if case .success(let folder) = folder { try? FileManager.default.removeItem(at: folder) }
     }
 
     /// Runs generate.py with `arguments`.
