@@ -10,8 +10,9 @@
 /// let reader = try ParquetReader(path: "laion.parquet")
 /// for group in 0..<reader.rowGroupCount {
 ///     let rows = try reader.readRowGroup(group, columns: ["url", "caption"])
-///     for row in 0..<rows.rowCount {
-///         if case .string(let url) = rows.value(row: row, column: 0) { print(url) }
+///     for (url, caption) in zip(rows.values[0], rows.values[1]) {
+///         guard let url = url.stringValue else { continue }  // a null URL
+///         print(url, caption.stringValue ?? "")
 ///     }
 /// }
 /// ```
