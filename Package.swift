@@ -53,8 +53,8 @@ let package = Package(
 
         // A pthread-based lock that ThreadSanitizer understands (see Lock.swift for why not Mutex).
         .target(name: "Locking", swiftSettings: [.swiftLanguageMode(.v6)]),
-        // The layers import downward only: WebImageCodecs ← WebImageTransport ← WebImage (see
-        // docs/ARCHITECTURE.md).
+        // The layers import downward only: WebImage uses WebImageCodecs and WebImageTransport, which know
+        // nothing of it or of each other (see docs/ARCHITECTURE.md).
         .target(
             name: "WebImageCodecs",
             dependencies: [
