@@ -12,8 +12,9 @@ public final class ImageDownloadToken: Sendable {
     /// The request as sent (after the request modifier).
     public let request: ImageDownloadRequest?
     let callerID: UInt64
-    /// What `cancel()` reaches: the operation serving this caller, or a retry it waits for.
-    private let target: Lock<Target>
+    /// What `cancel()` reaches: the operation serving this caller, or a retry it waits for; and a priority
+    /// set while the caller had no operation, which its next operation takes.
+    private let target: Lock<(target: Target, pendingPriority: Operation.QueuePriority?)>
 
     enum Target {
         /// Served by this operation (nil once completed, or for an image-cache hit).
@@ -29,7 +30,7 @@ public final class ImageDownloadToken: Sendable {
         self.url = url
         self.request = request
         self.callerID = callerID
-        self.target = Lock(.operation(operation))
+        self.target = Lock((.operation(operation), nil))
     }
 
     /// The final response head; set before this caller's completion runs.
@@ -40,28 +41,29 @@ public final class ImageDownloadToken: Sendable {
 
     /// Cancels this caller: its completion runs once with `cancelled` (2002), unless it already completed.
     public func cancel() {
-        let action = target.withLock { target -> (@Sendable () -> Void)? in
-            switch target {
+        let action = target.withLock { state -> (@Sendable () -> Void)? in
+            switch state.target {
             case .operation(let operation):
                 guard let operation else { return nil }
                 let callerID = self.callerID
                 return { operation.cancel(callerID: callerID) }
             case .waitingToRetry(let cancel):
-                target = .operation(nil)
+                state.target = .operation(nil)
                 return cancel
             case .resuming:
-                target = .resuming(cancelRequested: true)
+                state.target = .resuming(cancelRequested: true)
                 return nil
             }
         }
         action?()
     }
 
-    /// Changes the queue priority this caller asks for while its operation waits (nothing while the
-    /// caller waits to retry: it has no operation then).
+    /// Changes the queue priority this caller asks for while its operation waits. While the caller waits
+    /// to retry it has no operation: the priority is kept, and the operation it joins takes it.
     func setPriority(_ priority: Operation.QueuePriority) {
-        let operation = target.withLock { target -> ImageDownloaderOperation? in
-            if case .operation(let operation) = target { return operation }
+        let operation = target.withLock { state -> ImageDownloaderOperation? in
+            if case .operation(let operation) = state.target { return operation }
+            state.pendingPriority = priority
             return nil
         }
         operation?.setPriority(priority, callerID: callerID)
@@ -70,31 +72,36 @@ public final class ImageDownloadToken: Sendable {
     /// Records what the caller will see, and lets go of the operation.
     func complete(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?) {
         details.withLock { $0 = (response ?? $0.response, metrics ?? $0.metrics) }
-        target.withLock { $0 = .operation(nil) }
+        target.withLock { $0.target = .operation(nil) }
     }
 
     /// The caller waits to retry; `cancel` ends it if `cancel()` comes first.
     func waitToRetry(cancel: @escaping @Sendable () -> Void) {
-        target.withLock { $0 = .waitingToRetry(cancel: cancel) }
+        target.withLock { $0.target = .waitingToRetry(cancel: cancel) }
     }
 
     /// The wait is over: false when the caller was cancelled during it (it has been told).
     func beginResuming() -> Bool {
-        target.withLock { target in
-            guard case .waitingToRetry = target else { return false }
-            target = .resuming(cancelRequested: false)
+        target.withLock { state in
+            guard case .waitingToRetry = state.target else { return false }
+            state.target = .resuming(cancelRequested: false)
             return true
         }
     }
 
-    /// The retry joined `operation`; a cancel that came while it was queued is passed on now.
+    /// The retry joined `operation`; a cancel, or a priority, that came while it waited or was queued is
+    /// passed on now.
     func resumed(on operation: ImageDownloaderOperation?) {
-        let cancelled = target.withLock { target -> Bool in
-            defer { target = .operation(operation) }
-            if case .resuming(cancelRequested: true) = target { return true }
-            return false
+        let (cancelled, priority) = target.withLock { state -> (Bool, Operation.QueuePriority?) in
+            defer { state = (.operation(operation), nil) }
+            if case .resuming(cancelRequested: true) = state.target { return (true, nil) }
+            return (false, state.pendingPriority)
         }
-        if cancelled { operation?.cancel(callerID: callerID) }
+        if cancelled {
+            operation?.cancel(callerID: callerID)
+        } else if let priority {
+            operation?.setPriority(priority, callerID: callerID)
+        }
     }
 
     func recordResponse(_ response: ImageDownloadResponse) {
