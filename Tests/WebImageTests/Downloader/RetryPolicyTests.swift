@@ -129,10 +129,11 @@ import Testing
         let png = try Fixtures.corpusFile("horse-rgba.png")
         let asked = Lock(0)
         server.route("/after-5s/") { _ in
-            guard asked.withLock({ count -> Int in
+            let count = asked.withLock { count -> Int in
                 count += 1
                 return count
-            }) > 1 else {
+            }
+            guard count > 1 else {
                 return LocalImageServer.Response(
                     status: 503, headers: [("Retry-After", "5")], body: .data(Data("later".utf8)))
             }
