@@ -8,7 +8,7 @@ let package = Package(
         .library(name: "WebImage", targets: ["WebImage"]),
         // Decoding, colour management, transformers and encoders alone: no curl, SQLite or downloader.
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
-        // The dataset engine: Parquet reading and writing (the bulk engine moves here).
+        // The dataset engine: `webimage bulk`'s engine, Parquet reading and writing.
         .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         .executable(name: "webimage", targets: ["webimage"]),
         .executable(name: "thumbnailer", targets: ["thumbnailer"]),
@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // SHA-256 of each saved image in `webimage bulk` (WebImageDataset only).
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // C libraries. Each system library is a module map over Debian's headers; the variadic or
@@ -91,18 +93,22 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The dataset engine's library; today its Parquet reader and writer.
+        // The dataset engine: the bulk engine (row readers, plan, shard runner, sample writers) on top of the
+        // downloader, and its Parquet reader and writer.
         .target(
             name: "WebImageDataset",
-            dependencies: ["CSnappy", "CZstd", "CZlib"],
+            dependencies: [
+                "WebImage", "Locking", "CSnappy", "CZstd", "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
             name: "webimage",
             dependencies: [
                 "WebImage",
+                "WebImageDataset",
                 "LocalImageServer",
-                "CZlib",  // gzip input of `webimage bulk`
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/webimage",
@@ -129,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageDatasetTests",
-            dependencies: ["WebImageDataset"],
+            dependencies: ["WebImageDataset", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

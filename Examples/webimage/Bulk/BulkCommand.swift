@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WebImage
+import WebImageDataset
 
 extension WebImageCLI {
     /// `webimage bulk INPUT --output DIR`: a URL list to an image dataset, in shards.
@@ -8,9 +9,9 @@ extension WebImageCLI {
         static let configuration = CommandConfiguration(
             abstract: "Download a URL list into a dataset of shards (webdataset tars or folders).",
             discussion: """
-                The input (.txt, .csv, .tsv or .jsonl, optionally .gz) is cut into shards of --shard-size rows \
-                (DIR/plan.json). Each shard writes {shard:05}.tar (or the folder {shard:05}/), {shard:05}.jsonl \
-                with one row per input URL, and {shard:05}_stats.json last: a shard with stats is done, and a \
+                The input (.txt, .csv, .tsv or .jsonl, optionally .gz, or .parquet) is cut into shards of \
+                --shard-size rows (DIR/plan.json). Each shard writes {shard:05}.tar (or the folder {shard:05}/), \
+                {shard:05}.jsonl and {shard:05}.parquet with one row per input URL, and {shard:05}_stats.json last: a shard with stats is done, and a \
                 rerun of the same command skips it. Files appear under their final names only when complete.
 
                 Scale-out: --shard-index I --shard-count N runs the shards with shard % N == I; the index may \
@@ -35,14 +36,14 @@ extension WebImageCLI {
                     --resize-mode fill --size 256 --encode jpeg --quality 90 --concurrency 64 --per-host 8
                 """)
 
-        @Argument(help: "The URL list: .txt, .csv, .tsv or .jsonl, optionally .gz.")
+        @Argument(help: "The URL list: .txt, .csv, .tsv or .jsonl, optionally .gz, or .parquet.")
         var input: String
 
         @Option(help: ArgumentHelp("The output directory.", valueName: "dir"))
         var output: String
 
         @Option(help: ArgumentHelp("webdataset (tar shards) or files (a folder per shard).", valueName: "format"))
-        var format: String = "webdataset"
+        var format: BulkFormatOption = .webdataset
 
         @Option(help: "Rows per shard (at most 10,000: the key keeps 4 digits of index).")
         var shardSize: Int = 10_000
@@ -51,9 +52,9 @@ extension WebImageCLI {
             help: ArgumentHelp(
                 "Refuse (exit 2) an input line longer than this; a CSV record counts with its quoted line breaks.",
                 valueName: "bytes"))
-        var maxLineBytes: Int = BulkRowReader.defaultMaxLineBytes
+        var maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
 
-        @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl).")
+        @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl, .parquet).")
         var urlCol: String = "url"
 
         @Option(help: "The column that holds the caption (written as {key}.txt).")
@@ -62,20 +63,21 @@ extension WebImageCLI {
         @Option(
             help: ArgumentHelp(
                 """
-                Other columns to keep in each sample's json, comma-separated. A name of the record's own fields \
+                Other columns to keep in each sample's record, comma-separated (a Parquet input's keep their \
+                type). A name of the record's own fields \
                 (key, url, status, error, error_code, caption, ms, attempts, width, height, original_width, \
                 original_height, sha256) is refused.
                 """, valueName: "a,b"))
         var saveCols: String?
 
         @Option(help: ArgumentHelp("fit, fill, pad, longest or none.", valueName: "mode"))
-        var resizeMode: String = "fill"
+        var resizeMode: BulkResizeMode = .fill
 
         @Option(help: "The resize box's side in pixels.")
         var size: Int = 256
 
         @Option(help: ArgumentHelp("jpeg, webp or png; none keeps the downloaded bytes.", valueName: "format"))
-        var encode: String = "jpeg"
+        var encode: BulkEncoding = .jpeg
 
         @Option(help: "Quality of jpeg or webp (1…100).")
         var quality: Int = 95
@@ -162,6 +164,18 @@ extension WebImageCLI {
         @Option(help: "Seconds between --json progress lines.")
         var progressInterval: Double = 5
 
+        /// Checks the options that need no file: a bad value exits with 2 and a message, as a bad input does.
+        func validate() throws {
+            do {
+                _ = try makeSettings()
+                _ = try destinationPolicy()
+                _ = try explicitShards()
+            } catch let error as ValidationError {
+                Console.write("webimage bulk: \(error.message)\n", to: .standardError)
+                throw ExitCode(2)
+            }
+        }
+
         func run() async throws {
             do {
                 try await execute()
@@ -171,6 +185,8 @@ extension WebImageCLI {
             } catch let error as ValidationError {
                 Console.write("webimage bulk: \(error.message)\n", to: .standardError)
                 throw ExitCode(2)
+            } catch let error as BulkFileError {
+                throw CLIError(error.description)
             }
         }
 
@@ -179,14 +195,6 @@ extension WebImageCLI {
             let policy = try destinationPolicy()
             let (index, count) = try Self.resolveIndex(
                 index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
-            let explicit = try shards.map { text in
-                try text.split(separator: ",").map { part -> Int in
-                    guard let value = Int(part.trimmingCharacters(in: .whitespaces)), value >= 0 else {
-                        throw ValidationError("--shards takes shard numbers, got '\(part)'.")
-                    }
-                    return value
-                }
-            }
             let columns = BulkColumns(url: urlCol, caption: captionCol, saved: settings.savedColumns)
             let directory = URL(fileURLWithPath: output, isDirectory: true)
             do {
@@ -196,7 +204,8 @@ extension WebImageCLI {
             }
             let plan = try BulkPlan.settle(
                 try BulkPlan.make(
-                    input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize, format: format),
+                    input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize,
+                    format: format.rawValue),
                 in: directory)
             if planOnly {
                 let encoder = JSONEncoder()
@@ -204,8 +213,65 @@ extension WebImageCLI {
                 Console.write(String(decoding: try encoder.encode(plan), as: UTF8.self) + "\n", to: .standardOutput)
                 return
             }
-            let assigned = Set(plan.assigned(index: index, count: count, explicit: explicit))
+            let assigned = plan.assigned(index: index, count: count, explicit: try explicitShards())
+            let downloader = ImageDownloader(config: downloaderConfig(policy: policy, settings: settings))
+            let engine = BulkEngine(
+                input: input, plan: plan, assigned: assigned, directory: directory, downloader: downloader,
+                settings: settings, columns: columns, maxLineBytes: maxLineBytes)
+            // A retry's row count is known only as it reads the finished shards' jsonl: no progress line.
+            let mode: BulkRenderer.Mode =
+                retryFailed ? .silent : json ? .json : Console.stderrIsTerminal ? .terminal : .silent
+            let renderer = BulkRenderer(mode: mode, json: json)
+            let rendering = Task { await renderer.render(engine.events) { engine.progressSnapshot() } }
+            func stop() async {
+                await rendering.value
+                downloader.invalidate(cancelPendingDownloads: false)
+                downloader.waitUntilInvalidated()
+                renderer.finish(engine.progressSnapshot())
+            }
 
+            if retryFailed {
+                let summary: BulkRetrySummary
+                do {
+                    summary = try await engine.retryFailed()
+                } catch {
+                    await stop()
+                    throw error
+                }
+                await stop()
+                Console.write("retried \(summary.retriedRows) failed row(s)\n", to: .standardError)
+                try Self.checkBusy(summary.busy)
+                return
+            }
+            let ticks: BulkProgressTicks? =
+                switch mode {
+                case .silent: nil
+                case .terminal: BulkProgressTicks(interval: 0.25, startsImmediately: true)
+                case .json: BulkProgressTicks(interval: progressInterval, startsImmediately: false)
+                }
+            let summary: BulkRunSummary
+            do {
+                summary = try await engine.run(progress: ticks)
+            } catch {
+                await stop()
+                throw error
+            }
+            await stop()
+            if json {
+                BulkRenderer.writeJSONLine([
+                    "event": "summary", "written": summary.written, "skipped": summary.skipped, "busy": summary.busy,
+                    "assigned": assigned.count, "shards": plan.shards,
+                ])
+            } else {
+                Console.write(
+                    "\(summary.written) shard(s) written, \(summary.skipped) already done, \(assigned.count) assigned "
+                        + "of \(plan.shards)\n", to: .standardError)
+            }
+            try Self.checkBusy(summary.busy)
+        }
+
+        /// The downloader the options describe.
+        private func downloaderConfig(policy: DestinationPolicy, settings: BulkSettings) -> ImageDownloaderConfig {
             var config = ImageDownloaderConfig()
             config.destinationPolicy = policy
             // curl bounds the connections, all hosts together and per host; a row waiting for its host's
@@ -221,106 +287,18 @@ extension WebImageCLI {
             config.downloadTimeout = min(timeout, stallTimeout)
             config.headers["User-Agent"] = userAgent
             config.cookieStorage = nil
-            let downloader = ImageDownloader(config: config)
-            var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
-            let rowsAssigned = assigned.reduce(0) { $0 + max(0, min(plan.shardSize, plan.rows - $1 * plan.shardSize)) }
-            // A retry's row count is known only as it reads the finished shards' jsonl: no progress line.
-            let mode: BulkProgress.Mode =
-                retryFailed ? .silent : json ? .json : Console.stderrIsTerminal ? .terminal : .silent
-            let progress = BulkProgress(
-                shards: assigned.count, expectedImages: rowsAssigned, mode: mode, jsonInterval: progressInterval)
-            runner.progress = progress
-            defer { progress.finish() }
-
-            if retryFailed {
-                let busy = try await retryFailedRows(in: assigned.sorted(), directory: directory, runner: runner)
-                downloader.invalidate(cancelPendingDownloads: false)
-                downloader.waitUntilInvalidated()
-                try Self.checkBusy(busy)
-                return
-            }
-
-            // One pass over the input: a shard's rows are read when the runner can open it, and only
-            // assigned shards' rows are kept.
-            let reader = try BulkRowReader(path: input, columns: columns, maxLineBytes: maxLineBytes)
-            var shard = 0
-            var done = 0
-            var skipped = 0
-            var busy = 0
-            func nextJob() throws -> ShardJob? {
-                while shard < plan.shards {
-                    let current = shard
-                    shard += 1
-                    let mine = assigned.contains(current)
-                    var rows: [BulkRow] = []
-                    var read = 0
-                    while read < plan.shardSize, let row = try reader.next() {
-                        read += 1
-                        if mine { rows.append(row) }
-                    }
-                    guard mine else { continue }
-                    let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: current).stats)
-                    func alreadyDone() -> Bool {
-                        guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
-                        skipped += 1
-                        let done = (try? Data(contentsOf: statsURL)).flatMap {
-                            try? JSONDecoder().decode(BulkShardStats.self, from: $0)
-                        }
-                        progress.recordShard(skipped: done)
-                        return true
-                    }
-                    if alreadyDone() { continue }
-                    guard let lock = try lock(String(format: "%05d", current), in: directory, progress: progress) else {
-                        busy += 1
-                        continue
-                    }
-                    // Checked again under the lock: another process may have finished the shard since.
-                    if alreadyDone() {
-                        lock.finish()
-                        continue
-                    }
-                    return BulkShardRunner.job(shard: current, rows: rows, lock: lock)
-                }
-                return nil
-            }
-            try await runner.run(jobs: nextJob) { stats in
-                done += 1
-                progress.recordShard()
-                progress.interrupt { report(stats) }
-            }
-            downloader.invalidate(cancelPendingDownloads: false)
-            downloader.waitUntilInvalidated()
-            progress.finish()
-            if json {
-                Self.writeJSONLine([
-                    "event": "summary", "written": done, "skipped": skipped, "busy": busy, "assigned": assigned.count,
-                    "shards": plan.shards,
-                ])
-            } else {
-                Console.write(
-                    "\(done) shard(s) written, \(skipped) already done, \(assigned.count) assigned of \(plan.shards)\n",
-                    to: .standardError)
-            }
-            try Self.checkBusy(busy)
+            return config
         }
 
-        /// Locks the files named `stem` for this process; nil, after saying so, when another process holds
-        /// them (it is writing that shard).
-        private func lock(_ stem: String, in directory: URL, progress: BulkProgress?) throws -> ShardLock? {
-            switch try ShardLock.acquire(stem: stem, in: directory) {
-            case .acquired(let lock):
-                return lock
-            case .held(let owner):
-                let message = { [json] in
-                    if json {
-                        Self.writeJSONLine(["event": "busy", "shard": stem, "owner": owner])
-                    } else {
-                        Console.write(
-                            "shard \(stem): skipped, another process (\(owner)) is writing it\n", to: .standardError)
+        /// `--shards 3,7,12`; nil without it.
+        private func explicitShards() throws -> [Int]? {
+            try shards.map { text in
+                try text.split(separator: ",").map { part -> Int in
+                    guard let value = Int(part.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+                        throw ValidationError("--shards takes shard numbers, got '\(part)'.")
                     }
+                    return value
                 }
-                if let progress { progress.interrupt(message) } else { message() }
-                return nil
             }
         }
 
@@ -332,103 +310,6 @@ extension WebImageCLI {
                 "webimage bulk: \(busy) shard(s) skipped while another process writes them; run again to check them\n",
                 to: .standardError)
             throw ExitCode(1)
-        }
-
-        /// `--retry-failed`: for each finished shard, the rows that failed in it and in its earlier retries
-        /// (their latest outcome) run again into `{shard:05}-retryN.*`.
-        /// Returns how many shards it skipped because another process holds their next retry.
-        private func retryFailedRows(in shards: [Int], directory: URL, runner: BulkShardRunner) async throws -> Int {
-            let permanent: Set<String> = ["robotsTag", "tooSmall", "aspectRatio", "invalidURL"]
-            var retried = 0
-            var busy = 0
-            var remaining = shards[...]
-            func nextJob() throws -> ShardJob? {
-                while let shard = remaining.popFirst() {
-                    let stem = String(format: "%05d", shard)
-                    guard
-                        FileManager.default.fileExists(
-                            atPath: directory.appendingPathComponent(stem + "_stats.json").path)
-                    else { continue }
-                    // The latest outcome per key: the shard's jsonl, then each finished retry's in order.
-                    var latest: [String: [String: Any]] = [:]
-                    var attempt = 0
-                    var jsonlNames = [stem + ".jsonl"]
-                    while FileManager.default.fileExists(
-                        atPath: directory.appendingPathComponent("\(stem)-retry\(attempt + 1)_stats.json").path)
-                    {
-                        attempt += 1
-                        jsonlNames.append("\(stem)-retry\(attempt).jsonl")
-                    }
-                    for name in jsonlNames {
-                        let text =
-                            (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
-                        for line in text.split(separator: "\n") {
-                            // The key names files, so it is taken from the shard's own numbering: a line
-                            // whose key is not one of this shard's is ignored.
-                            guard
-                                let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                                let index = BulkShardRunner.index(ofKey: record["key"] as? String ?? "", shard: shard)
-                            else { continue }
-                            latest[BulkShardRunner.key(shard: shard, index: index)] = record
-                        }
-                    }
-                    let rows = latest.filter { _, record in
-                        record["status"] as? String == "failed"
-                            && !permanent.contains(record["error_code"] as? String ?? "")
-                    }.sorted { $0.key < $1.key }.map { key, record -> (key: String, row: BulkRow) in
-                        let saved =
-                            saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-                            ?? []
-                        return (
-                            key,
-                            BulkRow(
-                                url: record["url"] as? String ?? "", caption: record["caption"] as? String,
-                                saved: saved.map { ($0, record[$0].map { "\($0)" } ?? "") })
-                        )
-                    }
-                    guard !rows.isEmpty else { continue }
-                    let retryStem = "\(stem)-retry\(attempt + 1)"
-                    guard let lock = try lock(retryStem, in: directory, progress: nil) else {
-                        busy += 1
-                        continue
-                    }
-                    // Checked again under the lock: another process may have finished this retry since.
-                    let retryStats = directory.appendingPathComponent(BulkShardRunner.names(stem: retryStem).stats)
-                    if FileManager.default.fileExists(atPath: retryStats.path) {
-                        lock.finish()
-                        continue
-                    }
-                    retried += rows.count
-                    return ShardJob(stem: retryStem, shard: shard, rows: rows, lock: lock)
-                }
-                return nil
-            }
-            try await runner.run(jobs: nextJob) { report($0) }
-            Console.write("retried \(retried) failed row(s)\n", to: .standardError)
-            return busy
-        }
-
-        private func report(_ stats: BulkShardStats) {
-            if json {
-                guard let data = try? JSONEncoder().encode(stats),
-                    var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-                else { return }
-                object["event"] = "shard"
-                Self.writeJSONLine(object)
-            } else {
-                let failed = stats.count - stats.successes
-                Console.write(
-                    String(
-                        format: "shard %05d: %d of %d ok, %d failed, %.1f MB, %.1f s (%.0f images/s)\n", stats.shard,
-                        stats.successes, stats.count, failed, Double(stats.bytes) / 1e6, stats.duration,
-                        Double(stats.count) / max(stats.duration, 0.001)), to: .standardError)
-            }
-        }
-
-        /// One line of `--json` output on stdout.
-        static func writeJSONLine(_ object: [String: Any]) {
-            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-            Console.write(String(decoding: data, as: UTF8.self) + "\n", to: .standardOutput)
         }
 
         /// Public addresses only, plus --allow-destination's networks; every address with
@@ -462,10 +343,7 @@ extension WebImageCLI {
             guard progressInterval >= 0.05 else { throw ValidationError("--progress-interval must be at least 0.05.") }
             guard !userAgent.isEmpty else { throw ValidationError("--user-agent must not be empty.") }
             var settings = BulkSettings()
-            guard let outputFormat = BulkSettings.OutputFormat(rawValue: format) else {
-                throw ValidationError("--format must be webdataset or files, got '\(format)'.")
-            }
-            settings.outputFormat = outputFormat
+            settings.outputFormat = format.sampleFormat
             settings.concurrency = concurrency
             settings.minimumSize = minSize
             settings.maximumAspectRatio = maxAspectRatio
@@ -475,28 +353,21 @@ extension WebImageCLI {
                 saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
             // An input column never overwrites a field of the record: a `status` column would turn a failure
             // into a success, a `key` column would name the files --retry-failed writes.
-            if let clash = settings.savedColumns.first(where: ShardSink.recordFields.contains) {
+            if let clash = settings.savedColumns.first(where: BulkSampleRecord.fieldNames.contains) {
                 throw ValidationError(
                     "--save-cols cannot keep '\(clash)': the record has a field of that name "
-                        + "(\(ShardSink.recordFields.sorted().joined(separator: ", "))).")
+                        + "(\(BulkSampleRecord.fieldNames.sorted().joined(separator: ", "))).")
             }
             settings.writesCaptions = captionCol != nil
             let box = PixelSize(width: size, height: size)
-            // jpeg, webp or png (the --encode choices); none keeps the downloaded bytes.
-            let encodeFormat = OutputFormat(rawValue: encode)
-            guard encode == "none" || [.jpeg, .webp, .png].contains(encodeFormat) else {
-                throw ValidationError("--encode must be jpeg, webp, png or none, got '\(encode)'.")
-            }
-            if resizeMode != "none" {
-                guard let mode = FitMode(rawValue: resizeMode) else {
-                    throw ValidationError("--resize-mode must be fit, fill, pad, longest or none, got '\(resizeMode)'.")
-                }
+            let encodeFormat = encode.format
+            if let mode = resizeMode.fitMode {
                 settings.transformer = mode.transformer(box: box, padFor: encodeFormat)
             }
             if let encodeFormat {
                 settings.encoder = encodeFormat.encoder(quality: quality)
             } else {
-                guard resizeMode == "none" else {
+                guard resizeMode == .none else {
                     throw ValidationError("--encode none keeps the downloaded bytes: it needs --resize-mode none.")
                 }
             }

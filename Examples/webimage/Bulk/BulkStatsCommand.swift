@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WebImageDataset
 
 extension WebImageCLI {
     /// `webimage bulk-stats DIR`: the totals of every finished shard's stats file.

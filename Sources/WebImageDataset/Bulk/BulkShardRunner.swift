@@ -1,66 +1,13 @@
 import Foundation
 import WebImage
 
-/// What `webimage bulk` does to each image and how it fetches it.
-struct BulkSettings: Sendable {
-    enum OutputFormat: String, Sendable { case webdataset, files }
-
-    var outputFormat: OutputFormat = .webdataset
-    var concurrency = 64
-    /// Rows under way at once (holding a ``DownloadSlots`` slot, queued in the downloader): four times
-    /// `concurrency`. `concurrency` bounds the downloads running (`maximumTotalConnections`) and `--per-host`
-    /// each host's (`maximumConnectionsPerHost`); a row waiting for its host's turn takes neither, only one
-    /// of these, so host-sorted input lets other hosts' rows run beside a slow host's queue of rows.
-    var rowsUnderWay: Int { concurrency * Self.rowsPerConnection }
-    static let rowsPerConnection = 4
-    var transformer: ImageTransformer?
-    /// nil keeps the downloaded bytes as they came.
-    var encoder: (any ImageEncoding)?
-    var minimumSize = 0
-    var maximumAspectRatio: Double?
-    var respectsRobotsTag = true
-    var savedColumns: [String] = []
-    var writesCaptions = false
-    /// Whether an image decoded from a file that ends early (`Image.isPartial`) is kept; by default the
-    /// row fails with `truncated`, as img2dataset rejects such an image.
-    var allowsPartial = false
-}
-
-/// One row's outcome, as the shard's files record it.
-struct BulkSample: Sendable {
-    var index: Int
-    var row: BulkRow
-    var bytes: Data?
-    var fileExtension: String = ""
-    var errorCode: String?
-    var errorMessage: String?
-    var width: Int?
-    var height: Int?
-    var originalWidth: Int?
-    var originalHeight: Int?
-    var milliseconds = 0
-    var attempts = 1
-
-    var succeeded: Bool { bytes != nil && errorCode == nil }
-}
-
-/// Per-shard totals: `{shard:05}_stats.json`.
-struct BulkShardStats: Codable, Sendable {
-    var shard: Int
-    var count = 0
-    var successes = 0
-    var failures: [String: Int] = [:]
-    var bytes = 0
-    var duration = 0.0
-}
-
 /// Runs shards: downloads their rows (`concurrency` connections at a time, `perHost` per host, with retries),
 /// resizes and encodes the images, and writes each shard's files atomically, stats last.
 struct BulkShardRunner: Sendable {
     let downloader: ImageDownloader
     let settings: BulkSettings
     let directory: URL
-    /// Told of every finished row (the terminal's progress line).
+    /// Told of every finished row (the progress events).
     var progress: BulkProgress?
 
     /// The 9-digit sample key: 5 digits of shard, 4 of index.
@@ -74,13 +21,15 @@ struct BulkShardRunner: Sendable {
         return index
     }
 
-    static func names(shard: Int) -> (tar: String, jsonl: String, stats: String, folder: String) {
+    static func names(shard: Int) -> ShardFileNames {
         names(stem: String(format: "%05d", shard))
     }
 
     /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
-    static func names(stem: String) -> (tar: String, jsonl: String, stats: String, folder: String) {
-        (stem + ".tar", stem + ".jsonl", stem + "_stats.json", stem)
+    static func names(stem: String) -> ShardFileNames {
+        ShardFileNames(
+            tar: stem + ".tar", jsonl: stem + ".jsonl", parquet: stem + ".parquet", stats: stem + "_stats.json",
+            folder: stem)
     }
 
     /// Shards open at once. The next shard starts as soon as the last row of the one before is under
@@ -212,8 +161,7 @@ struct BulkShardRunner: Sendable {
         guard let url = URL(string: row.url), url.host?.isEmpty == false,
             ["http", "https"].contains(url.scheme?.lowercased() ?? "")
         else {
-            sample.errorCode = ImageDownloaderError.Code.invalidURL.description
-            sample.errorMessage = "not an http(s) URL: \(row.url.prefix(200))"
+            sample.fail(.invalidURL, "not an http(s) URL: \(row.url.prefix(200))")
             return sample
         }
         var context = ImageDownloadContext()
@@ -236,11 +184,9 @@ struct BulkShardRunner: Sendable {
             let failure = error as? ImageDownloaderError
             sample.attempts = failure?.attempts ?? 1
             if let failure, failure.code == .invalidDownloadResponse, settings.respectsRobotsTag {
-                sample.errorCode = "robotsTag"
-                sample.errorMessage = "X-Robots-Tag forbids AI use (noai / noimageai)"
+                sample.fail(.robotsTag, "X-Robots-Tag forbids AI use (noai / noimageai)")
             } else {
-                sample.errorCode = failure?.code.description ?? "unknown"
-                sample.errorMessage = failure?.message ?? "\(error)"
+                sample.fail(BulkFailure(error: error), failure?.message ?? "\(error)")
             }
         }
         sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
@@ -250,13 +196,11 @@ struct BulkShardRunner: Sendable {
     /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
     private func finish(_ sample: inout BulkSample, with result: ImageDownloadResult) {
         guard let image = result.image else {
-            sample.errorCode = ImageDownloaderError.Code.badImageData.description
-            sample.errorMessage = "nothing decoded"
+            sample.fail(.download(code: ImageDownloaderError.Code.badImageData.description), "nothing decoded")
             return
         }
         if image.isPartial && !settings.allowsPartial {
-            sample.errorCode = "truncated"
-            sample.errorMessage = "the image data ends early: only part of it decoded (--allow-partial keeps it)"
+            sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
             return
         }
         sample.width = image.width
@@ -264,9 +208,8 @@ struct BulkShardRunner: Sendable {
         sample.originalWidth = image.originalWidth
         sample.originalHeight = image.originalHeight
         if min(image.originalWidth, image.originalHeight) < settings.minimumSize {
-            sample.errorCode = "tooSmall"
-            sample.errorMessage =
-                "\(image.originalWidth)×\(image.originalHeight) is below --min-size \(settings.minimumSize)"
+            sample.fail(
+                .tooSmall, "\(image.originalWidth)×\(image.originalHeight) is below --min-size \(settings.minimumSize)")
             return
         }
         if let limit = settings.maximumAspectRatio {
@@ -274,9 +217,8 @@ struct BulkShardRunner: Sendable {
                 Double(max(image.originalWidth, image.originalHeight))
                 / Double(max(1, min(image.originalWidth, image.originalHeight)))
             if ratio > limit {
-                sample.errorCode = "aspectRatio"
-                sample.errorMessage =
-                    "aspect ratio \(String(format: "%.2f", ratio)) is over --max-aspect-ratio \(limit)"
+                sample.fail(
+                    .aspectRatio, "aspect ratio \(String(format: "%.2f", ratio)) is over --max-aspect-ratio \(limit)")
                 return
             }
         }
@@ -285,8 +227,7 @@ struct BulkShardRunner: Sendable {
                 sample.bytes = try encoder.encode(image)
                 sample.fileExtension = encoder.format == .jpeg ? "jpg" : encoder.format.rawValue
             } catch {
-                sample.errorCode = "encoding"
-                sample.errorMessage = "\(error)"
+                sample.fail(.encoding, "\(error)")
             }
         } else {
             sample.bytes = result.data
@@ -306,150 +247,5 @@ struct RobotsTagCheck: ImageDownloaderResponseModifying {
             }
         }
         return forbidden ? nil : response
-    }
-}
-
-/// The rows to run into the files named by `stem` (`00003`, or `00003-retry1` for a retry), each
-/// sample under its key.
-struct ShardJob: Sendable {
-    var stem: String
-    var shard: Int
-    var rows: [(key: String, row: BulkRow)]
-    /// This process's lock on the files of `stem`, removed once their stats are written.
-    var lock: ShardLock?
-}
-
-/// A shard whose rows are under way: its sink, its totals so far, and how many rows have started and
-/// finished. Used only by the task that runs ``BulkShardRunner/run(jobs:finished:)``.
-final class OpenShard {
-    let id: Int
-    let job: ShardJob
-    let names: (tar: String, jsonl: String, stats: String, folder: String)
-    let sink: ShardSink
-    let opened = DispatchTime.now().uptimeNanoseconds
-    var stats: BulkShardStats
-    var started = 0
-    var finished = 0
-
-    /// Opens the shard's files, after removing whatever an interrupted run left under its names: a
-    /// shard is always redone from scratch. The job's lock is held, so no live process of this host
-    /// writes these files; the temporary files of dead ones are removed, other hosts' stay.
-    init(id: Int, job: ShardJob, directory: URL, settings: BulkSettings) throws {
-        self.id = id
-        self.job = job
-        names = BulkShardRunner.names(stem: job.stem)
-        for name in [names.tar, names.jsonl, names.stats, names.folder] {
-            AtomicFile.removeAbandoned(in: directory, name: name)
-        }
-        for name in [names.tar, names.jsonl, names.folder] {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
-        sink = try ShardSink(names: names, directory: directory, settings: settings)
-        stats = BulkShardStats(shard: job.shard)
-    }
-
-    func record(_ sample: BulkSample) throws {
-        finished += 1
-        stats.count += 1
-        if sample.succeeded {
-            stats.successes += 1
-            stats.bytes += sample.bytes?.count ?? 0
-        } else {
-            stats.failures[sample.errorCode ?? "unknown", default: 0] += 1
-        }
-        try sink.add(sample, key: job.rows[sample.index].key)
-    }
-}
-
-/// Where one shard's samples go: the tar (or the folder) and the jsonl, under temporary names until
-/// `finish()` renames them.
-final class ShardSink {
-    private let settings: BulkSettings
-    private let tar: TarWriter?
-    private let tarURL: URL
-    private let folderURL: URL
-    private let temporaryFolder: URL
-    private let jsonlURL: URL
-    private let jsonl: FileHandle
-
-    init(
-        names: (tar: String, jsonl: String, stats: String, folder: String), directory: URL, settings: BulkSettings
-    ) throws {
-        self.settings = settings
-        tarURL = directory.appendingPathComponent(names.tar)
-        folderURL = directory.appendingPathComponent(names.folder)
-        temporaryFolder = AtomicFile.temporaryURL(for: folderURL)
-        jsonlURL = directory.appendingPathComponent(names.jsonl)
-        switch settings.outputFormat {
-        case .webdataset:
-            tar = try TarWriter(url: AtomicFile.temporaryURL(for: tarURL))
-        case .files:
-            tar = nil
-            try FileManager.default.createDirectory(at: temporaryFolder, withIntermediateDirectories: true)
-        }
-        let jsonlTemporary = AtomicFile.temporaryURL(for: jsonlURL)
-        jsonl = try AtomicFile.createEmpty(at: jsonlTemporary)
-    }
-
-    func add(_ sample: BulkSample, key: String) throws {
-        let record = Self.record(sample, key: key, settings: settings)
-        let json = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys, .withoutEscapingSlashes])
-        try jsonl.write(contentsOf: json + Data("\n".utf8))
-        guard let bytes = sample.bytes, sample.succeeded else { return }
-        var members = [("\(key).\(sample.fileExtension)", bytes), ("\(key).json", json)]
-        if settings.writesCaptions { members.append(("\(key).txt", Data((sample.row.caption ?? "").utf8))) }
-        for (name, data) in members {
-            guard TarWriter.isSafeName(name) else { throw CLIError("refusing to write a sample named '\(name)'") }
-            switch settings.outputFormat {
-            case .webdataset: try tar?.add(name: name, data: data)
-            case .files: try data.write(to: temporaryFolder.appendingPathComponent(name))
-            }
-        }
-    }
-
-    func finish() throws {
-        try jsonl.synchronize()
-        try jsonl.close()
-        if let tar {
-            try tar.finish()
-            try AtomicFile.commit(AtomicFile.temporaryURL(for: tarURL), to: tarURL)
-        } else {
-            try AtomicFile.commit(temporaryFolder, to: folderURL)
-        }
-        try AtomicFile.commit(AtomicFile.temporaryURL(for: jsonlURL), to: jsonlURL)
-    }
-
-    func abandon() {
-        tar?.abandon()
-        try? jsonl.close()
-        for url in [AtomicFile.temporaryURL(for: tarURL), temporaryFolder, AtomicFile.temporaryURL(for: jsonlURL)] {
-            try? FileManager.default.removeItem(at: url)
-        }
-    }
-
-    /// The fields ``record(_:key:settings:)`` writes; `--save-cols` may name none of them.
-    static let recordFields: Set<String> = [
-        "key", "url", "status", "error", "error_code", "ms", "attempts", "caption", "width", "height",
-        "original_width", "original_height", "sha256",
-    ]
-
-    /// The json of a sample (also a row of the jsonl). A password in the URL is written as `***`
-    /// (`URL.redactedString`): a dataset's metadata is often shared.
-    static func record(_ sample: BulkSample, key: String, settings: BulkSettings) -> [String: Any] {
-        var record: [String: Any] = [
-            "key": key, "url": URL(string: sample.row.url)?.redactedString ?? sample.row.url,
-            "status": sample.succeeded ? "success" : "failed",
-            "error": sample.errorMessage.map { $0 as Any } ?? NSNull(),
-            "error_code": sample.errorCode.map { $0 as Any } ?? NSNull(), "ms": sample.milliseconds,
-            "attempts": sample.attempts,
-        ]
-        record["caption"] = sample.row.caption.map { $0 as Any } ?? NSNull()
-        for (name, value) in sample.row.saved { record[name] = value }
-        record["width"] = sample.width.map { $0 as Any } ?? NSNull()
-        record["height"] = sample.height.map { $0 as Any } ?? NSNull()
-        record["original_width"] = sample.originalWidth.map { $0 as Any } ?? NSNull()
-        record["original_height"] = sample.originalHeight.map { $0 as Any } ?? NSNull()
-        record["sha256"] = sample.succeeded ? SHA256.hex(sample.bytes ?? Data()) : NSNull()
-        return record
     }
 }

@@ -28,14 +28,16 @@ final class ShardLock: Sendable {
     static func acquire(stem: String, in directory: URL) throws -> Outcome {
         let url = directory.appendingPathComponent(".\(stem).lock")
         let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CLIError("cannot open \(url.path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw BulkFileError("cannot open \(url.path): \(String(cString: strerror(errno)))")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let failure = errno
             var buffer = [UInt8](repeating: 0, count: 128)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             close(descriptor)
             guard failure == EWOULDBLOCK else {
-                throw CLIError("cannot lock \(url.path): \(String(cString: strerror(failure)))")
+                throw BulkFileError("cannot lock \(url.path): \(String(cString: strerror(failure)))")
             }
             // Only printable ASCII of what another process wrote reaches the terminal.
             let owner = String(

@@ -26,7 +26,7 @@ final class TarWriter {
 
     /// Appends a regular file member; a name that is not ``isSafeName(_:)`` is refused.
     func add(name: String, data: Data) throws {
-        guard Self.isSafeName(name) else { throw CLIError("refusing tar member name '\(name)'") }
+        guard Self.isSafeName(name) else { throw BulkFileError("refusing tar member name '\(name)'") }
         try handle.write(contentsOf: Self.header(name: name, size: data.count))
         try handle.write(contentsOf: data)
         let padding = (512 - data.count % 512) % 512
@@ -57,7 +57,7 @@ final class TarWriter {
                 let slash = nameBytes.indices.last(where: {
                     nameBytes[$0] == UInt8(ascii: "/") && $0 <= 155 && nameBytes.count - $0 - 1 <= 100
                 })
-            else { throw CLIError("tar member name too long: \(name)") }
+            else { throw BulkFileError("tar member name too long: \(name)") }
             prefix = Array(nameBytes[..<slash])
             last = Array(nameBytes[(slash + 1)...])
         }

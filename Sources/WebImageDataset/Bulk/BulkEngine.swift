@@ -1,0 +1,227 @@
+import Foundation
+import WebImage
+
+/// The end of a ``BulkEngine/run(progress:)``.
+public struct BulkRunSummary: Sendable, Equatable {
+    /// Shards this run wrote.
+    public var written: Int
+    /// Assigned shards an earlier run had finished.
+    public var skipped: Int
+    /// Assigned shards skipped because another live process writes them: a rerun may finish them.
+    public var busy: Int
+}
+
+/// The end of a ``BulkEngine/retryFailed()``.
+public struct BulkRetrySummary: Sendable, Equatable {
+    /// Failed rows run again.
+    public var retriedRows: Int
+    /// Shards skipped because another live process writes their next retry.
+    public var busy: Int
+}
+
+/// Runs a plan's assigned shards into a directory: reads the input a shard at a time, downloads, filters,
+/// resizes and encodes each row, and writes each shard's files (``SampleWriter``, jsonl, Parquet) and its
+/// stats, last. A shard with stats is done, and a later run skips it.
+///
+/// One run per engine: ``run(progress:)`` or ``retryFailed()``; ``events`` ends when it returns.
+///
+/// ```swift
+/// let columns = BulkColumns(url: "url", caption: "caption")
+/// let plan = try BulkPlan.settle(
+///     try BulkPlan.make(input: "urls.parquet", columns: columns, maxLineBytes: 1 << 20, shardSize: 10_000,
+///                       format: "webdataset"),
+///     in: directory)
+/// let engine = BulkEngine(
+///     input: "urls.parquet", plan: plan, assigned: Array(0..<plan.shards), directory: directory,
+///     downloader: ImageDownloader(config: ImageDownloaderConfig()), settings: BulkSettings(), columns: columns)
+/// let summary = try await engine.run()
+/// ```
+public final class BulkEngine: Sendable {
+    /// What the run reports as it goes; finished when the run returns or throws.
+    public let events: AsyncStream<BulkEvent>
+    private let continuation: AsyncStream<BulkEvent>.Continuation
+    private let input: String
+    private let plan: BulkPlan
+    private let assigned: Set<Int>
+    private let directory: URL
+    private let runner: BulkShardRunner
+    private let columns: BulkColumns
+    private let maxLineBytes: Int
+    private let progress: BulkProgress
+
+    /// An engine for the shards `assigned` of `plan` (made from `input` and `columns`), written into
+    /// `directory` with `settings`, downloading through `downloader`.
+    public init(
+        input: String, plan: BulkPlan, assigned: [Int], directory: URL, downloader: ImageDownloader,
+        settings: BulkSettings, columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
+    ) {
+        (events, continuation) = AsyncStream.makeStream(of: BulkEvent.self)
+        self.input = input
+        self.plan = plan
+        self.assigned = Set(assigned)
+        self.directory = directory
+        self.columns = columns
+        self.maxLineBytes = maxLineBytes
+        let rows = self.assigned.reduce(0) { $0 + max(0, min(plan.shardSize, plan.rows - $1 * plan.shardSize)) }
+        progress = BulkProgress(shards: self.assigned.count, expectedImages: rows)
+        var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
+        runner.progress = progress
+        self.runner = runner
+    }
+
+    /// The totals now.
+    public func progressSnapshot() -> BulkProgressSnapshot { progress.snapshot() }
+
+    /// Runs the assigned shards not done yet, in one pass over the input: a shard's rows are read when a
+    /// shard may open, and only assigned shards' rows are kept. With `progress`, ``events`` carries
+    /// ``BulkEvent/progress(_:)`` at its pace.
+    ///
+    /// - Throws: ``BulkInputError`` for damaged input, ``BulkFileError`` for the output's files.
+    public func run(progress ticks: BulkProgressTicks? = nil) async throws -> BulkRunSummary {
+        let ticker = ticks.map { startTicking($0) }
+        defer {
+            ticker?.cancel()
+            continuation.finish()
+        }
+        let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
+        var shard = 0
+        var summary = BulkRunSummary(written: 0, skipped: 0, busy: 0)
+        func nextJob() throws -> ShardJob? {
+            while shard < plan.shards {
+                let current = shard
+                shard += 1
+                let mine = assigned.contains(current)
+                var rows: [BulkRow] = []
+                var read = 0
+                while read < plan.shardSize, let row = try reader.next() {
+                    read += 1
+                    if mine { rows.append(row) }
+                }
+                guard mine else { continue }
+                let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: current).stats)
+                func alreadyDone() -> Bool {
+                    guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
+                    summary.skipped += 1
+                    let done = (try? Data(contentsOf: statsURL)).flatMap {
+                        try? JSONDecoder().decode(BulkShardStats.self, from: $0)
+                    }
+                    progress.recordShard(skipped: done)
+                    return true
+                }
+                if alreadyDone() { continue }
+                guard let lock = try lock(String(format: "%05d", current)) else {
+                    summary.busy += 1
+                    continue
+                }
+                // Checked again under the lock: another process may have finished the shard since.
+                if alreadyDone() {
+                    lock.finish()
+                    continue
+                }
+                return BulkShardRunner.job(shard: current, rows: rows, lock: lock)
+            }
+            return nil
+        }
+        try await runner.run(jobs: nextJob) { stats in
+            summary.written += 1
+            progress.recordShard()
+            continuation.yield(.shardFinished(stats))
+        }
+        return summary
+    }
+
+    /// `--retry-failed`: for each assigned finished shard, the rows that failed in it and in its earlier
+    /// retries (their latest outcome), unless ``BulkFailure/isPermanent``, run again into
+    /// `{shard:05}-retryN.*`, keys unchanged.
+    public func retryFailed() async throws -> BulkRetrySummary {
+        defer { continuation.finish() }
+        var summary = BulkRetrySummary(retriedRows: 0, busy: 0)
+        var remaining = assigned.sorted()[...]
+        func nextJob() throws -> ShardJob? {
+            while let shard = remaining.popFirst() {
+                let stem = String(format: "%05d", shard)
+                guard
+                    FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem + "_stats.json").path)
+                else { continue }
+                let (latest, attempt) = latestRecords(shard: shard)
+                let rows = latest.values.filter { record in
+                    record.status == .failed && !(record.failure?.isPermanent ?? false)
+                }.sorted { $0.key < $1.key }.map { record -> (key: String, row: BulkRow) in
+                    let saved = columns.saved.map { name in
+                        BulkColumnValue(name: name, value: record.saved.first { $0.name == name }?.value ?? .null)
+                    }
+                    return (record.key, BulkRow(url: record.url, caption: record.caption, saved: saved))
+                }
+                guard !rows.isEmpty else { continue }
+                let retryStem = "\(stem)-retry\(attempt + 1)"
+                guard let lock = try lock(retryStem) else {
+                    summary.busy += 1
+                    continue
+                }
+                // Checked again under the lock: another process may have finished this retry since.
+                let retryStats = directory.appendingPathComponent(BulkShardRunner.names(stem: retryStem).stats)
+                if FileManager.default.fileExists(atPath: retryStats.path) {
+                    lock.finish()
+                    continue
+                }
+                summary.retriedRows += rows.count
+                return ShardJob(stem: retryStem, shard: shard, rows: rows, lock: lock)
+            }
+            return nil
+        }
+        try await runner.run(jobs: nextJob) { continuation.yield(.shardFinished($0)) }
+        return summary
+    }
+
+    /// The latest record per key of a finished shard: its jsonl, then each finished retry's in order; and
+    /// the number of finished retries.
+    private func latestRecords(shard: Int) -> (records: [String: BulkSampleRecord], retries: Int) {
+        let stem = String(format: "%05d", shard)
+        var latest: [String: BulkSampleRecord] = [:]
+        var attempt = 0
+        var jsonlNames = [stem + ".jsonl"]
+        while FileManager.default.fileExists(
+            atPath: directory.appendingPathComponent("\(stem)-retry\(attempt + 1)_stats.json").path)
+        {
+            attempt += 1
+            jsonlNames.append("\(stem)-retry\(attempt).jsonl")
+        }
+        let decoder = JSONDecoder()
+        for name in jsonlNames {
+            let text = (try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n") {
+                // The key names files, so it is taken from the shard's own numbering: a line whose key is
+                // not one of this shard's is ignored.
+                guard var record = try? decoder.decode(BulkSampleRecord.self, from: Data(line.utf8)),
+                    let index = BulkShardRunner.index(ofKey: record.key, shard: shard)
+                else { continue }
+                record.key = BulkShardRunner.key(shard: shard, index: index)
+                latest[record.key] = record
+            }
+        }
+        return (latest, attempt)
+    }
+
+    /// Locks the files named `stem` for this process; nil, after an event saying so, when another process
+    /// holds them (it is writing that shard).
+    private func lock(_ stem: String) throws -> ShardLock? {
+        switch try ShardLock.acquire(stem: stem, in: directory) {
+        case .acquired(let lock):
+            return lock
+        case .held(let owner):
+            continuation.yield(.shardBusy(stem: stem, owner: owner))
+            return nil
+        }
+    }
+
+    private func startTicking(_ ticks: BulkProgressTicks) -> Task<Void, Never> {
+        let nanoseconds = UInt64(max(ticks.interval, 0.01) * 1e9)
+        return Task { [progress, continuation] in
+            if ticks.startsImmediately { continuation.yield(.progress(progress.snapshot())) }
+            while !Task.isCancelled {
+                do { try await Task.sleep(nanoseconds: nanoseconds) } catch { return }
+                continuation.yield(.progress(progress.snapshot()))
+            }
+        }
+    }
+}

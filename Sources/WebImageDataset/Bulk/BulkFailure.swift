@@ -1,0 +1,71 @@
+import WebImage
+
+/// Why a row has no image: the `error_code` of its record.
+///
+/// ``isPermanent`` tells the failures no retry can change (the row itself, the filters, the site's
+/// robots tag) from those a later attempt may fix (network, server, disk); `--retry-failed` runs only the
+/// latter again.
+public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The URL is not an http(s) URL with a host.
+    case invalidURL
+    /// The response's `X-Robots-Tag` says `noai` or `noimageai`.
+    case robotsTag
+    /// The image's smaller side is below the minimum size.
+    case tooSmall
+    /// The image's sides are further apart than the maximum aspect ratio.
+    case aspectRatio
+    /// The image data ends early (only part of it decoded).
+    case truncated
+    /// The image could not be encoded in the output format.
+    case encoding
+    /// The download or decoding failed with this ``ImageDownloaderError`` code (its description, such as
+    /// `timedOut` or `invalidDownloadStatusCode`), or `unknown`.
+    case download(code: String)
+
+    /// The failure an `error_code` names (as a record, or a retried shard's jsonl, spells it).
+    public init(code: String) {
+        switch code {
+        case "invalidURL": self = .invalidURL
+        case "robotsTag": self = .robotsTag
+        case "tooSmall": self = .tooSmall
+        case "aspectRatio": self = .aspectRatio
+        case "truncated": self = .truncated
+        case "encoding": self = .encoding
+        default: self = .download(code: code)
+        }
+    }
+
+    /// The failure of a download that threw `error`.
+    public init(error: any Error) {
+        guard let failure = error as? ImageDownloaderError else {
+            self = .download(code: "unknown")
+            return
+        }
+        self.init(code: failure.code.description)
+    }
+
+    /// The `error_code` written in the record.
+    public var code: String {
+        switch self {
+        case .invalidURL: "invalidURL"
+        case .robotsTag: "robotsTag"
+        case .tooSmall: "tooSmall"
+        case .aspectRatio: "aspectRatio"
+        case .truncated: "truncated"
+        case .encoding: "encoding"
+        case .download(let code): code
+        }
+    }
+
+    /// The `error_code`.
+    public var description: String { code }
+
+    /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, and the size and
+    /// aspect-ratio filters. `--retry-failed` leaves these rows alone.
+    public var isPermanent: Bool {
+        switch self {
+        case .invalidURL, .robotsTag, .tooSmall, .aspectRatio: true
+        case .truncated, .encoding, .download: false
+        }
+    }
+}

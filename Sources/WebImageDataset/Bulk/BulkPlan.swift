@@ -1,0 +1,67 @@
+import Foundation
+
+/// How the input is cut into shards: shard `i` holds input rows `i × shardSize ..< (i + 1) × shardSize`,
+/// in input order. Written to `DIR/plan.json` on the first run; a later run checks it still describes
+/// the same input (size and row count) and shard size, so the shards it skips and the ones it redoes
+/// line up.
+public struct BulkPlan: Codable, Equatable, Sendable {
+    /// The input file's name (without its folder).
+    public var input: String
+    /// The input file's size in bytes.
+    public var inputBytes: Int
+    /// The input's row count.
+    public var rows: Int
+    /// Rows per shard.
+    public var shardSize: Int
+    /// The number of shards.
+    public var shards: Int
+    /// The output format's name (`webdataset`, `files`).
+    public var format: String
+
+    /// The plan for `input`: one streaming pass counts a text file's rows, a Parquet file's footer gives
+    /// them. A damaged text input (see ``TextRowReader``) throws here, before anything is downloaded.
+    public static func make(
+        input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String
+    ) throws -> BulkPlan {
+        let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
+        var rows = 0
+        if let parquet = reader as? ParquetRowReader {
+            rows = parquet.rowCount
+        } else {
+            while try reader.next() != nil { rows += 1 }
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+        return BulkPlan(
+            input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
+            shards: max(1, (rows + shardSize - 1) / shardSize), format: format)
+    }
+
+    /// Reads `DIR/plan.json`, or writes `plan` there; a plan already there must equal it.
+    public static func settle(_ plan: BulkPlan, in directory: URL) throws -> BulkPlan {
+        let url = directory.appendingPathComponent("plan.json")
+        // Every process of a job settles the plan, so no one of them owns its temporary files: each
+        // removes only those its own host's dead processes left (a kill between write and rename).
+        defer { AtomicFile.removeAbandoned(in: directory, name: "plan.json") }
+        if let data = try? Data(contentsOf: url) {
+            guard let existing = try? JSONDecoder().decode(BulkPlan.self, from: data) else {
+                throw BulkInputError("\(url.path) is not a plan this version reads; use a new output directory")
+            }
+            guard existing == plan else {
+                throw BulkInputError(
+                    "\(url.path) describes another input or shard size (\(existing.rows) rows of \(existing.input), "
+                        + "shards of \(existing.shardSize), \(existing.format)); use a new output directory")
+            }
+            return existing
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(try encoder.encode(plan) + Data("\n".utf8), to: url)
+        return plan
+    }
+
+    /// The shards this process runs: `--shards` when given, else those with `shard % count == index`.
+    public func assigned(index: Int, count: Int, explicit: [Int]?) -> [Int] {
+        if let explicit { return explicit.filter { $0 >= 0 && $0 < shards }.sorted() }
+        return (0..<shards).filter { $0 % count == index }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// The metadata of one input row's outcome: a line of the shard's jsonl, the `{key}.json` beside a saved
+/// image, and a row of the shard's Parquet file. Every sample writer writes this one structure.
+///
+/// Its JSON has every field, `null` when absent, plus one field per kept column (`--save-cols`), and
+/// sorted keys.
+public struct BulkSampleRecord: Sendable, Equatable, Codable {
+    /// Whether the row gave an image.
+    public enum Status: String, Sendable, Codable {
+        /// An image was saved.
+        case success
+        /// No image: see ``BulkSampleRecord/errorCode``.
+        case failed
+    }
+
+    /// The 9-digit sample key: 5 digits of shard, 4 of index (the files' names).
+    public var key: String
+    /// The URL, a password in it written as `***`.
+    public var url: String
+    /// Whether the row gave an image.
+    public var status: Status
+    /// What went wrong, in words; nil on success.
+    public var error: String?
+    /// Why the row has no image (``BulkFailure/code``); nil on success.
+    public var errorCode: String?
+    /// The caption column's value, when there is one.
+    public var caption: String?
+    /// Milliseconds the row took, download and processing.
+    public var milliseconds: Int
+    /// Download attempts made (more than 1 after retries).
+    public var attempts: Int
+    /// The saved image's width, after resizing.
+    public var width: Int?
+    /// The saved image's height, after resizing.
+    public var height: Int?
+    /// The downloaded image's width.
+    public var originalWidth: Int?
+    /// The downloaded image's height.
+    public var originalHeight: Int?
+    /// The SHA-256 of the saved bytes, 64 lowercase hex digits; nil on failure.
+    public var sha256: String?
+    /// The kept columns (`--save-cols`), in their order.
+    public var saved: [BulkColumnValue]
+
+    /// The field names of the record itself; a kept column may not use one of them.
+    public static let fieldNames: Set<String> = Set(Field.allCases.map(\.rawValue))
+
+    /// The record's own fields, in the order a Parquet file's columns list them.
+    enum Field: String, CaseIterable {
+        case key, url, status, error
+        case errorCode = "error_code"
+        case caption
+        case milliseconds = "ms"
+        case attempts, width, height
+        case originalWidth = "original_width"
+        case originalHeight = "original_height"
+        case sha256
+    }
+
+    /// A record of every field; see each property.
+    public init(
+        key: String, url: String, status: Status, error: String? = nil, errorCode: String? = nil,
+        caption: String? = nil, milliseconds: Int = 0, attempts: Int = 1, width: Int? = nil, height: Int? = nil,
+        originalWidth: Int? = nil, originalHeight: Int? = nil, sha256: String? = nil, saved: [BulkColumnValue] = []
+    ) {
+        self.key = key
+        self.url = url
+        self.status = status
+        self.error = error
+        self.errorCode = errorCode
+        self.caption = caption
+        self.milliseconds = milliseconds
+        self.attempts = attempts
+        self.width = width
+        self.height = height
+        self.originalWidth = originalWidth
+        self.originalHeight = originalHeight
+        self.sha256 = sha256
+        self.saved = saved
+    }
+
+    /// The failure ``errorCode`` names; nil on success.
+    public var failure: BulkFailure? { errorCode.map(BulkFailure.init(code:)) }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Reads a record; every field not of the record's own is a kept column, in key order.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        func field<T: Decodable>(_ field: Field, _ type: T.Type) throws -> T? {
+            try container.decodeIfPresent(type, forKey: Key(field.rawValue))
+        }
+        key = try field(.key, String.self) ?? ""
+        url = try field(.url, String.self) ?? ""
+        status = try field(.status, Status.self) ?? .failed
+        error = try field(.error, String.self)
+        errorCode = try field(.errorCode, String.self)
+        caption = try field(.caption, String.self)
+        milliseconds = try field(.milliseconds, Int.self) ?? 0
+        attempts = try field(.attempts, Int.self) ?? 1
+        width = try field(.width, Int.self)
+        height = try field(.height, Int.self)
+        originalWidth = try field(.originalWidth, Int.self)
+        originalHeight = try field(.originalHeight, Int.self)
+        sha256 = try field(.sha256, String.self)
+        saved = try container.allKeys.filter { !Self.fieldNames.contains($0.stringValue) }
+            .sorted { $0.stringValue < $1.stringValue }
+            .map { BulkColumnValue(name: $0.stringValue, value: try container.decode(BulkValue.self, forKey: $0)) }
+    }
+
+    /// Writes every field (`null` when absent) and the kept columns.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        func put<T: Encodable>(_ value: T?, _ field: Field) throws {
+            if let value {
+                try container.encode(value, forKey: Key(field.rawValue))
+            } else {
+                try container.encodeNil(forKey: Key(field.rawValue))
+            }
+        }
+        try put(key, .key)
+        try put(url, .url)
+        try put(status, .status)
+        try put(error, .error)
+        try put(errorCode, .errorCode)
+        try put(caption, .caption)
+        try put(milliseconds, .milliseconds)
+        try put(attempts, .attempts)
+        for column in saved { try container.encode(column.value, forKey: Key(column.name)) }
+        try put(width, .width)
+        try put(height, .height)
+        try put(originalWidth, .originalWidth)
+        try put(originalHeight, .originalHeight)
+        try put(sha256, .sha256)
+    }
+
+    /// The record as one line of JSON (sorted keys, slashes unescaped), without the line break.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import WebImage
+
+/// What the bulk engine does to each image and how it writes the shards.
+public struct BulkSettings: Sendable {
+    // MARK: Output
+
+    /// The shards' format; `.webdataset` by default.
+    public var outputFormat: SampleOutputFormat = .webdataset
+    /// Whether each shard also writes `{shard:05}.parquet` (the jsonl's rows and columns); `true` by default.
+    public var writesParquet = true
+    /// The kept columns (`--save-cols`); none by default.
+    public var savedColumns: [String] = []
+    /// Whether each sample gets a `{key}.txt` caption; `false` by default.
+    public var writesCaptions = false
+
+    // MARK: Downloading
+
+    /// Downloads at once, all hosts together; 64 by default.
+    public var concurrency = 64
+    /// Rows under way at once (holding a ``DownloadSlots`` slot, queued in the downloader): four times
+    /// `concurrency`. `concurrency` bounds the downloads running (`maximumTotalConnections`) and `--per-host`
+    /// each host's (`maximumConnectionsPerHost`); a row waiting for its host's turn takes neither, only one
+    /// of these, so host-sorted input lets other hosts' rows run beside a slow host's queue of rows.
+    public var rowsUnderWay: Int { concurrency * Self.rowsPerConnection }
+    /// Row slots per connection.
+    public static let rowsPerConnection = 4
+    /// Whether a response whose `X-Robots-Tag` says `noai` or `noimageai` fails the row; `true` by default.
+    public var respectsRobotsTag = true
+
+    // MARK: Images
+
+    /// The resize; nil keeps the decoded size.
+    public var transformer: ImageTransformer?
+    /// The encoder; nil keeps the downloaded bytes as they came.
+    public var encoder: (any ImageEncoding)?
+    /// Images whose smaller side is below this are skipped (`tooSmall`); 0 by default.
+    public var minimumSize = 0
+    /// Images whose longer side is more than this many times the shorter are skipped (`aspectRatio`).
+    public var maximumAspectRatio: Double?
+    /// Whether an image decoded from a file that ends early (`Image.isPartial`) is kept; by default the
+    /// row fails with `truncated`, as img2dataset rejects such an image.
+    public var allowsPartial = false
+
+    /// The defaults, as each property gives them.
+    public init() {}
+}
+
+/// One row's outcome, as the shard's files record it.
+struct BulkSample: Sendable {
+    var index: Int
+    var row: BulkRow
+    var bytes: Data?
+    var fileExtension: String = ""
+    var failure: BulkFailure?
+    var errorMessage: String?
+    var width: Int?
+    var height: Int?
+    var originalWidth: Int?
+    var originalHeight: Int?
+    var milliseconds = 0
+    var attempts = 1
+
+    var succeeded: Bool { bytes != nil && failure == nil }
+
+    mutating func fail(_ failure: BulkFailure, _ message: String) {
+        self.failure = failure
+        errorMessage = message
+    }
+
+    /// The record of this sample under `key`. A password in the URL is written as `***`
+    /// (`URL.redactedString`): a dataset's metadata is often shared.
+    func record(key: String) -> BulkSampleRecord {
+        BulkSampleRecord(
+            key: key, url: URL(string: row.url)?.redactedString ?? row.url, status: succeeded ? .success : .failed,
+            error: errorMessage, errorCode: failure?.code, caption: row.caption, milliseconds: milliseconds,
+            attempts: attempts, width: width, height: height, originalWidth: originalWidth,
+            originalHeight: originalHeight, sha256: succeeded ? ContentDigest.sha256Hex(bytes ?? Data()) : nil,
+            saved: row.saved)
+    }
+}
+
+/// Per-shard totals: `{shard:05}_stats.json`.
+public struct BulkShardStats: Codable, Sendable, Equatable {
+    /// The shard's number.
+    public var shard: Int
+    /// Rows run.
+    public var count = 0
+    /// Rows that gave an image.
+    public var successes = 0
+    /// Failed rows per ``BulkFailure/code``.
+    public var failures: [String: Int] = [:]
+    /// Bytes of the saved images.
+    public var bytes = 0
+    /// Seconds from opening the shard to writing its stats.
+    public var duration = 0.0
+
+    /// Empty totals of shard `shard`.
+    public init(shard: Int) { self.shard = shard }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Reads a Parquet URL list (LAION's metadata files, a Hugging Face dataset's shards) as a stream of rows,
+/// one row group at a time, reading only the URL, caption and kept columns.
+///
+/// The URL and caption columns may hold any scalar type (read as text); kept columns keep their type
+/// (int, double, bool, text; `null` stays `null`). A column the file lacks, or one of a type or feature the
+/// reader does not support, is a ``BulkInputError`` naming the column and the feature.
+public final class ParquetRowReader: BulkRowReading {
+    private let path: String
+    private let reader: ParquetReader
+    private let columns: BulkColumns
+    private let used: [String]
+    private var group: ParquetRowGroup?
+    private var nextGroup = 0
+    private var position = 0
+
+    /// Opens `path` and checks that it has the columns of `columns`.
+    public init(path: String, columns: BulkColumns) throws {
+        self.path = path
+        self.columns = columns
+        used = columns.used
+        do {
+            reader = try ParquetReader(path: path)
+        } catch let error as ParquetError {
+            throw BulkInputError("'\(path)': \(error.description)")
+        }
+        for name in used {
+            guard let column = reader.schema.column(named: name) else {
+                let role = name == columns.url ? "" : name == columns.caption ? "caption " : "kept "
+                throw BulkInputError(
+                    "'\(path)' has no \(role)column '\(name)' (its columns: "
+                        + reader.schema.columns.map(\.name).joined(separator: ", ") + ")")
+            }
+            switch column.type {
+            case .bool, .int32, .int64, .float, .double, .string: break
+            case .bytes, .list, .unsupported:
+                throw BulkInputError(
+                    "'\(path)' column '\(name)': type \(column.type) is not supported as a bulk column "
+                        + "(a scalar: text, integer, floating point or boolean)")
+            }
+        }
+    }
+
+    /// The total row count the file's footer gives.
+    public var rowCount: Int { Int(reader.rowCount) }
+
+    /// The next row; nil at the end. Reads the next row group when the current one is used up.
+    public func next() throws -> BulkRow? {
+        while group.map({ position >= $0.rowCount }) ?? true {
+            guard nextGroup < reader.rowGroupCount else { return nil }
+            do {
+                group = try reader.readRowGroup(nextGroup, columns: used)
+            } catch let error as ParquetError {
+                throw BulkInputError("'\(path)' row group \(nextGroup): \(error.description)")
+            }
+            nextGroup += 1
+            position = 0
+        }
+        guard let group else { return nil }
+        defer { position += 1 }
+        func value(_ name: String) -> BulkValue {
+            guard let index = used.firstIndex(of: name) else { return .null }
+            return Self.value(group.value(row: position, column: index))
+        }
+        return BulkRow(
+            url: value(columns.url).text?.trimmingCharacters(in: .whitespaces) ?? "",
+            caption: columns.caption.flatMap { value($0).text },
+            saved: columns.saved.map { BulkColumnValue(name: $0, value: value($0)) })
+    }
+
+    /// A scalar cell as a kept value (the initializer refused the other types).
+    static func value(_ cell: ParquetValue) -> BulkValue {
+        switch cell {
+        case .null: .null
+        case .bool(let value): .bool(value)
+        case .int32(let value): .int(Int64(value))
+        case .int64(let value): .int(value)
+        case .float(let value): .double(Double("\(value)") ?? Double(value))  // 0.3, not 0.30000001192092896
+        case .double(let value): .double(value)
+        case .string(let value): .string(value)
+        case .bytes, .list: .null
+        }
+    }
+}

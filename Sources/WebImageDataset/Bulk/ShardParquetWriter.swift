@@ -1,0 +1,116 @@
+import Foundation
+
+/// Writes a shard's records as `{shard:05}.parquet`: the jsonl's rows and columns, one row group, PLAIN
+/// encoding and SNAPPY compression (``ParquetWriter``).
+///
+/// The record's own fields have fixed types (text, int64); a kept column's type is the one its values
+/// share (int64, double, bool), text when they differ or are text. The rows are kept until ``finish()``,
+/// at most one shard's (10,000).
+final class ShardParquetWriter {
+    private let url: URL
+    private let savedColumns: [String]
+    private var records: [BulkSampleRecord] = []
+
+    init(url: URL, savedColumns: [String]) {
+        self.url = url
+        self.savedColumns = savedColumns
+    }
+
+    func append(_ record: BulkSampleRecord) {
+        records.append(record)
+    }
+
+    /// Writes the file under a temporary name and renames it into place.
+    func finish() throws {
+        let temporary = AtomicFile.temporaryURL(for: url)
+        do {
+            let (schema, columns) = Self.table(records, savedColumns: savedColumns)
+            let writer = try ParquetWriter(path: temporary.path, schema: schema)
+            try writer.writeRowGroup(columns)
+            try writer.close()
+        } catch let error as ParquetError {
+            try? FileManager.default.removeItem(at: temporary)
+            throw BulkFileError("cannot write '\(url.path)': \(error.description)")
+        }
+        try AtomicFile.commit(temporary, to: url)
+    }
+
+    func abandon() {
+        try? FileManager.default.removeItem(at: AtomicFile.temporaryURL(for: url))
+    }
+
+    /// The schema and the columns of `records`, in the record's field order, the kept columns after.
+    static func table(
+        _ records: [BulkSampleRecord], savedColumns: [String]
+    ) -> (ParquetSchema, [[ParquetValue]]) {
+        func text(_ value: String?) -> ParquetValue { value.map { .string($0) } ?? .null }
+        func int(_ value: Int?) -> ParquetValue { value.map { .int64(Int64($0)) } ?? .null }
+        var columns: [ParquetColumn] = []
+        var values: [[ParquetValue]] = []
+        for field in BulkSampleRecord.Field.allCases {
+            let isText: Bool
+            let nullable: Bool
+            switch field {
+            case .key, .url, .status: (isText, nullable) = (true, false)
+            case .error, .errorCode, .caption, .sha256: (isText, nullable) = (true, true)
+            case .milliseconds, .attempts: (isText, nullable) = (false, false)
+            case .width, .height, .originalWidth, .originalHeight: (isText, nullable) = (false, true)
+            }
+            columns.append(ParquetColumn(name: field.rawValue, type: isText ? .string : .int64, isNullable: nullable))
+            values.append(
+                records.map { record in
+                    switch field {
+                    case .key: text(record.key)
+                    case .url: text(record.url)
+                    case .status: text(record.status.rawValue)
+                    case .error: text(record.error)
+                    case .errorCode: text(record.errorCode)
+                    case .caption: text(record.caption)
+                    case .milliseconds: int(record.milliseconds)
+                    case .attempts: int(record.attempts)
+                    case .width: int(record.width)
+                    case .height: int(record.height)
+                    case .originalWidth: int(record.originalWidth)
+                    case .originalHeight: int(record.originalHeight)
+                    case .sha256: text(record.sha256)
+                    }
+                })
+        }
+        for name in savedColumns {
+            let cells = records.map { record in record.saved.first { $0.name == name }?.value ?? .null }
+            let type = commonType(cells)
+            columns.append(ParquetColumn(name: name, type: type, isNullable: true))
+            values.append(cells.map { cell in parquetValue(cell, as: type) })
+        }
+        return (ParquetSchema(columns: columns), values)
+    }
+
+    /// The type all non-null `cells` share: int64, double (ints and doubles), bool, else text.
+    private static func commonType(_ cells: [BulkValue]) -> ParquetColumnType {
+        var kinds = Set<String>()
+        for cell in cells {
+            switch cell {
+            case .null: continue
+            case .int: kinds.insert("int")
+            case .double: kinds.insert("double")
+            case .bool: kinds.insert("bool")
+            case .string: kinds.insert("string")
+            }
+        }
+        if kinds == ["int"] { return .int64 }
+        if kinds == ["double"] || kinds == ["int", "double"] { return .double }
+        if kinds == ["bool"] { return .bool }
+        return .string
+    }
+
+    private static func parquetValue(_ cell: BulkValue, as type: ParquetColumnType) -> ParquetValue {
+        switch (cell, type) {
+        case (.null, _): .null
+        case (.int(let value), .int64): .int64(value)
+        case (.int(let value), .double): .double(Double(value))
+        case (.double(let value), .double): .double(value)
+        case (.bool(let value), .bool): .bool(value)
+        default: cell.text.map { .string($0) } ?? .null
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// The names of the files of one shard (or one retry of it).
+struct ShardFileNames {
+    var tar: String
+    var jsonl: String
+    var parquet: String
+    var stats: String
+    var folder: String
+}
+
+/// The rows to run into the files named by `stem` (`00003`, or `00003-retry1` for a retry), each
+/// sample under its key.
+struct ShardJob: Sendable {
+    var stem: String
+    var shard: Int
+    var rows: [(key: String, row: BulkRow)]
+    /// This process's lock on the files of `stem`, removed once their stats are written.
+    var lock: ShardLock?
+}
+
+/// A shard whose rows are under way: its sink, its totals so far, and how many rows have started and
+/// finished. Used only by the task that runs ``BulkShardRunner/run(jobs:finished:)``.
+final class OpenShard {
+    let id: Int
+    let job: ShardJob
+    let names: ShardFileNames
+    let sink: ShardSink
+    let opened = DispatchTime.now().uptimeNanoseconds
+    var stats: BulkShardStats
+    var started = 0
+    var finished = 0
+
+    /// Opens the shard's files, after removing whatever an interrupted run left under its names: a
+    /// shard is always redone from scratch. The job's lock is held, so no live process of this host
+    /// writes these files; the temporary files of dead ones are removed, other hosts' stay.
+    init(id: Int, job: ShardJob, directory: URL, settings: BulkSettings) throws {
+        self.id = id
+        self.job = job
+        names = BulkShardRunner.names(stem: job.stem)
+        for name in [names.tar, names.jsonl, names.parquet, names.stats, names.folder] {
+            AtomicFile.removeAbandoned(in: directory, name: name)
+        }
+        for name in [names.tar, names.jsonl, names.parquet, names.folder] {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+        sink = try ShardSink(stem: job.stem, directory: directory, settings: settings)
+        stats = BulkShardStats(shard: job.shard)
+    }
+
+    func record(_ sample: BulkSample) throws {
+        finished += 1
+        stats.count += 1
+        if sample.succeeded {
+            stats.successes += 1
+            stats.bytes += sample.bytes?.count ?? 0
+        } else {
+            stats.failures[sample.failure?.code ?? "unknown", default: 0] += 1
+        }
+        try sink.add(sample, key: job.rows[sample.index].key)
+    }
+}
+
+/// Where one shard's samples go: its ``SampleWriter`` (the tar or the folder), the jsonl and the Parquet
+/// file, under temporary names until `finish()` renames them.
+final class ShardSink {
+    private let settings: BulkSettings
+    private let writer: any SampleWriter
+    private let jsonlURL: URL
+    private let jsonl: FileHandle
+    private let parquet: ShardParquetWriter?
+
+    init(stem: String, directory: URL, settings: BulkSettings) throws {
+        self.settings = settings
+        let names = BulkShardRunner.names(stem: stem)
+        writer = try settings.outputFormat.makeWriter(stem: stem, in: directory)
+        jsonlURL = directory.appendingPathComponent(names.jsonl)
+        jsonl = try AtomicFile.createEmpty(at: AtomicFile.temporaryURL(for: jsonlURL))
+        parquet =
+            settings.writesParquet
+            ? ShardParquetWriter(
+                url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns) : nil
+    }
+
+    func add(_ sample: BulkSample, key: String) throws {
+        let record = sample.record(key: key)
+        let json = try record.jsonData()
+        try jsonl.write(contentsOf: json + Data("\n".utf8))
+        parquet?.append(record)
+        guard let bytes = sample.bytes, sample.succeeded else { return }
+        try writer.write(
+            key: key, image: bytes, fileExtension: sample.fileExtension, json: json,
+            caption: settings.writesCaptions ? Data((sample.row.caption ?? "").utf8) : nil)
+    }
+
+    func finish() throws {
+        try jsonl.synchronize()
+        try jsonl.close()
+        try writer.finish()
+        try parquet?.finish()
+        try AtomicFile.commit(AtomicFile.temporaryURL(for: jsonlURL), to: jsonlURL)
+    }
+
+    func abandon() {
+        writer.abandon()
+        parquet?.abandon()
+        try? jsonl.close()
+        try? FileManager.default.removeItem(at: AtomicFile.temporaryURL(for: jsonlURL))
+    }
+}
