@@ -18,18 +18,14 @@ public struct BulkPlan: Codable, Equatable, Sendable {
     /// The output format's name (`webdataset`, `files`).
     public var format: String
 
-    /// The plan for `input`: one streaming pass counts a text file's rows, a Parquet file's footer gives
-    /// them. A damaged text input (see ``TextRowReader``) throws here, before anything is downloaded.
+    /// The plan for `input`: one streaming pass counts its rows (a Parquet file's used columns only, row
+    /// group by row group). A damaged input throws here, before anything is downloaded.
     public static func make(
         input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String
     ) throws -> BulkPlan {
         let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
         var rows = 0
-        if let parquet = reader as? ParquetRowReader {
-            rows = parquet.rowCount
-        } else {
-            while try reader.next() != nil { rows += 1 }
-        }
+        while try reader.next() != nil { rows += 1 }
         let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
         return BulkPlan(
             input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
