@@ -8,7 +8,7 @@ Run by `make test-readme` (and CI). The convention, also in README.md ("The READ
 - A block with no `import` line continues the quick start: it is compiled after the prelude below
   (Foundation and WebImage imported, `downloader` and `url` defined).
 - A block that imports WebImageCodecs and not WebImage is linked with the WebImageCodecs product
-  only.
+  only; one that imports WebImageDataset is also linked with that product.
 - A block that is deliberately not compilable (a Package.swift excerpt, pseudo-code) is marked by the
   line `<!-- test-readme: skip: REASON -->` right before its fence; the script lists each skipped block
   with its reason. A skip marker without a reason, one not followed by a ```swift block, or an
@@ -136,6 +136,9 @@ def main():
                     '            .product(name: "Logging", package: "swift-log"),\n',
                     '            .product(name: "Metrics", package: "swift-metrics"),\n',
                 ])
+            # A block that imports WebImageDataset (the bulk engine, Parquet) links that product too.
+            if re.search(r"^\s*import WebImageDataset\s*$", code, re.M):
+                products.append(f'            .product(name: "WebImageDataset", package: "{identity}"),\n')
             targets.append(
                 f'        .executableTarget(name: "{name}", dependencies: [\n'
                 + "".join(products)
