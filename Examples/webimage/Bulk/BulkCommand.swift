@@ -29,7 +29,7 @@ extension WebImageCLI {
 
                 Exit status: 0 when every assigned shard is done, 1 for a failure a retry may fix (network, \
                 disk, a shard skipped while another process writes it), 2 for one it cannot (bad input, bad \
-                options).
+                option values), 64 for an unknown option or a value outside an option's choices.
 
                 Example:
                   webimage bulk urls.csv.gz --url-col url --caption-col caption --output dataset \\
