@@ -135,7 +135,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebImageDatasetTests",
-            dependencies: ["WebImageDataset", "CZlib"],
+            dependencies: ["WebImageDataset", "WebImage", "LocalImageServer", "CZlib"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -216,8 +216,9 @@ public final class BulkEngine: Sendable {
 
     private func startTicking(_ ticks: BulkProgressTicks) -> Task<Void, Never> {
         let nanoseconds = UInt64(max(ticks.interval, 0.01) * 1e9)
+        // The first event is yielded here, not in the task, so it comes before any shard's.
+        if ticks.startsImmediately { continuation.yield(.progress(progress.snapshot())) }
         return Task { [progress, continuation] in
-            if ticks.startsImmediately { continuation.yield(.progress(progress.snapshot())) }
             while !Task.isCancelled {
                 do { try await Task.sleep(nanoseconds: nanoseconds) } catch { return }
                 continuation.yield(.progress(progress.snapshot()))

@@ -1,0 +1,124 @@
+import Foundation
+import LocalImageServer
+import Testing
+import WebImage
+
+@testable import WebImageDataset
+
+/// ``BulkEngine`` driven from Swift against the loopback server: its events, summaries, skips and retries.
+@Suite("BulkEngine", .timeLimit(.minutes(5)))
+struct BulkEngineTests {
+    /// `/img/N.png` is a small PNG, except `/img/3.png`, a 404.
+    static func server() throws -> LocalImageServer {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        var pixels: [UInt8] = []
+        for index in 0..<(12 * 8) { pixels += [UInt8(index % 256), 80, 160, 255] }
+        let png = try PNGEncoder().encode(ImageFrame(width: 12, height: 8, bytesPerRow: 48, pixels: pixels))
+        server.route("/img/") { request in
+            if request.path.hasSuffix("/3.png") { return .text("gone", status: 404) }
+            return LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(png))
+        }
+        return server
+    }
+
+    static func engine(input: URL, directory: URL, plan: BulkPlan) -> BulkEngine {
+        var config = ImageDownloaderConfig()
+        config.destinationPolicy = DestinationPolicy.publicOnly.allowing(["127.0.0.0/8"])
+        var settings = BulkSettings()
+        settings.concurrency = 4
+        settings.encoder = PNGEncoder()
+        return BulkEngine(
+            input: input.path, plan: plan, assigned: Array(0..<plan.shards), directory: directory,
+            downloader: ImageDownloader(config: config), settings: settings, columns: BulkColumns())
+    }
+
+    /// The events of `body`'s run, collected until the stream ends.
+    static func collect<T: Sendable>(
+        _ engine: BulkEngine, _ body: @Sendable () async throws -> T
+    ) async throws -> (T, [BulkEvent]) {
+        let collecting = Task {
+            var events: [BulkEvent] = []
+            for await event in engine.events { events.append(event) }
+            return events
+        }
+        let result = try await body()
+        return (result, await collecting.value)
+    }
+
+    static func finishedStats(_ events: [BulkEvent]) -> [BulkShardStats] {
+        events.compactMap { event in
+            if case .shardFinished(let stats) = event { return stats }
+            return nil
+        }
+    }
+
+    @Test("a run reports each finished shard, a rerun skips them, a retry runs only the failed row again")
+    func runRerunAndRetry() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-engine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("list.txt")
+        try (0..<7).map { server.url("/img/\($0).png").absoluteString }.joined(separator: "\n").write(
+            to: input, atomically: true, encoding: .utf8)
+        let directory = folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let plan = try BulkPlan.settle(
+            try BulkPlan.make(
+                input: input.path, columns: BulkColumns(), maxLineBytes: 1000, shardSize: 3, format: "webdataset"),
+            in: directory)
+        #expect(plan.rows == 7 && plan.shards == 3)
+
+        let first = Self.engine(input: input, directory: directory, plan: plan)
+        let (summary, events) = try await Self.collect(first) { try await first.run() }
+        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0))
+        let stats = Self.finishedStats(events).sorted { $0.shard < $1.shard }
+        #expect(stats.map(\.shard) == [0, 1, 2] && stats.map(\.count) == [3, 3, 1])
+        #expect(stats[1].failures == ["invalidDownloadStatusCode": 1] && stats[1].successes == 2)
+        let snapshot = first.progressSnapshot()
+        #expect(snapshot.images == 7 && snapshot.shardsDone == 3 && snapshot.successRate == 6.0 / 7)
+        for name in ["00000.tar", "00001.jsonl", "00001.parquet", "00002_stats.json"] {
+            #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), "\(name)")
+        }
+
+        let second = Self.engine(input: input, directory: directory, plan: plan)
+        let (rerun, rerunEvents) = try await Self.collect(second) { try await second.run() }
+        #expect(rerun == BulkRunSummary(written: 0, skipped: 3, busy: 0))
+        #expect(Self.finishedStats(rerunEvents).isEmpty)
+
+        let third = Self.engine(input: input, directory: directory, plan: plan)
+        let (retry, retryEvents) = try await Self.collect(third) { try await third.retryFailed() }
+        #expect(retry == BulkRetrySummary(retriedRows: 1, busy: 0))
+        #expect(Self.finishedStats(retryEvents).map(\.shard) == [1])
+        let line = try String(
+            contentsOf: directory.appendingPathComponent("00001-retry1.jsonl"), encoding: .utf8)
+        let record = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(line.utf8))
+        #expect(record.key == "000010000" && record.failure == .download(code: "invalidDownloadStatusCode"))
+    }
+
+    @Test("progress events come at their interval while a run lasts, the first at once when asked")
+    func progressEvents() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-engine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("list.txt")
+        try server.url("/img/1.png").absoluteString.write(to: input, atomically: true, encoding: .utf8)
+        let plan = try BulkPlan.make(
+            input: input.path, columns: BulkColumns(), maxLineBytes: 1000, shardSize: 10, format: "webdataset")
+        let engine = Self.engine(input: input, directory: folder, plan: plan)
+        let (_, events) = try await Self.collect(engine) {
+            try await engine.run(progress: BulkProgressTicks(interval: 60, startsImmediately: true))
+        }
+        // The run ends long before a second tick: exactly the immediate one, before the shard.
+        guard case .progress(let first) = events.first else {
+            Issue.record("the first event is not progress: \(events)")
+            return
+        }
+        #expect(first.shards == 1 && first.expectedImages == 1)
+        #expect(Self.finishedStats(events).count == 1)
+    }
+}
