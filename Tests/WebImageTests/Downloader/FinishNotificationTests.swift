@@ -6,7 +6,7 @@ import Testing
 
 /// The Finish notification is reserved for success: an operation whose callers all left before they
 /// were served posts Stop, never Finish, whether its bytes came from the network or the cache.
-@Suite(.timeLimit(.minutes(1))) struct FinishNotificationTests {
+@Suite(.timeLimit(.minutes(5))) struct FinishNotificationTests {
     /// Downloads `url` with a decryptor that cancels the caller's token while the bytes are being
     /// processed (after the transfer or cache hit completed, before the callers are served), and returns
     /// the names of the notifications posted for the operation and the caller's terminal error.

@@ -4,7 +4,7 @@ import Testing
 
 /// `OperationLifecycle` as a plain value: every event in every state, then random event sequences
 /// checked against the rules the operation relies on. No threads, transport or decoder.
-@Suite(.timeLimit(.minutes(1))) struct OperationLifecycleTests {
+@Suite(.timeLimit(.minutes(5))) struct OperationLifecycleTests {
     struct Caller: LifecycleCaller, Equatable {
         let id: UInt64
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// Coalescing, cancellation and ordering against `ScriptedTransport`: each transfer stays open until the
 /// test answers it, so nothing depends on a server's delay or on timing.
-@Suite(.timeLimit(.minutes(1))) struct ScriptedDownloaderTests {
+@Suite(.timeLimit(.minutes(5))) struct ScriptedDownloaderTests {
     let pixel: Data
 
     init() throws {
