@@ -49,7 +49,7 @@ public struct ImageTransformer: ImageTransforming {
 
     public var minimumDecodeSize: MinimumDecodeSize? {
         switch kind {
-        case .resize(let size, .fill):
+        case .resize(let size, .fill), .resize(let size, .stretch):
             return MinimumDecodeSize(size: size, coverage: .fill)
         case .resize(let size, .longestSide):
             let longest = max(size.width, size.height)
@@ -191,6 +191,8 @@ public struct ImageTransformer: ImageTransforming {
         case .longestSide:
             let resized = scaled(Double(max(size.width, size.height)) / max(width, height))
             return (resized, resized)
+        case .stretch:
+            return (size, size)
         case .fill:
             let covering = scaled(max(Double(size.width) / width, Double(size.height) / height))
             return (PixelSize(width: max(covering.width, size.width), height: max(covering.height, size.height)), size)
@@ -204,7 +206,7 @@ public struct ImageTransformer: ImageTransforming {
         let (resized, output) = resizeGeometry(
             PixelSize(width: image.width, height: image.height), to: size, mode: mode)
         switch mode {
-        case .fit, .longestSide:
+        case .fit, .longestSide, .stretch:
             return map(image) { LanczosResampler.resize($0, to: resized) }
         case .fill:
             let crop = PixelRect(

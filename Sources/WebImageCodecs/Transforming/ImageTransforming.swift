@@ -124,6 +124,9 @@ public enum ResizeMode: Sendable, Hashable {
     case pad(ImageColor)
     /// Scaled, aspect kept, so that the longer side equals the larger of the size's two sides.
     case longestSide
+    /// Scaled to exactly the size, each axis on its own: the aspect ratio changes when the size's differs
+    /// from the image's (imgproxy's `force`).
+    case stretch
 
     var keyComponent: String {
         switch self {
@@ -131,6 +134,7 @@ public enum ResizeMode: Sendable, Hashable {
         case .fill: "fill"
         case .pad(let color): "pad\(color)"
         case .longestSide: "longest"
+        case .stretch: "stretch"
         }
     }
 }
