@@ -20,8 +20,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
-        // SHA-256 of each saved image in `webimage bulk` (WebImageDataset only).
+        // SHA-256 of each saved image in `webimage bulk`, and the HMAC of `webimage serve`'s signatures.
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // `webimage serve`: the HTTP server and its service lifecycle.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // C libraries. Each system library is a module map over Debian's headers; the variadic or
@@ -93,6 +97,21 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The image proxy behind `webimage serve`: imgproxy's URL grammar and signatures, fetch through the
+        // downloader, process with the codecs, answer over Hummingbird.
+        .target(
+            name: "WebImageProxy",
+            dependencies: [
+                "WebImage", "WebImageCodecs",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The dataset engine: the bulk engine (row readers, plan, shard runner, sample writers) on top of the
         // downloader, and its Parquet reader and writer.
         .target(
@@ -108,6 +127,7 @@ let package = Package(
             dependencies: [
                 "WebImage",
                 "WebImageDataset",
+                "WebImageProxy",
                 "LocalImageServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -124,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageCodecs", "WebImageTransport", "LocalImageServer", "Locking",
+                "WebImage", "WebImageCodecs", "WebImageTransport", "WebImageProxy", "LocalImageServer", "Locking",
                 // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves.
                 "CLCMS", "CJPEG",
                 .product(name: "Logging", package: "swift-log"),

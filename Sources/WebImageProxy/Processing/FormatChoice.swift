@@ -1,0 +1,94 @@
+import Foundation
+import WebImageCodecs
+
+/// The format a response will have, decided before anything is fetched (the ETag names it, so a
+/// revalidation can be answered without the source).
+///
+/// With a format in the URL it is that format. Without one it is negotiated from `Accept`: AVIF when the
+/// client accepts `image/avif` (and this libavif can encode), else WebP when it accepts `image/webp`, else
+/// JPEG — or PNG when the result has alpha, which is only known after decoding: `jpegOrPNG`.
+public enum FormatChoice: Sendable, Hashable {
+    /// The URL named the format (`f:` or the extension).
+    case explicit(ProxyOutputFormat)
+    /// `Accept` chose it.
+    case negotiated(ProxyOutputFormat)
+    /// `Accept` took neither AVIF nor WebP: JPEG for an opaque result, PNG for one with alpha.
+    case jpegOrPNG
+
+    /// The choice for `format` from the URL, else from the `Accept` header's value.
+    public init(format: ProxyOutputFormat?, accept: String?, avifAvailable: Bool = AVIFEncoder.isAvailable) {
+        if let format {
+            self = .explicit(format)
+            return
+        }
+        let accepted = Self.acceptedTypes(accept ?? "")
+        if avifAvailable, accepted.contains("image/avif") {
+            self = .negotiated(.avif)
+        } else if accepted.contains("image/webp") {
+            self = .negotiated(.webp)
+        } else {
+            self = .jpegOrPNG
+        }
+    }
+
+    /// Whether the response depends on `Accept` (and so sends `Vary: Accept`).
+    public var isNegotiated: Bool {
+        if case .explicit = self { return false }
+        return true
+    }
+
+    /// The ETag's name for the choice.
+    var tag: String {
+        switch self {
+        case .explicit(let format), .negotiated(let format): format.rawValue
+        case .jpegOrPNG: "jpeg-or-png"
+        }
+    }
+
+    /// The encoder the downloader runs after the transformer.
+    func encoder(quality: Int?) -> any ImageEncoding {
+        switch self {
+        case .explicit(let format), .negotiated(let format): Self.encoder(format, quality: quality)
+        case .jpegOrPNG: AlphaDependentEncoder(quality: quality)
+        }
+    }
+
+    static func encoder(_ format: ProxyOutputFormat, quality: Int?) -> any ImageEncoding {
+        switch format {
+        case .jpeg: JPEGEncoder(quality: quality ?? 80)
+        case .png: PNGEncoder()
+        case .webp: WebPEncoder(quality: quality ?? 80)
+        case .avif: AVIFEncoder(quality: quality ?? 60)
+        }
+    }
+
+    /// The media types of an `Accept` value with a quality above 0, lowercased (`*/*` and `image/*` do
+    /// not count: a browser that sends only those has not said it decodes AVIF or WebP).
+    static func acceptedTypes(_ accept: String) -> Set<String> {
+        var types = Set<String>()
+        for item in accept.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let type = parts.first, !type.isEmpty else { continue }
+            let refused = parts.dropFirst().contains { parameter in
+                guard parameter.hasPrefix("q=") else { return false }
+                return (Double(parameter.dropFirst(2)) ?? 1) <= 0
+            }
+            if !refused { types.insert(type) }
+        }
+        return types
+    }
+}
+
+/// JPEG for an opaque image, PNG for one with alpha: the fallback when the client takes neither AVIF nor
+/// WebP. The response's type is read back from the bytes.
+struct AlphaDependentEncoder: ImageEncoding {
+    var quality: Int?
+
+    var format: ImageFormat { .jpeg }
+    var key: String { "jpeg-or-png;q=\(quality ?? 80)" }
+
+    func encode(_ image: Image) throws -> Data {
+        if image.hasAlpha { return try PNGEncoder().encode(image) }
+        return try JPEGEncoder(quality: quality ?? 80).encode(image)
+    }
+}

@@ -1,0 +1,106 @@
+import WebImageCodecs
+
+/// What one request's resize does to a source of a given size: the `ImageTransformer.resize(to:mode:)`
+/// call, or none. `ResizeType` documents the rules; this is their arithmetic.
+///
+/// ```swift
+/// let plan = ResizePlan.make(options: options, source: PixelSize(width: 600, height: 400))
+/// plan?.size   // PixelSize(width: 300, height: 200), say
+/// ```
+public struct ResizePlan: Sendable, Hashable {
+    /// The size handed to `ImageTransformer.resize(to:mode:)`.
+    public var size: PixelSize
+    /// The mode handed to `ImageTransformer.resize(to:mode:)`.
+    public var mode: ResizeMode
+
+    /// Creates a plan.
+    public init(size: PixelSize, mode: ResizeMode) {
+        self.size = size
+        self.mode = mode
+    }
+
+    /// The plan for `options` (after `dpr`) on a source of `source` pixels; nil when the image keeps its size.
+    public static func make(options: ProcessingOptions, source: PixelSize) -> ResizePlan? {
+        let width = options.scaledWidth
+        let height = options.scaledHeight
+        guard source.width > 0, source.height > 0, width > 0 || height > 0 else { return nil }
+        let sourceWidth = Double(source.width)
+        let sourceHeight = Double(source.height)
+
+        if options.resizeType == .force {
+            var target = (
+                width: width > 0 ? Double(width) : sourceWidth, height: height > 0 ? Double(height) : sourceHeight
+            )
+            if !options.enlarge {
+                // Neither side may grow; scaling both by one factor keeps the requested (distorted) ratio.
+                let growth = max(target.width / sourceWidth, target.height / sourceHeight)
+                if growth > 1 { target = (target.width / growth, target.height / growth) }
+            }
+            return ResizePlan(size: Self.pixels(target.width, target.height), mode: .stretch)
+        }
+
+        // One side given: scale to it alone, keeping the aspect ratio (fit, fill and auto agree).
+        guard width > 0, height > 0 else {
+            var scale = width > 0 ? Double(width) / sourceWidth : Double(height) / sourceHeight
+            if !options.enlarge { scale = min(scale, 1) }
+            return ResizePlan(size: Self.pixels(sourceWidth * scale, sourceHeight * scale), mode: .fit)
+        }
+
+        let type: ResizeType =
+            if options.resizeType == .auto {
+                // Same orientation (a square matches either) → fill; otherwise fit.
+                (source.width >= source.height) == (width >= height)
+                    || source.width == source.height || width == height ? .fill : .fit
+            } else {
+                options.resizeType
+            }
+        let box = (width: Double(width), height: Double(height))
+        switch type {
+        case .fit:
+            var scale = min(box.width / sourceWidth, box.height / sourceHeight)
+            if !options.enlarge { scale = min(scale, 1) }
+            return ResizePlan(size: Self.pixels(sourceWidth * scale, sourceHeight * scale), mode: .fit)
+        case .fill, .fillDown:
+            let scale = max(box.width / sourceWidth, box.height / sourceHeight)
+            guard !options.enlarge, scale > 1 else {
+                return ResizePlan(size: Self.pixels(box.width, box.height), mode: .fill)
+            }
+            if type == .fill {
+                // Not enlarged: crop the source to what it covers of the box, at its own scale.
+                return ResizePlan(
+                    size: Self.pixels(min(box.width, sourceWidth), min(box.height, sourceHeight)), mode: .fill)
+            } else {
+                // fill-down: the largest box of the requested ratio inside the source.
+                let shrink = min(sourceWidth / box.width, sourceHeight / box.height)
+                return ResizePlan(size: Self.pixels(box.width * shrink, box.height * shrink), mode: .fill)
+            }
+        case .force, .auto:
+            return nil  // force returned above; auto became fill or fit
+        }
+    }
+
+    private static func pixels(_ width: Double, _ height: Double) -> PixelSize {
+        PixelSize(width: max(1, Int(width.rounded())), height: max(1, Int(height.rounded())))
+    }
+}
+
+/// The transformer that runs one request's `ResizePlan` inside the downloader's decode step, where the
+/// source's size is first known: upright per EXIF first, then the plan's resize.
+struct ProxyTransformer: ImageTransforming {
+    let options: ProcessingOptions
+
+    var key: String { "proxy(\(options.canonical))" }
+
+    func transform(_ image: Image) throws -> Image {
+        try transform(image, budget: nil)
+    }
+
+    func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
+        let upright = try ImageTransformer.applyOrientation.transform(image, budget: budget)
+        guard
+            let plan = ResizePlan.make(
+                options: options, source: PixelSize(width: upright.width, height: upright.height))
+        else { return upright }
+        return try ImageTransformer.resize(to: plan.size, mode: plan.mode).transform(upright, budget: budget)
+    }
+}

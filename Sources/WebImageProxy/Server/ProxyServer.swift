@@ -1,0 +1,63 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `ImageProxy` behind a Hummingbird 2 HTTP/1.1 server, run as a swift-service-lifecycle `ServiceGroup`:
+/// SIGTERM and SIGINT shut it down gracefully (the listener closes, requests in flight finish).
+///
+/// ```swift
+/// let server = ProxyServer(proxy: ImageProxy(configuration: configuration), host: "127.0.0.1", port: 8080)
+/// try await server.run { port in print("listening on \(port)") }
+/// ```
+///
+/// The request path is handed to the proxy as it came, still percent-encoded: the signature covers
+/// those exact bytes, and a router would split and normalise them.
+public struct ProxyServer: Sendable {
+    /// The engine answering every request.
+    public let proxy: ImageProxy
+    /// The address listened on.
+    public let host: String
+    /// The port listened on; 0 picks a free one (`run` reports it).
+    public let port: Int
+    /// Where the server and the service group log.
+    public let logger: Logger
+
+    /// A server for `proxy` on `host`:`port`.
+    public init(proxy: ImageProxy, host: String, port: Int, logger: Logger = Logger(label: "webimage.serve")) {
+        self.proxy = proxy
+        self.host = host
+        self.port = port
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT (or until the task is cancelled); `onListening` gets the bound port
+    /// once the listener is open.
+    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let proxy = self.proxy
+        let responder = CallbackResponder<BasicRequestContext> { request, _ in
+            let answer = await proxy.respond(
+                to: ProxyRequest(
+                    method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept],
+                    ifNoneMatch: request.headers[.ifNoneMatch]))
+            var fields = HTTPFields()
+            for (name, value) in answer.headers {
+                if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+            }
+            return Response(
+                status: HTTPResponse.Status(code: answer.status), headers: fields,
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        }
+        let port = self.port
+        let application = Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "webimage"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+}

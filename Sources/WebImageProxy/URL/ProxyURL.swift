@@ -1,0 +1,195 @@
+import Foundation
+
+/// One proxy request's path, parsed: imgproxy's URL format.
+///
+/// ```
+/// /{signature}/{options}/plain/{percent-encoded source URL}[@{extension}]
+/// /{signature}/{options}/{base64url(source URL), may be split by /}[.{extension}]
+/// ```
+///
+/// Options are `/`-separated `name:arg:arg…` segments: `rs`/`resize:{type}:{width}:{height}:{enlarge}`,
+/// `w`/`width`, `h`/`height`, `el`/`enlarge`, `q`/`quality`, `f`/`format`/`ext`, `g`/`gravity` (`ce` only)
+/// and `dpr`. An option the proxy does not know fails the request with 400 naming it.
+///
+/// ```swift
+/// let url = try ProxyURL(path: "/insecure/rs:fill:300:200:0/plain/https://example.com/a.jpg@webp")
+/// url.source         // https://example.com/a.jpg
+/// url.options.format // .webp
+/// ```
+public struct ProxyURL: Sendable, Hashable {
+    /// The first segment: the signature, or anything (`insecure`) when signatures are not checked.
+    public var signature: String
+    /// What the signature covers: the path after the signature segment, from its leading `/`.
+    public var signedPath: String
+    /// The processing options, the extension's format included.
+    public var options: ProcessingOptions
+    /// The source image's URL.
+    public var source: URL
+
+    /// Parses `path`, the request target's path (still percent-encoded, without the query).
+    ///
+    /// - Throws: `ProxyError` with status 400 and a sentence naming what is wrong.
+    public init(path: String) throws(ProxyError) {
+        let split = try Self.splitSignature(path)
+        var options = ProcessingOptions()
+        let (source, sourceFormat) = try Self.parseOptionsAndSource(split.signedPath.dropFirst(), into: &options)
+        // The extension is an alias of `f:`; read last, it wins when both are given.
+        if let sourceFormat { options.format = sourceFormat }
+        self.signature = split.signature
+        self.signedPath = split.signedPath
+        self.options = options
+        self.source = source
+    }
+
+    /// The option segments of `rest` applied to `options`, then the source after them.
+    private static func parseOptionsAndSource(
+        _ rest: Substring, into options: inout ProcessingOptions
+    ) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
+        var rest = rest
+        while true {
+            let segmentEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+            let segment = rest[..<segmentEnd]
+            if segment == "plain" { return try plainSource(rest[segmentEnd...].dropFirst()) }
+            if segment == "enc" { throw .badRequest("encrypted source URLs (enc) are not supported") }
+            guard segment.contains(":") else { return try encodedSource(rest) }
+            try apply(segment, to: &options)
+            guard segmentEnd < rest.endIndex else { throw .badRequest("the path has no source URL") }
+            rest = rest[segmentEnd...].dropFirst()
+        }
+    }
+
+    /// The signature segment and the rest of `path` (from its `/`), before anything else is parsed: the
+    /// signature is checked first, so an unsigned request learns nothing about the option grammar.
+    public static func splitSignature(_ path: String) throws(ProxyError) -> (signature: String, signedPath: String) {
+        guard path.hasPrefix("/") else { throw .badRequest("the path must start with /") }
+        let afterSlash = path.dropFirst()
+        guard let signatureEnd = afterSlash.firstIndex(of: "/") else {
+            throw .badRequest("the path needs a signature, options and a source URL")
+        }
+        let signature = String(afterSlash[..<signatureEnd])
+        guard !signature.isEmpty else { throw .badRequest("the signature segment is empty") }
+        return (signature, String(afterSlash[signatureEnd...]))
+    }
+
+    /// `…/plain/{url}[@ext]`: the URL is percent-decoded; `@` in it must be written `%40`.
+    private static func plainSource(_ text: Substring) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
+        var encoded = text
+        var format: ProxyOutputFormat?
+        if let at = text.lastIndex(of: "@") {
+            format = try extensionFormat(text[text.index(after: at)...])
+            encoded = text[..<at]
+        }
+        guard let decoded = String(encoded).removingPercentEncoding else {
+            throw .badRequest("the plain source URL is not valid percent-encoding")
+        }
+        return (try sourceURL(decoded), format)
+    }
+
+    /// `…/{base64url}[.ext]`: URL-safe Base64, padding optional, split by `/` anywhere.
+    private static func encodedSource(_ text: Substring) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
+        var encoded = text
+        var format: ProxyOutputFormat?
+        if let dot = text.lastIndex(of: ".") {
+            format = try extensionFormat(text[text.index(after: dot)...])
+            encoded = text[..<dot]
+        }
+        var base64 = encoded.filter { $0 != "/" }
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard !encoded.isEmpty, let data = Data(base64Encoded: base64),
+            let decoded = String(data: data, encoding: .utf8)
+        else {
+            throw .badRequest("the source URL is not URL-safe Base64 (or plain/ is missing)")
+        }
+        return (try sourceURL(decoded), format)
+    }
+
+    private static func extensionFormat(_ name: Substring) throws(ProxyError) -> ProxyOutputFormat {
+        guard let format = ProxyOutputFormat(extension: String(name)) else {
+            throw .badRequest("unknown output format \"\(name)\" (jpg, png, webp or avif)")
+        }
+        return format
+    }
+
+    private static func sourceURL(_ text: String) throws(ProxyError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host?.isEmpty == false
+        else {
+            throw .badRequest("the source must be an absolute http or https URL")
+        }
+        return url
+    }
+
+    /// Applies one `name:arg…` segment.
+    static func apply(_ segment: Substring, to options: inout ProcessingOptions) throws(ProxyError) {
+        let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let name = parts[0]
+        let arguments = Array(parts.dropFirst())
+        func count(_ range: ClosedRange<Int>) throws(ProxyError) {
+            guard range.contains(arguments.count) else {
+                throw .badRequest(
+                    "option \(name) takes \(range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)") argument(s)"
+                )
+            }
+        }
+        switch name {
+        case "rs", "resize":
+            try count(1...4)
+            if !arguments[0].isEmpty {
+                guard let type = ResizeType(rawValue: arguments[0]) else {
+                    throw .badRequest(
+                        "unknown resizing type \"\(arguments[0])\" (fit, fill, fill-down, force or auto)")
+                }
+                options.resizeType = type
+            }
+            if arguments.count > 1, !arguments[1].isEmpty { options.width = try dimension(arguments[1], name) }
+            if arguments.count > 2, !arguments[2].isEmpty { options.height = try dimension(arguments[2], name) }
+            if arguments.count > 3, !arguments[3].isEmpty { options.enlarge = try boolean(arguments[3], name) }
+        case "w", "width":
+            try count(1...1)
+            options.width = try dimension(arguments[0], name)
+        case "h", "height":
+            try count(1...1)
+            options.height = try dimension(arguments[0], name)
+        case "el", "enlarge":
+            try count(1...1)
+            options.enlarge = try boolean(arguments[0], name)
+        case "q", "quality":
+            try count(1...1)
+            guard let quality = Int(arguments[0]), (0...100).contains(quality) else {
+                throw .badRequest("option \(name): the quality must be 0…100")
+            }
+            options.quality = quality == 0 ? nil : quality
+        case "f", "format", "ext":
+            try count(1...1)
+            options.format = try extensionFormat(arguments[0][...])
+        case "g", "gravity":
+            guard arguments == ["ce"] || arguments == ["ce", "0", "0"] else {
+                throw .badRequest("option \(name): only centre gravity (g:ce) is supported")
+            }
+        case "dpr":
+            try count(1...1)
+            guard let dpr = Double(arguments[0]), dpr > 0, dpr <= 8 else {
+                throw .badRequest("option dpr: the value must be a number greater than 0 and at most 8")
+            }
+            options.dpr = dpr
+        default:
+            throw .badRequest("unknown option \"\(name)\"")
+        }
+    }
+
+    private static func dimension(_ text: String, _ option: String) throws(ProxyError) -> Int {
+        guard let value = Int(text), value >= 0 else {
+            throw .badRequest("option \(option): a size must be a whole number of pixels, 0 or more")
+        }
+        return value
+    }
+
+    private static func boolean(_ text: String, _ option: String) throws(ProxyError) -> Bool {
+        switch text {
+        case "1", "t", "true": return true
+        case "0", "f", "false": return false
+        default: throw .badRequest("option \(option): enlarge must be 1, t, true, 0, f or false")
+        }
+    }
+}

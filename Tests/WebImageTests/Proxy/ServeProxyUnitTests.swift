@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageProxy
+
+/// The proxy's URL grammar, resize arithmetic, signature check and format negotiation, without a server.
+@Suite("serve: URL parser, resize plan, signatures, formats")
+struct ServeProxyUnitTests {
+    // MARK: URL parser
+
+    @Test("a plain source with an extension, options in any spelling")
+    func plainSource() throws {
+        let url = try ProxyURL(
+            path: "/sig/rs:fill:300:200:1/q:75/dpr:2/g:ce/plain/https://example.com/a%20b.jpg%3Fv%3D1@webp")
+        #expect(url.signature == "sig")
+        #expect(url.signedPath == "/rs:fill:300:200:1/q:75/dpr:2/g:ce/plain/https://example.com/a%20b.jpg%3Fv%3D1@webp")
+        #expect(url.source.absoluteString == "https://example.com/a%20b.jpg?v=1")
+        var expected = ProcessingOptions()
+        expected.resizeType = .fill
+        expected.width = 300
+        expected.height = 200
+        expected.enlarge = true
+        expected.quality = 75
+        expected.dpr = 2
+        expected.format = .webp
+        #expect(url.options == expected)
+        #expect(url.options.scaledWidth == 600 && url.options.scaledHeight == 400)
+    }
+
+    @Test("a base64url source split by slashes, with and without an extension")
+    func encodedSource() throws {
+        let source = "http://example.com/images/curiosity.jpg"
+        let encoded = Data(source.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        let split = "\(encoded.prefix(16))/\(encoded.dropFirst(16))"
+        let withExtension = try ProxyURL(path: "/x/w:100/\(split).png")
+        #expect(withExtension.source.absoluteString == source)
+        #expect(withExtension.options.format == .png)
+        #expect(withExtension.options.width == 100)
+        let without = try ProxyURL(path: "/x/\(encoded)")
+        #expect(without.source.absoluteString == source)
+        #expect(without.options.format == nil)
+        #expect(without.options == ProcessingOptions())
+    }
+
+    @Test("aliases: resize, width, height, format, ext and the extension agree")
+    func aliases() throws {
+        let short = try ProxyURL(path: "/s/rs:force:10:20:0/f:jpg/plain/http://h/a.png")
+        let long = try ProxyURL(path: "/s/resize:force/width:10/height:20/enlarge:0/format:jpeg/plain/http://h/a.png")
+        let ext = try ProxyURL(path: "/s/rs:force:10:20/plain/http://h/a.png@jpg")
+        #expect(short.options == long.options)
+        #expect(short.options == ext.options)
+        #expect(short.options.canonical == "rs:force:10:20:0/g:ce")
+        let resizeType = try ProxyURL(path: "/s/rs:fill-down/plain/http://h/a.png").options.resizeType
+        #expect(resizeType == .fillDown)
+    }
+
+    @Test(
+        "errors are 400 and name what is wrong",
+        arguments: [
+            ("/s/blur:5/plain/http://h/a.jpg", "blur"),
+            ("/s/rs:stretch:1:1/plain/http://h/a.jpg", "stretch"),
+            ("/s/w:-1/plain/http://h/a.jpg", "w"),
+            ("/s/q:101/plain/http://h/a.jpg", "quality"),
+            ("/s/g:sm/plain/http://h/a.jpg", "centre gravity"),
+            ("/s/dpr:0/plain/http://h/a.jpg", "dpr"),
+            ("/s/rs:fit:1:1:maybe/plain/http://h/a.jpg", "enlarge"),
+            ("/s/w:10/plain/http://h/a.jpg@gif", "gif"),
+            ("/s/w:10/plain/file:///etc/passwd", "http"),
+            ("/s/w:10/enc/abc", "encrypted"),
+            ("/s/w:10", "no source"),
+            ("/only-a-signature", "signature"),
+            ("/s/w:10/!!!!", "Base64"),
+        ])
+    func errors(path: String, named: String) {
+        let error = #expect(throws: ProxyError.self) { try ProxyURL(path: path) }
+        #expect(error?.status == 400)
+        #expect(error?.message.contains(named) == true, "\(path): \(String(describing: error))")
+    }
+
+    // MARK: Resize plan
+
+    @Test(
+        "the plan for a 600×400 source",
+        arguments: [
+            ("rs:fit:300:300", 300, 200, ResizeMode.fit),
+            ("rs:fit:0:0", 600, 400, ResizeMode.fit),
+            ("rs:fill:300:300", 300, 300, ResizeMode.fill),
+            ("rs:fill:900:300", 600, 300, ResizeMode.fill),
+            ("rs:fill:900:300:1", 900, 300, ResizeMode.fill),
+            ("rs:fill-down:900:300", 600, 200, ResizeMode.fill),
+            ("rs:force:100:300", 100, 300, ResizeMode.stretch),
+            ("rs:force:1200:200", 600, 100, ResizeMode.stretch),
+            ("rs:force:1200:200:1", 1200, 200, ResizeMode.stretch),
+            ("rs:auto:200:100", 200, 100, ResizeMode.fill),
+            ("rs:auto:100:200", 100, 67, ResizeMode.fit),
+            ("w:300/dpr:1.5", 450, 300, ResizeMode.fit),
+            ("h:800", 600, 400, ResizeMode.fit),
+            ("h:800/el:1", 1200, 800, ResizeMode.fit),
+        ])
+    func plan(options: String, width: Int, height: Int, mode: ResizeMode) throws {
+        let url = try ProxyURL(path: "/s/\(options)/plain/http://h/a.jpg")
+        let plan = ResizePlan.make(options: url.options, source: PixelSize(width: 600, height: 400))
+        if options == "rs:fit:0:0" {
+            #expect(plan == nil)
+        } else {
+            #expect(plan == ResizePlan(size: PixelSize(width: width, height: height), mode: mode), "\(options)")
+        }
+    }
+
+    @Test("ImageTransformer's stretch mode gives exactly the size asked, aspect ratio not kept")
+    func stretch() throws {
+        let frame = ImageFrame(
+            width: 60, height: 40, bytesPerRow: 240, pixels: [UInt8](repeating: 200, count: 60 * 40 * 4))
+        let image = Image(format: .png, width: 60, height: 40, frames: [frame])
+        let resized = try ImageTransformer.resize(to: PixelSize(width: 10, height: 30), mode: .stretch).transform(image)
+        #expect(resized.width == 10 && resized.height == 30)
+        #expect(resized.frames.first?.pixels.count == 10 * 30 * 4)
+    }
+
+    // MARK: Signatures
+
+    static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
+    static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
+
+    @Test("a signature made by Python's hmac is accepted; a changed path, key or signature is not")
+    func signature() async throws {
+        let path = "/rs:fill:300:400:0/g:ce/plain/http://example.com/images/curiosity.jpg@png"
+        let fromPython = try await ServeProcess.sign(path, key: Self.key, salt: Self.salt)
+        let pair = try #require(SigningKey(hexKey: Self.key, hexSalt: Self.salt))
+        let checker = URLSignature(keys: [pair])
+        #expect(checker.isValid(signature: fromPython, for: path))
+        #expect(checker.sign(path) == fromPython)
+        #expect(!checker.isValid(signature: fromPython, for: path + "x"))
+        #expect(!checker.isValid(signature: String(fromPython.dropLast()), for: path))
+        #expect(!checker.isValid(signature: "insecure", for: path))
+        #expect(!checker.isValid(signature: "", for: path))
+        // Rotation: any configured pair signs.
+        let old = try #require(SigningKey(hexKey: "00ff", hexSalt: ""))
+        let oldSignature = try await ServeProcess.sign(path, key: "00ff", salt: "")
+        #expect(URLSignature(keys: [pair, old]).isValid(signature: oldSignature, for: path))
+        #expect(!checker.isValid(signature: oldSignature, for: path))
+        #expect(!URLSignature(keys: []).isValid(signature: fromPython, for: path))
+    }
+
+    @Test("keys and salts are hex")
+    func hexKeys() {
+        #expect(SigningKey(hexKey: "abc", hexSalt: "00") == nil)
+        #expect(SigningKey(hexKey: "zz", hexSalt: "00") == nil)
+        #expect(SigningKey(hexKey: "", hexSalt: "00") == nil)
+        #expect(SigningKey(hexKey: "0A0b", hexSalt: "")?.key == Data([0x0A, 0x0B]))
+    }
+
+    // MARK: Formats
+
+    @Test("Accept negotiation: AVIF, then WebP, then JPEG or PNG; q=0 refuses; an explicit format wins")
+    func negotiation() {
+        #expect(
+            FormatChoice(format: nil, accept: "image/avif,image/webp,*/*", avifAvailable: true) == .negotiated(.avif))
+        #expect(
+            FormatChoice(format: nil, accept: "image/avif,image/webp,*/*", avifAvailable: false) == .negotiated(.webp))
+        #expect(
+            FormatChoice(format: nil, accept: "image/avif;q=0, image/WebP;q=0.5", avifAvailable: true)
+                == .negotiated(.webp))
+        #expect(FormatChoice(format: nil, accept: "image/*,*/*;q=0.8", avifAvailable: true) == .jpegOrPNG)
+        #expect(FormatChoice(format: nil, accept: nil, avifAvailable: true) == .jpegOrPNG)
+        #expect(FormatChoice(format: .png, accept: "image/avif", avifAvailable: true) == .explicit(.png))
+        #expect(FormatChoice(format: .png, accept: "image/avif").isNegotiated == false)
+        #expect(FormatChoice(format: nil, accept: "image/webp").isNegotiated)
+    }
+}
