@@ -7,6 +7,7 @@ import WebImage
 /// webimage get --concurrency 8 --progressive -o out --png https://example.com/a.webp
 /// webimage info photo.jpg
 /// webimage convert photo.avif photo.jpg --quality 90
+/// webimage serve --key $KEY --salt $SALT --port 8080
 /// webimage demo
 /// ```
 @main
@@ -18,6 +19,6 @@ struct WebImageCLI: AsyncParsableCommand {
             Libraries: \(LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", "))
             """,
         version: LibraryVersions.webImage,
-        subcommands: [Get.self, Info.self, Convert.self, Bulk.self, BulkStats.self, Demo.self]
+        subcommands: [Get.self, Info.self, Convert.self, Bulk.self, BulkStats.self, Serve.self, Demo.self]
     )
 }

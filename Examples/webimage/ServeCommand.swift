@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import Logging
+import WebImage
+import WebImageProxy
+
+extension WebImageCLI {
+    /// `webimage serve`: the imgproxy-compatible image proxy (`WebImageProxy`) on an HTTP port.
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve resized images over HTTP with imgproxy's URL format and signatures.",
+            discussion: """
+                GET /{signature}/{options}/plain/{source-url}[@{ext}] or /{signature}/{options}/{base64url}[.{ext}] \
+                fetches the source, resizes it and answers in the requested format (or AVIF, WebP, JPEG or \
+                PNG from Accept). Options: rs:{fit|fill|fill-down|force|auto}:{w}:{h}:{enlarge}, w:, h:, \
+                q:, f:, g:ce (centre gravity only) and dpr:. GET /health answers 200. Only public source \
+                addresses are fetched unless --allow-destination names a network. SIGTERM stops it gracefully.
+
+                Examples:
+                  webimage serve --key $KEY --salt $SALT --port 8080
+                  webimage serve --allow-unsigned --allow-destination 127.0.0.0/8   # local development
+                """)
+
+        @Option(help: "The address to listen on (env WEBIMAGE_HOST; 127.0.0.1 when neither is given).")
+        var host: String?
+
+        @Option(help: "The port to listen on, 0 for any free one (env WEBIMAGE_PORT; 8080 when neither is given).")
+        var port: Int?
+
+        @Option(
+            name: .customLong("key"),
+            help: ArgumentHelp(
+                "A hex signing key (repeatable, paired in order with --salt, for key rotation; env WEBIMAGE_KEY, "
+                    + "comma-separated).", valueName: "hex"))
+        var keys: [String] = []
+
+        @Option(
+            name: .customLong("salt"),
+            help: ArgumentHelp("The hex salt of the --key at the same position (env WEBIMAGE_SALT).", valueName: "hex"))
+        var salts: [String] = []
+
+        @Flag(help: "Accept 'insecure' in place of a signature. For local development only: logs a warning.")
+        var allowUnsigned = false
+
+        @Option(
+            name: .customLong("allow-destination"),
+            help: ArgumentHelp(
+                "Also fetch from this network, e.g. 10.1.0.0/16 (repeatable); only public addresses by default.",
+                valueName: "cidr"))
+        var allowDestinations: [String] = []
+
+        @Option(
+            name: .customLong("allowed-sources"),
+            help: ArgumentHelp(
+                "Only fetch source URLs starting with this prefix (repeatable); any source by default.",
+                valueName: "prefix"))
+        var allowedSources: [String] = []
+
+        @Option(help: "The largest source file in bytes.")
+        var maxSourceBytes: Int64 = ImageProxyConfiguration().maximumSourceBytes
+
+        @Option(help: "The most pixels a source image may have.")
+        var maxSourcePixels = ImageProxyConfiguration().maximumSourcePixels
+
+        @Option(help: "The most frames an animated source may have (the first frame is served).")
+        var maxAnimationFrames = ImageProxyConfiguration().maximumAnimationFrames
+
+        @Option(help: "The largest width or height a result may be asked for, after dpr.")
+        var maxResultDimension = ImageProxyConfiguration().maximumResultDimension
+
+        @Option(help: "Seconds a request may take, fetch and processing together, before it is answered 504.")
+        var deadline: Double = 30
+
+        @Option(help: "Seconds responses may be cached (Cache-Control max-age); one year by default.")
+        var ttl = ImageProxyConfiguration().cacheMaxAge
+
+        mutating func validate() throws {
+            let environment = ProcessInfo.processInfo.environment
+            if keys.isEmpty, salts.isEmpty, let key = environment["WEBIMAGE_KEY"],
+                let salt = environment["WEBIMAGE_SALT"]
+            {
+                keys = key.split(separator: ",").map(String.init)
+                salts = salt.split(separator: ",").map(String.init)
+            }
+            guard keys.count == salts.count else {
+                throw ValidationError("give one --salt for each --key (\(keys.count) keys, \(salts.count) salts).")
+            }
+            guard zip(keys, salts).allSatisfy({ SigningKey(hexKey: $0, hexSalt: $1) != nil }) else {
+                throw ValidationError(
+                    "--key and --salt take hex strings (an even number of hex digits; the key not empty).")
+            }
+            guard !keys.isEmpty || allowUnsigned else {
+                throw ValidationError("give --key and --salt (or WEBIMAGE_KEY and WEBIMAGE_SALT), or --allow-unsigned.")
+            }
+            if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
+                throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
+            }
+            if host == nil { host = environment["WEBIMAGE_HOST"] ?? "127.0.0.1" }
+            if port == nil {
+                if let text = environment["WEBIMAGE_PORT"] {
+                    guard let value = Int(text) else {
+                        throw ValidationError("WEBIMAGE_PORT must be a number, got '\(text)'.")
+                    }
+                    port = value
+                } else {
+                    port = 8080
+                }
+            }
+            guard let port, (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
+            guard maxSourceBytes > 0, maxSourcePixels > 0, maxAnimationFrames > 0, maxResultDimension > 0 else {
+                throw ValidationError("the --max-… limits must be greater than 0.")
+            }
+            guard deadline > 0 else { throw ValidationError("--deadline must be greater than 0.") }
+            guard ttl >= 0 else { throw ValidationError("--ttl must be 0 or more.") }
+        }
+
+        func run() async throws {
+            var configuration = ImageProxyConfiguration()
+            configuration.signingKeys = zip(keys, salts).compactMap { SigningKey(hexKey: $0, hexSalt: $1) }
+            configuration.allowsUnsigned = allowUnsigned
+            configuration.allowedDestinations = allowDestinations
+            configuration.allowedSources = allowedSources
+            configuration.maximumSourceBytes = maxSourceBytes
+            configuration.maximumSourcePixels = maxSourcePixels
+            configuration.maximumAnimationFrames = maxAnimationFrames
+            configuration.maximumResultDimension = maxResultDimension
+            configuration.requestDeadline = .milliseconds(Int((deadline * 1000).rounded()))
+            configuration.cacheMaxAge = ttl
+
+            let logger = Logger(label: "webimage.serve")
+            if allowUnsigned {
+                logger.warning("--allow-unsigned: requests signed 'insecure' are served; never use this in production")
+            }
+            let host = self.host ?? "127.0.0.1"
+            let server = ProxyServer(
+                proxy: ImageProxy(configuration: configuration, logger: logger), host: host, port: port ?? 8080,
+                logger: logger)
+            try await server.run { port in
+                Console.write("webimage serve: listening on http://\(host):\(port)\n", to: .standardOutput)
+            }
+        }
+    }
+}
