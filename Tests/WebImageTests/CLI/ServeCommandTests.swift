@@ -214,6 +214,22 @@ struct ServeCommandTests {
         #expect(String(decoding: gravity.body, as: UTF8.self).contains("centre gravity"))
     }
 
+    @Test("a source slower than --deadline is 504; one with more pixels than --max-source-pixels is 422")
+    func deadlineAndLimits() async throws {
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let serve = try Self.start(Self.signed + ["--deadline", "1"])
+        // The origin holds this answer until the gate opens; `?` is written %3F, as imgproxy asks.
+        let held = origin.url("/files/coffee-progressive.jpg").absoluteString + "%3Fgate%3Dserve-deadline"
+        let started = Date()
+        let late = try await serve.get(try await Self.signedPath("/w:10/plain/\(held)@png"))
+        origin.openGate("serve-deadline")
+        #expect(late.status == 504, "\(String(decoding: late.body, as: UTF8.self))")
+        #expect(Date().timeIntervalSince(started) < 20)
+        let bomb = origin.url("/files/bomb-100000x100000.png").absoluteString
+        #expect(try await serve.get(try await Self.signedPath("/w:10/plain/\(bomb)@png")).status == 422)
+    }
+
     @Test("without --allow-destination a loopback source is refused with 403 and the origin sees nothing")
     func refusedDestination() async throws {
         let origin = try Fixtures.server()
