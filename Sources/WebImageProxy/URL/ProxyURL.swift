@@ -73,12 +73,7 @@ public struct ProxyURL: Sendable, Hashable {
 
     /// `…/plain/{url}[@ext]`: the URL is percent-decoded; `@` in it must be written `%40`.
     private static func plainSource(_ text: Substring) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
-        var encoded = text
-        var format: ProxyOutputFormat?
-        if let at = text.lastIndex(of: "@") {
-            format = try extensionFormat(text[text.index(after: at)...])
-            encoded = text[..<at]
-        }
+        let (encoded, format) = try splitExtension(text, at: "@")
         guard let decoded = String(encoded).removingPercentEncoding else {
             throw .badRequest("the plain source URL is not valid percent-encoding")
         }
@@ -87,21 +82,21 @@ public struct ProxyURL: Sendable, Hashable {
 
     /// `…/{base64url}[.ext]`: URL-safe Base64, padding optional, split by `/` anywhere.
     private static func encodedSource(_ text: Substring) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
-        var encoded = text
-        var format: ProxyOutputFormat?
-        if let dot = text.lastIndex(of: ".") {
-            format = try extensionFormat(text[text.index(after: dot)...])
-            encoded = text[..<dot]
-        }
-        var base64 = encoded.filter { $0 != "/" }
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard !encoded.isEmpty, let data = Data(base64Encoded: base64),
+        let (encoded, format) = try splitExtension(text, at: ".")
+        guard !encoded.isEmpty, let data = Data(base64URL: encoded.filter { $0 != "/" }),
             let decoded = String(data: data, encoding: .utf8)
         else {
             throw .badRequest("the source URL is not URL-safe Base64 (or plain/ is missing)")
         }
         return (try sourceURL(decoded), format)
+    }
+
+    /// `text` without the extension after its last `separator`, and the extension's format.
+    private static func splitExtension(
+        _ text: Substring, at separator: Character
+    ) throws(ProxyError) -> (Substring, ProxyOutputFormat?) {
+        guard let index = text.lastIndex(of: separator) else { return (text, nil) }
+        return (text[..<index], try extensionFormat(text[text.index(after: index)...]))
     }
 
     private static func extensionFormat(_ name: Substring) throws(ProxyError) -> ProxyOutputFormat {
