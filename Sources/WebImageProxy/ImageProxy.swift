@@ -48,7 +48,9 @@ public final class ImageProxy: Sendable {
             return ProxyResponse(status: 200, contentType: "text/plain", body: Data("ok\n".utf8))
         }
         guard request.method == "GET" || request.method == "HEAD" else {
-            return ProxyResponse(error: ProxyError(status: 405, "only GET and HEAD are served"))
+            var refused = ProxyResponse(error: ProxyError(status: 405, "only GET and HEAD are served"))
+            refused.headers.append(("Allow", "GET, HEAD"))
+            return refused
         }
         var response: ProxyResponse
         do {

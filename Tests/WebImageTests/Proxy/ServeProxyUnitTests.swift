@@ -168,4 +168,31 @@ struct ServeProxyUnitTests {
         #expect(FormatChoice(format: .png, accept: "image/avif").isNegotiated == false)
         #expect(FormatChoice(format: nil, accept: "image/webp").isNegotiated)
     }
+
+    // MARK: The engine without a server
+
+    @Test("ImageProxy: health, 405 for POST, 403 before 400, and a 304 decided without the source")
+    func engine() async throws {
+        var configuration = ImageProxyConfiguration()
+        configuration.allowsUnsigned = true
+        let proxy = ImageProxy(configuration: configuration)
+        #expect(await proxy.respond(to: ProxyRequest(path: "/health")).status == 200)
+        let post = await proxy.respond(to: ProxyRequest(method: "POST", path: "/insecure/w:1/plain/http://h.invalid/a"))
+        #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
+        // A bad signature is refused before the options are read: no hint about the grammar.
+        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/blur:1/plain/http://h.invalid/a"))
+        #expect(unsigned.status == 403)
+        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/blur:1/plain/http://h.invalid/a"))
+        #expect(unknown.status == 400)
+        // The default policy refuses loopback before connecting: a 304 that tried to fetch would be a 403.
+        let path = "/insecure/rs:fill:10:10/plain/http://127.0.0.1:9/a.jpg"
+        let first = await proxy.respond(to: ProxyRequest(path: path, accept: "image/webp", ifNoneMatch: "*"))
+        #expect(first.status == 304)
+        let etag = try #require(first.header("ETag"))
+        let weak = await proxy.respond(
+            to: ProxyRequest(path: path, accept: "image/webp", ifNoneMatch: "\"x\", W/\(etag)"))
+        #expect(weak.status == 304 && weak.header("Vary") == "Accept")
+        let other = await proxy.respond(to: ProxyRequest(path: path, accept: "image/png", ifNoneMatch: etag))
+        #expect(other.status == 403, "another Accept, another format, another ETag: fetched and refused")
+    }
 }
