@@ -123,45 +123,57 @@ import Testing
         #expect(recorder.terminals(tag: 1).first?.error == nil)
     }
 
-    /// An `ImageTask`'s priority set while it waits to retry is the one its next operation waits with: with
-    /// the only slot held, the retry (raised to high) starts before a download queued ahead of it. The
-    /// retry waits 20 s (`Retry-After`), time for the held download to take the slot first even on a
-    /// loaded machine under ThreadSanitizer.
+    /// An `ImageTask`'s priority set while it waits to retry is the one its next operation waits with. Two
+    /// slots, both held at server gates while the caller waits 30 s (`Retry-After`) and another download
+    /// queues; the caller is raised to high. When one slot frees, the retry must take it before the
+    /// download queued ahead of it. Every step waits for the one before, so a slow machine cannot reorder
+    /// them.
     @Test func aPrioritySetDuringTheWaitReachesTheRetry() async throws {
         let png = try Fixtures.corpusFile("horse-rgba.png")
         let asked = Lock(0)
-        server.route("/after-20s/") { _ in
+        server.route("/held-503/") { _ in
             let count = asked.withLock { count -> Int in
                 count += 1
                 return count
             }
             guard count > 1 else {
                 return LocalImageServer.Response(
-                    status: 503, headers: [("Retry-After", "20")], body: .data(Data("later".utf8)))
+                    status: 503, headers: [("Retry-After", "30")], body: .data(Data("later".utf8)),
+                    gate: "first-attempt")
             }
             return LocalImageServer.Response(headers: [("Content-Type", "image/png")], body: .data(png))
         }
         let downloader = downloader {
-            $0.maxConcurrentDownloads = 1
+            $0.maxConcurrentDownloads = 2
             $0.downloadTimeout = 300
             $0.totalTimeout = 300
         }
-        let flaky = server.url("/after-20s/p.png")
+        let path = "/files/pixel-1x1.png"
+        let flaky = server.url("/held-503/p.png")
         let retried = downloader.imageTask(for: flaky)
-        #expect(await server.waitUntil(timeout: .seconds(60)) { _ in asked.withLock { $0 } == 1 })
-        #expect(await pollAsync(seconds: 60) { downloader.tableCount == 0 })  // waiting to retry, in no operation
-        let held = downloader.imageTask(for: server.url("/files/pixel-1x1.png?n=1&gate=retry-priority"))
-        #expect(await server.waitUntil(timeout: .seconds(60)) { $0.waitingCount(atGate: "retry-priority") == 1 })
-        let queued = downloader.imageTask(for: server.url("/files/pixel-1x1.png?n=2"))
+        let held = downloader.imageTask(for: server.url("\(path)?n=1&gate=priority-a"))
+        #expect(
+            await server.waitUntil(timeout: .seconds(120)) {
+                $0.waitingCount(atGate: "first-attempt") == 1 && $0.waitingCount(atGate: "priority-a") == 1
+            })
+        let heldToo = downloader.imageTask(for: server.url("\(path)?n=0&gate=priority-b"))
+        // The first attempt's 503 frees its slot, which the waiting `heldToo` takes; the caller waits 30 s.
+        server.openGate("first-attempt")
+        #expect(await server.waitUntil(timeout: .seconds(120)) { $0.waitingCount(atGate: "priority-b") == 1 })
+        let queued = downloader.imageTask(for: server.url("\(path)?n=2"))
         retried.priority = .high
-        // The retry comes due (20 s) and joins a new operation behind the held one.
+        #expect(downloader.callerCount(for: flaky) == 0, "the retry joined an operation before its priority was set")
+        // The retry comes due and waits in the queue behind the held slots, after `queued`.
         #expect(await pollAsync(seconds: 120) { downloader.callerCount(for: flaky) == 1 })
-        server.openGate("retry-priority")
+        server.openGate("priority-a")
         for task in [held, retried, queued] { _ = try await task.value }
-        let order = server.requests.map { entry in
-            entry.request.path == "/after-20s/p.png" ? "retry" : entry.request.queryValue("n") ?? "?"
+        server.openGate("priority-b")
+        _ = try await heldToo.value
+        let order = server.requests.compactMap { entry -> String? in
+            if entry.request.path == "/held-503/p.png" { return "retry" }
+            return entry.request.queryValue("n").flatMap { ["0", "1"].contains($0) ? nil : $0 }
         }
-        #expect(order.filter { $0 != "1" } == ["retry", "retry", "2"], "\(order)")
+        #expect(order == ["retry", "retry", "2"], "\(order)")
     }
 
     @Test func aCancelDuringTheWaitEndsTheCallerOnceWithCancelled() throws {
