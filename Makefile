@@ -8,7 +8,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx
 
-.PHONY: deps deps-bench build test test-python test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench build test test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -35,6 +35,30 @@ test-python:
 
 test: build test-python
 	$(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory test-conformance
+
+# Decoder conformance (Tests/Conformance/check.py, docs/CONFORMANCE.md): numpy, Pillow, pillow-heif and pypng
+# decode the references, in .venv-conformance (pip, the first time and whenever requirements.txt changes; test
+# tools, never dependencies of the library).
+CONFORMANCE_VENV := .venv-conformance
+conformance-venv:
+	@cmp -s Tests/Conformance/requirements.txt $(CONFORMANCE_VENV)/requirements.txt 2>/dev/null || \
+		{ python3 -m venv $(CONFORMANCE_VENV) && $(CONFORMANCE_VENV)/bin/pip install -q -r Tests/Conformance/requirements.txt \
+		&& cp Tests/Conformance/requirements.txt $(CONFORMANCE_VENV)/requirements.txt; }
+
+# The in-repository subset (Tests/Fixtures/conformance) through the debug webimage that `make build` made.
+test-conformance: conformance-venv
+	$(CONFORMANCE_VENV)/bin/python3 Tests/Conformance/check.py --webimage "$$($(SWIFT) build --show-bin-path)/webimage"
+
+# The full suites: CONFORMANCE_SUITES holds git clones of github.com/glennrp/libpng, libjxl/conformance,
+# AOMediaCodec/av1-avif and SDWebImage/SDWebImage, as the folders libpng, conformance, av1-avif and SDWebImage
+# (docs/CONFORMANCE.md says how its table was made). Not part of `make test`; about five minutes.
+CONFORMANCE_SUITES ?= $(CURDIR)/.conformance-suites
+conformance: deps conformance-venv
+	$(SWIFT) build --product webimage
+	$(CONFORMANCE_VENV)/bin/python3 Tests/Conformance/check.py --webimage "$$($(SWIFT) build --show-bin-path)/webimage" \
+		--suite pngsuite=$(CONFORMANCE_SUITES)/libpng --suite jxl=$(CONFORMANCE_SUITES)/conformance \
+		--suite avif=$(CONFORMANCE_SUITES)/av1-avif --suite sdwebimage=$(CONFORMANCE_SUITES)/SDWebImage
 
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).

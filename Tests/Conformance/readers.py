@@ -1,0 +1,337 @@
+"""Independent decoders for the references: pypng for PNG (every sample at its own bit depth, so a 16-bit
+file's reference keeps 16 bits), Pillow (with pillow-heif for HEIF) for the other formats, and small
+readers for the container facts those libraries do not apply: PNG's colour chunks and AVIF's
+colr/clap/irot/imir properties.
+
+Frames are float32 straight-alpha RGBA arrays in 0…1, shape (height, width, 4).
+"""
+
+import io
+import struct
+import zlib
+
+import numpy as np
+import png
+import pillow_heif
+from PIL import Image, ImageSequence
+
+pillow_heif.register_heif_opener()
+
+
+# MARK: - PNG
+
+
+def png_chunks(data):
+    """The chunks of a PNG file as (type, payload) pairs, in file order (stops at a damaged length)."""
+    chunks, offset = [], 8
+    while offset + 8 <= len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8].decode("latin-1")
+        if offset + 12 + length > len(data):
+            break
+        chunks.append((kind, data[offset + 8 : offset + 8 + length]))
+        offset += 12 + length
+    return chunks
+
+
+def png_colour(data):
+    """What the file says about its colours, by the PNG precedence: iCCP, then sRGB, then gAMA (+ cHRM).
+
+    Returns ("icc", bytes), ("srgb",), ("gamma", gamma, chromaticities or None) or None.
+    """
+    found = {}
+    for kind, payload in png_chunks(data):
+        if kind == "IDAT":
+            break  # colour chunks come before the image data
+        found.setdefault(kind, payload)
+    if "iCCP" in found:
+        name_end = found["iCCP"].find(b"\0")
+        try:
+            return ("icc", zlib.decompress(found["iCCP"][name_end + 2 :]))
+        except zlib.error:
+            return None  # a damaged profile is ignored, the pixels kept as stored
+    if "sRGB" in found:
+        return ("srgb",)
+    if "gAMA" in found and len(found["gAMA"]) == 4:
+        (gamma,) = struct.unpack(">I", found["gAMA"])
+        if gamma == 0:
+            return None
+        chromaticities = None
+        if "cHRM" in found and len(found["cHRM"]) == 32:
+            values = [v / 100000 for v in struct.unpack(">8I", found["cHRM"])]
+            if all(0 < v < 1 for v in values):
+                chromaticities = tuple(values)
+        return ("gamma", gamma / 100000, chromaticities)
+    return None
+
+
+def png_pixels(data):
+    """The first frame of a PNG file as RGBA at full precision, with tRNS as alpha (pypng)."""
+    width, height, rows, info = png.Reader(bytes=data).asDirect()
+    planes, depth = info["planes"], info["bitdepth"]
+    samples = np.array([np.asarray(row, dtype=np.float64) for row in rows]).reshape(height, width, planes)
+    samples /= (1 << depth) - 1
+    gray = planes <= 2
+    rgb = np.repeat(samples[..., :1], 3, axis=2) if gray else samples[..., :3]
+    alpha = samples[..., -1:] if planes in (2, 4) else np.ones((height, width, 1))
+    return np.concatenate([rgb, alpha], axis=2).astype(np.float32)
+
+
+# MARK: - Pillow
+
+
+def pillow_frames(data):
+    """Every frame of an image file as Pillow composes it (animations: full canvases), and its ICC
+    profile (None when it has none)."""
+    image = Image.open(io.BytesIO(data))
+    frames = [to_float(frame) for frame in ImageSequence.Iterator(image)]
+    return frames, image.info.get("icc_profile") or None
+
+
+def pillow_orientation(data):
+    """The EXIF orientation tag of an image file (1 when absent). From the EXIF block only: Pillow's
+    getexif() also takes XMP's tiff:Orientation, which browsers ignore."""
+    try:
+        raw = Image.open(io.BytesIO(data)).info.get("exif")
+        if not raw:
+            return 1
+        exif = Image.Exif()
+        exif.load(raw)
+        return int(exif.get(0x0112, 1))
+    except Exception:  # damaged EXIF: as if absent
+        return 1
+
+
+def to_float(image):
+    """A Pillow image as float RGBA; 16-bit gray keeps its precision."""
+    if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+        gray = np.asarray(image, dtype=np.float64) / 65535
+        return np.dstack([gray, gray, gray, np.ones_like(gray)]).astype(np.float32)
+    return np.asarray(image.convert("RGBA"), dtype=np.float32) / 255
+
+
+# MARK: - AVIF (ISOBMFF) properties
+
+
+def _boxes(data, offset, end):
+    """(type, payload start, payload end) for the boxes in data[offset:end]."""
+    while offset + 8 <= end:
+        size, kind = struct.unpack(">I4s", data[offset : offset + 8])
+        header = 8
+        if size == 1:
+            (size,) = struct.unpack(">Q", data[offset + 8 : offset + 16])
+            header = 16
+        elif size == 0:
+            size = end - offset
+        if size < header or offset + size > end:
+            return
+        yield kind.decode("latin-1"), offset + header, offset + size
+        offset += size
+
+
+def avif_properties(data):
+    """The primary item's properties that Pillow does not apply or report: {"nclx": (primaries,
+    transfer), "clap": (8 ints), "irot": quarter turns anticlockwise, "imir": axis}. Empty when the
+    file cannot be read this way."""
+    meta = next((b for b in _boxes(data, 0, len(data)) if b[0] == "meta"), None)
+    if meta is None:
+        return {}
+    children = {k: (s, e) for k, s, e in _boxes(data, meta[1] + 4, meta[2])}  # meta is a full box
+    if "pitm" not in children or "iprp" not in children:
+        return {}
+    start, _ = children["pitm"]
+    primary = struct.unpack(">H", data[start + 4 : start + 6])[0] if data[start] == 0 else struct.unpack(
+        ">I", data[start + 4 : start + 8]
+    )[0]
+    iprp = list(_boxes(data, *children["iprp"]))
+    ipco = next((b for b in iprp if b[0] == "ipco"), None)
+    if ipco is None:
+        return {}
+    properties = list(_boxes(data, ipco[1], ipco[2]))
+    associated = []
+    for kind, start, end in iprp:
+        if kind != "ipma":
+            continue
+        version, flags = data[start], int.from_bytes(data[start + 1 : start + 4], "big")
+        (count,) = struct.unpack(">I", data[start + 4 : start + 8])
+        offset = start + 8
+        for _ in range(count):
+            if version < 1:
+                (item,) = struct.unpack(">H", data[offset : offset + 2])
+                offset += 2
+            else:
+                (item,) = struct.unpack(">I", data[offset : offset + 4])
+                offset += 4
+            n = data[offset]
+            offset += 1
+            for _ in range(n):
+                if flags & 1:
+                    index = struct.unpack(">H", data[offset : offset + 2])[0] & 0x7FFF
+                    offset += 2
+                else:
+                    index = data[offset] & 0x7F
+                    offset += 1
+                if item == primary and 0 < index <= len(properties):
+                    associated.append(properties[index - 1])
+    found = {}
+    for kind, start, end in associated:
+        body = data[start:end]
+        if kind == "colr" and body[:4] == b"nclx" and "nclx" not in found:
+            found["nclx"] = struct.unpack(">HH", body[4:8])
+        elif kind == "clap":
+            found["clap"] = struct.unpack(">IIIIiIiI", body[:32])
+        elif kind == "av1C" and "av1" not in found:
+            found["av1"] = av1_colour(body[4:])
+        elif kind == "irot":
+            found["irot"] = body[0] & 3
+        elif kind == "imir":
+            found["imir"] = body[0] & 1
+    # Without an nclx box the AV1 sequence header's colour description applies (as libavif reads it).
+    if "nclx" not in found and found.get("av1"):
+        found["nclx"] = found["av1"]
+    found.pop("av1", None)
+    return found
+
+
+class _Bits:
+    """A big-endian bit reader (AV1's f(n))."""
+
+    def __init__(self, data):
+        self.data, self.position = data, 0
+
+    def f(self, n):
+        value = 0
+        for _ in range(n):
+            byte = self.data[self.position >> 3]
+            value = (value << 1) | ((byte >> (7 - (self.position & 7))) & 1)
+            self.position += 1
+        return value
+
+    def uvlc(self):
+        zeros = 0
+        while not self.f(1):
+            zeros += 1
+        return (1 << zeros) - 1 + self.f(zeros) if zeros < 32 else (1 << 32) - 1
+
+
+def av1_colour(obus):
+    """(colour primaries, transfer characteristics) from the sequence header OBU among av1C's configOBUs
+    (AV1 specification 5.5), or None when it has no colour description or cannot be read."""
+    offset = 0
+    try:
+        while offset < len(obus):
+            header = obus[offset]
+            kind, extension, has_size = (header >> 3) & 15, (header >> 2) & 1, (header >> 1) & 1
+            offset += 1 + extension
+            size, shift = 0, 0
+            if has_size:
+                while True:
+                    byte = obus[offset]
+                    offset += 1
+                    size |= (byte & 0x7F) << shift
+                    shift += 7
+                    if not byte & 0x80:
+                        break
+            else:
+                size = len(obus) - offset
+            if kind == 1:
+                return _sequence_header_colour(_Bits(obus[offset : offset + size]))
+            offset += size
+    except IndexError:
+        pass
+    return None
+
+
+def _sequence_header_colour(b):
+    profile, _, reduced = b.f(3), b.f(1), b.f(1)
+    if reduced:
+        b.f(5)
+    else:
+        decoder_model_info = False
+        buffer_delay_length = 0
+        if b.f(1):  # timing_info_present_flag
+            b.f(32), b.f(32)
+            if b.f(1):  # equal_picture_interval
+                b.uvlc()
+            decoder_model_info = bool(b.f(1))
+            if decoder_model_info:
+                buffer_delay_length = b.f(5) + 1
+                b.f(32), b.f(5), b.f(5)
+        initial_display_delay = b.f(1)
+        for _ in range(b.f(5) + 1):  # operating points
+            b.f(12)
+            if b.f(5) > 7:
+                b.f(1)
+            if decoder_model_info and b.f(1):
+                b.f(buffer_delay_length), b.f(buffer_delay_length), b.f(1)
+            if initial_display_delay and b.f(1):
+                b.f(4)
+    width_bits, height_bits = b.f(4) + 1, b.f(4) + 1
+    b.f(width_bits), b.f(height_bits)
+    if not reduced and b.f(1):  # frame_id_numbers_present_flag
+        b.f(4), b.f(3)
+    b.f(1), b.f(1), b.f(1)  # 128x128 superblocks, filter intra, intra edge filter
+    if not reduced:
+        b.f(1), b.f(1), b.f(1), b.f(1)  # interintra, masked compound, warped motion, dual filter
+        order_hint = b.f(1)
+        if order_hint:
+            b.f(1), b.f(1)
+        force_screen_content_tools = 2 if b.f(1) else b.f(1)
+        if force_screen_content_tools > 0 and not b.f(1):
+            b.f(1)
+        if order_hint:
+            b.f(3)
+    b.f(1), b.f(1), b.f(1)  # superres, cdef, restoration
+    high_bitdepth = b.f(1)
+    if profile == 2 and high_bitdepth:
+        b.f(1)
+    if profile != 1:
+        b.f(1)  # mono_chrome
+    if not b.f(1):  # color_description_present_flag
+        return None
+    return b.f(8), b.f(8)
+
+
+def clap_rectangle(clap, width, height):
+    """The clean aperture (x, y, width, height) in stored pixels, as MIAF defines it: a centred box moved
+    by the offsets."""
+    wn, wd, hn, hd, xn, xd, yn, yd = clap
+    if min(wd, hd, xd, yd) == 0:
+        return None
+    crop_w, crop_h = wn / wd, hn / hd
+    x = xn / xd + (width - 1) / 2 - (crop_w - 1) / 2
+    y = yn / yd + (height - 1) / 2 - (crop_h - 1) / 2
+    x, y, crop_w, crop_h = (int(round(v)) for v in (x, y, crop_w, crop_h))
+    if x < 0 or y < 0 or crop_w <= 0 or crop_h <= 0 or x + crop_w > width or y + crop_h > height:
+        return None
+    return x, y, crop_w, crop_h
+
+
+def orient(frame, irot, imir):
+    """Applies irot (anticlockwise quarter turns), then imir (0: top and bottom swap, 1: left and right
+    swap), as HEIF orders the transformative properties."""
+    frame = np.rot90(frame, irot)
+    if imir is not None:
+        frame = frame[::-1] if imir == 0 else frame[:, ::-1]
+    return frame
+
+
+def exif_orient(frame, orientation):
+    """A frame stored with EXIF orientation 1…8, turned upright (what a viewer shows)."""
+    transforms = {
+        2: lambda a: a[:, ::-1],  # mirrored
+        3: lambda a: a[::-1, ::-1],  # rotate 180°
+        4: lambda a: a[::-1],  # mirrored vertically
+        5: lambda a: a.transpose(1, 0, 2),  # mirrored, rotate 90° CW: the main diagonal
+        6: lambda a: np.rot90(a, -1),  # rotate 90° CW
+        7: lambda a: np.rot90(a, 2).transpose(1, 0, 2),  # mirrored, rotate 90° CCW: the other diagonal
+        8: lambda a: np.rot90(a, 1),  # rotate 90° CCW
+    }
+    return np.ascontiguousarray(transforms[orientation](frame)) if orientation in transforms else frame
+
+
+def unorient(frame, irot, imir):
+    """The inverse of `orient`."""
+    if imir is not None:
+        frame = frame[::-1] if imir == 0 else frame[:, ::-1]
+    return np.rot90(frame, -irot)

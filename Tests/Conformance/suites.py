@@ -1,0 +1,219 @@
+"""The four suites: which files each holds, what is expected of each, and the reference it is compared with.
+
+A suite is read from its own folder layout, the same for a fetched copy and for the in-repository subset
+(Tests/Fixtures/conformance/SUITE/), so a case has one key (`suite/path`) in both:
+
+  pngsuite    libpng's contrib/ folder: pngsuite/ and testpngs/ (crashers/ inside). Files named x*.png
+              (PngSuite's corrupt files) must be refused; testpngs/crashers/ must decode or be refused
+              without a crash; every other file must decode to the reference.
+  jxl         libjxl/conformance's testcases/: one folder per case with input.jxl, ref.png (or ref.apng,
+              ref.gif) and test.json.
+  avif        AOMediaCodec/av1-avif's testFiles/: every *.avif.
+  sdwebimage  SDWebImage's Tests/Tests/Images/: every image.
+
+Tolerances are in 8-bit steps (1/255), on straight-alpha RGBA in sRGB; colour errors are weighted by the
+reference's alpha, so the colour of (nearly) transparent pixels, which nobody sees and which 8-bit straight
+alpha cannot keep, does not count. `peak` bounds every sample, `rms` each channel's root mean square.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+import colour
+import readers
+
+
+@dataclass
+class Tolerance:
+    peak: float  # in 8-bit steps
+    rms: float
+    why: str
+
+
+# PNG: the reference is exact (pypng at the file's bit depth, colour maths in float); the decoder's 8-bit
+# output may round differently and LittleCMS's 8-bit transforms interpolate, so one step of rounding and
+# one of interpolation.
+PNG_TOLERANCE = Tolerance(2, 0.6, "exact reference; rounding and LittleCMS's 8-bit interpolation")
+# Lossy formats decoded by the same libraries on both sides (libjpeg-turbo, libwebp, libavif+an AV1
+# decoder) in possibly different versions; YUV to RGB conversion and chroma upsampling may round
+# differently, and colour conversion runs at 8 bits on one side.
+PILLOW_TOLERANCE = Tolerance(6, 1.5, "same codec libraries, other versions; YUV->RGB rounding")
+# JPEG XL: test.json's limits are for a float decode; an 8-bit sRGB output cannot meet them, so they are
+# widened to this floor (rounding to 8 bits, then the 8-bit sRGB conversion of the reference).
+JXL_FLOOR = Tolerance(3, 1.0, "test.json limits widened to 8-bit output")
+
+
+@dataclass
+class Case:
+    suite: str
+    key: str  # suite/relative path: the key of the known-failures list
+    input: Path
+    expect: str  # "match" (decode and compare), "refuse", "no-crash" (decode or refuse), "decode" (no reference)
+    reference: Optional[Callable[[], list]] = None  # frames (float RGBA), built lazily
+    tolerance: Optional[Tolerance] = None
+    frame_tolerances: list = field(default_factory=list)  # per-frame override (JPEG XL)
+    skip: Optional[str] = None  # why the case is not run
+
+
+def _root(path, *inner):
+    """`path` itself, or `path/inner` when given a whole checkout."""
+    candidate = Path(path).joinpath(*inner)
+    return candidate if candidate.is_dir() else Path(path)
+
+
+# MARK: - PNG
+
+
+def png_reference(data):
+    """A PNG file's first frame, or every frame of an APNG (through Pillow, 8-bit), in sRGB."""
+    if any(kind == "acTL" for kind, _ in readers.png_chunks(data)[:8]):
+        frames, _ = readers.pillow_frames(data)
+    else:
+        frames = [readers.png_pixels(data)]
+    space = readers.png_colour(data)
+    if space is None or space[0] == "srgb":
+        return frames
+    if space[0] == "icc":
+        converted = [colour.icc(frame, space[1]) for frame in frames]
+        return frames if any(c is None for c in converted) else converted
+    return [colour.png_gamma(frame, space[1], space[2]) for frame in frames]
+
+
+def pngsuite(path):
+    root = _root(path, "contrib")
+    folders = [root / "pngsuite", root / "testpngs"]
+    # Only libpng's two test folders (contrib/ holds other programs' sample images); a folder without them
+    # (a copy of the full PngSuite, say) is read whole.
+    files = [f for d in folders if d.is_dir() for f in d.rglob("*.png")] or list(root.rglob("*.png"))
+    for file in sorted(files):
+        relative = file.relative_to(root).as_posix()
+        case = Case("pngsuite", "pngsuite/" + relative, file, "match")
+        if file.name.startswith("x"):
+            case.expect = "refuse"
+        elif "crashers" in file.parts:
+            case.expect = "no-crash"
+        else:
+            case.reference = lambda file=file: png_reference(file.read_bytes())
+            case.tolerance = PNG_TOLERANCE
+        yield case
+
+
+# MARK: - JPEG XL
+
+
+def jxl_reference(folder):
+    for name in ("ref.png", "ref.apng", "ref.gif"):
+        path = folder / name
+        if not path.exists():
+            continue
+        data = path.read_bytes()
+        if name == "ref.png":
+            return png_reference(data)
+        frames, profile = readers.pillow_frames(data)
+        if profile:
+            converted = [colour.icc(frame, profile) for frame in frames]
+            frames = frames if any(c is None for c in converted) else converted
+        return frames
+    return None
+
+
+def jxl(path):
+    root = _root(path, "testcases")
+    for folder in sorted(p for p in root.iterdir() if (p / "input.jxl").exists()):
+        case = Case("jxl", "jxl/" + folder.name, folder / "input.jxl", "match")
+        if not any((folder / n).exists() for n in ("ref.png", "ref.apng", "ref.gif")):
+            case.skip = "no reference image in this copy (the suite keeps it in cloud storage)"
+        descriptor = json.loads((folder / "test.json").read_text())
+        for frame in descriptor["frames"]:
+            case.frame_tolerances.append(
+                Tolerance(
+                    max(JXL_FLOOR.peak, frame["peak_error"] * 255),
+                    max(JXL_FLOOR.rms, frame["rms_error"] * 255),
+                    f"test.json peak {frame['peak_error']:g}, rms {frame['rms_error']:g}, widened to 8-bit output",
+                )
+            )
+        case.tolerance = case.frame_tolerances[0]
+        case.reference = lambda folder=folder: jxl_reference(folder)
+        yield case
+
+
+# MARK: - Pillow-decoded formats
+
+
+def pillow_reference(data, suffix):
+    """Pillow's frames in sRGB: the ICC profile applied, and for AVIF the nclx colour and the clean
+    aperture (Pillow applies irot and imir itself but neither of those)."""
+    if suffix == ".png":
+        frames = png_reference(data)
+    else:
+        frames, profile = readers.pillow_frames(data)
+    # Upright, as the decoded side is turned by the orientation webimage reports. AVIF is left out: Pillow
+    # applies irot/imir itself (and sets the EXIF tag as well), and browsers ignore EXIF orientation there.
+    if suffix not in (".avif", ".heic", ".heif", ".heics"):
+        orientation = readers.pillow_orientation(data)
+        frames = [readers.exif_orient(frame, orientation) for frame in frames]
+    if suffix == ".png":
+        return frames
+    if profile:
+        converted = [colour.icc(frame, profile) for frame in frames]
+        frames = frames if any(c is None for c in converted) else converted
+    if suffix == ".avif":
+        properties = readers.avif_properties(data)
+        if "nclx" in properties and not profile:
+            frames = [colour.cicp(frame, *properties["nclx"]) for frame in frames]
+        if "clap" in properties:
+            frames = [_clap(frame, properties) for frame in frames]
+    return frames
+
+
+def _clap(frame, properties):
+    """`frame` (already turned by irot/imir) cropped to the clean aperture, which is given in the stored
+    orientation: turn back, crop, turn again."""
+    irot, imir = properties.get("irot", 0), properties.get("imir")
+    stored = readers.unorient(frame, irot, imir)
+    rectangle = readers.clap_rectangle(properties["clap"], stored.shape[1], stored.shape[0])
+    if rectangle is None:
+        return frame  # an invalid aperture is ignored, as browsers ignore it
+    x, y, w, h = rectangle
+    return np.ascontiguousarray(readers.orient(stored[y : y + h, x : x + w], irot, imir))
+
+
+def avif(path):
+    root = _root(path, "testFiles")
+    for file in sorted(root.rglob("*.avif")):
+        relative = file.relative_to(root).as_posix()
+        yield Case(
+            "avif",
+            "avif/" + relative,
+            file,
+            "match",
+            reference=lambda file=file: pillow_reference(file.read_bytes(), ".avif"),
+            tolerance=PILLOW_TOLERANCE,
+        )
+
+
+# Vector and camera-raw formats are outside what an image decoder of web images is for.
+NOT_APPLICABLE = {".pdf": "PDF (a document format)", ".svg": "SVG (vector)", ".nef": "NEF (camera raw)"}
+
+
+def sdwebimage(path):
+    root = _root(path, "Tests", "Tests", "Images")
+    for file in sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith(".")):
+        suffix = file.suffix.lower()
+        case = Case("sdwebimage", "sdwebimage/" + file.name, file, "match")
+        if suffix in NOT_APPLICABLE:
+            case.skip = NOT_APPLICABLE[suffix] + " is not an image format WebImage decodes"
+        elif suffix == ".jxl":
+            # No independent JPEG XL decoder in the venv: the file must decode cleanly.
+            case.expect = "decode"
+        else:
+            case.reference = lambda file=file, suffix=suffix: pillow_reference(file.read_bytes(), suffix)
+            case.tolerance = PNG_TOLERANCE if suffix == ".png" else PILLOW_TOLERANCE
+        yield case
+
+
+SUITES = {"pngsuite": pngsuite, "jxl": jxl, "avif": avif, "sdwebimage": sdwebimage}
