@@ -328,10 +328,3 @@ def exif_orient(frame, orientation):
         8: lambda a: np.rot90(a, 1),  # rotate 90° CCW
     }
     return np.ascontiguousarray(transforms[orientation](frame)) if orientation in transforms else frame
-
-
-def unorient(frame, irot, imir):
-    """The inverse of `orient`."""
-    if imir is not None:
-        frame = frame[::-1] if imir == 0 else frame[:, ::-1]
-    return np.rot90(frame, -irot)

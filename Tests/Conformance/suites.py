@@ -145,41 +145,40 @@ def jxl(path):
 
 
 def pillow_reference(data, suffix):
-    """Pillow's frames in sRGB: the ICC profile applied, and for AVIF the nclx colour and the clean
-    aperture (Pillow applies irot and imir itself but neither of those)."""
+    """Pillow's frames in sRGB and upright: the ICC profile applied; for AVIF also the nclx colour, the
+    clean aperture and irot/imir, none of which Pillow applies to the pixels (it turns irot/imir into an
+    EXIF orientation tag, which is not used here: the transforms are read from the file)."""
+    profile = None
     if suffix == ".png":
         frames = png_reference(data)
     else:
         frames, profile = readers.pillow_frames(data)
-    # Upright, as the decoded side is turned by the orientation webimage reports. AVIF is left out: Pillow
-    # applies irot/imir itself (and sets the EXIF tag as well), and browsers ignore EXIF orientation there.
-    if suffix not in (".avif", ".heic", ".heif", ".heics"):
-        orientation = readers.pillow_orientation(data)
-        frames = [readers.exif_orient(frame, orientation) for frame in frames]
-    if suffix == ".png":
-        return frames
-    if profile:
-        converted = [colour.icc(frame, profile) for frame in frames]
-        frames = frames if any(c is None for c in converted) else converted
+        if profile:
+            converted = [colour.icc(frame, profile) for frame in frames]
+            frames = frames if any(c is None for c in converted) else converted
     if suffix == ".avif":
         properties = readers.avif_properties(data)
         if "nclx" in properties and not profile:
             frames = [colour.cicp(frame, *properties["nclx"]) for frame in frames]
         if "clap" in properties:
-            frames = [_clap(frame, properties) for frame in frames]
-    return frames
+            frames = [_clap(frame, properties["clap"]) for frame in frames]
+        irot, imir = properties.get("irot", 0), properties.get("imir")
+        return [np.ascontiguousarray(readers.orient(frame, irot, imir)) for frame in frames]
+    if suffix in (".heic", ".heif", ".heics"):
+        return frames  # libheif (pillow-heif) applies clap, irot and imir itself
+    # EXIF orientation, as the decoded side is turned by the orientation webimage reports.
+    orientation = readers.pillow_orientation(data)
+    return [readers.exif_orient(frame, orientation) for frame in frames]
 
 
-def _clap(frame, properties):
-    """`frame` (already turned by irot/imir) cropped to the clean aperture, which is given in the stored
-    orientation: turn back, crop, turn again."""
-    irot, imir = properties.get("irot", 0), properties.get("imir")
-    stored = readers.unorient(frame, irot, imir)
-    rectangle = readers.clap_rectangle(properties["clap"], stored.shape[1], stored.shape[0])
+def _clap(frame, clap):
+    """`frame` (as stored) cropped to the clean aperture; unchanged when the aperture is invalid, as
+    browsers ignore it."""
+    rectangle = readers.clap_rectangle(clap, frame.shape[1], frame.shape[0])
     if rectangle is None:
-        return frame  # an invalid aperture is ignored, as browsers ignore it
+        return frame
     x, y, w, h = rectangle
-    return np.ascontiguousarray(readers.orient(stored[y : y + h, x : x + w], irot, imir))
+    return np.ascontiguousarray(frame[y : y + h, x : x + w])
 
 
 def avif(path):
