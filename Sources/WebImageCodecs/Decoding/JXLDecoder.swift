@@ -14,6 +14,8 @@ import Foundation
 /// `isPartial == true`, or `badImageData` when nothing can be shown yet; the default incremental decoder
 /// re-decodes the bytes so far, so `.progressiveLoad` sees the passes refine.
 ///
+/// Alpha comes back straight: libjxl un-premultiplies a file whose alpha channel is premultiplied.
+///
 /// Colour: pixels in a space other than sRGB come with libjxl's ICC description of it, applied as
 /// `ImageDecodingOptions.colorSpace` asks.
 ///
@@ -176,6 +178,9 @@ public struct JXLDecoder: ImageDecoding {
             }
             // Pixels as stored: the orientation is reported, like EXIF orientation in other formats.
             _ = JxlDecoderSetKeepOrientation(decoder, JXL_TRUE)
+            // Straight alpha, as every `ImageFrame` holds: a file that stores premultiplied alpha would
+            // otherwise come back with its colours darkened by their own alpha.
+            _ = JxlDecoderSetUnpremultiplyAlpha(decoder, JXL_TRUE)
             guard JxlDecoderSubscribeEvents(decoder, Int32(bitPattern: events.rawValue)) == JXL_DEC_SUCCESS,
                 JxlDecoderSetInput(decoder, base, length) == JXL_DEC_SUCCESS
             else {
