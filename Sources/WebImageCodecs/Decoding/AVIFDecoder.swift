@@ -18,8 +18,10 @@ import Foundation
 /// profile LittleCMS writes). PQ and HLG (HDR) transfers are not tone-mapped: those pixels stay as stored.
 ///
 /// Strictness: an image item without a `pixi` (bit depth) property is accepted, as Chrome and Pillow
-/// accept it (the AV1 sequence header says the depth anyway); libavif's other strict checks (a valid
-/// `clap`, an `ispe` on alpha items) stay on.
+/// accept it (the AV1 sequence header says the depth anyway), and so is a clean aperture (`clap`) whose
+/// origin does not fall on a chroma sample of subsampled planes; libavif's other strict checks (an `ispe`
+/// on alpha items) stay on. A valid clean aperture is applied: the image is its rectangle (`width` and
+/// `height`, and `originalWidth` and `originalHeight`, are the aperture's); an invalid one is ignored.
 ///
 /// This file is the only one that calls libavif's decoder.
 public struct AVIFDecoder: ImageDecoding {
@@ -37,7 +39,8 @@ public struct AVIFDecoder: ImageDecoding {
         decoder.pointee.maxThreads = 1
         decoder.pointee.ignoreXMP = AVIF_TRUE
         decoder.pointee.ignoreExif = AVIF_TRUE
-        decoder.pointee.strictFlags &= ~avifStrictFlags(AVIF_STRICT_PIXI_REQUIRED.rawValue)
+        decoder.pointee.strictFlags &= ~avifStrictFlags(
+            AVIF_STRICT_PIXI_REQUIRED.rawValue | AVIF_STRICT_CLAP_VALID.rawValue)
         return try data.withUnsafeBytes { raw -> Image in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
@@ -45,18 +48,25 @@ public struct AVIFDecoder: ImageDecoding {
             try Self.check(avifDecoderSetIOMemory(decoder, base, raw.count), "AVIF input unusable")
             try Self.check(avifDecoderParse(decoder), "AVIF header unreadable")
             guard let header = decoder.pointee.image else { throw DecodingFailure.badImageData("AVIF has no image") }
-            let sizing = try DecodeSizing(
+            // The coded size bounds the memory; the clean aperture, when there is one, is the image.
+            let stored = try DecodeSizing(
                 width: Int(header.pointee.width), height: Int(header.pointee.height), format: .avif,
                 options: options)
+            let aperture = Self.cleanAperture(header)
+            let sizing =
+                try aperture.map {
+                    try DecodeSizing(width: Int($0.width), height: Int($0.height), format: .avif, options: options)
+                } ?? stored
             let declaredFrames = max(1, Int(decoder.pointee.imageCount))
             // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
-            // of it at 10 or 12 bits) and, when the frames are averaged down, the full-size RGBA buffer each
-            // is converted into first.
-            let plan = sizing.animationPlan(
-                declaredFrames: declaredFrames, canvases: sizing.isFullSize ? 1 : 2, options: options)
+            // of it at 10 or 12 bits) and, when the frames are cropped or averaged down, the full-size RGBA
+            // buffer each is converted into first.
+            let plan = stored.animationPlan(
+                declaredFrames: declaredFrames, canvases: sizing.isFullSize && aperture == nil ? 1 : 2,
+                options: options)
             let claim = try PixelMemory.claim(
-                plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
-                for: "AVIF \(sizing.original) × \(plan.frames) frames")
+                plan.bytes, largest: PixelMemory.bytes(stored.original), options: options,
+                for: "AVIF \(stored.original) × \(plan.frames) frames")
             defer { claim.release() }
 
             var frames: [ImageFrame] = []
@@ -64,12 +74,13 @@ public struct AVIFDecoder: ImageDecoding {
             while frames.count < plan.frames {
                 result = avifDecoderNextImage(decoder)
                 guard result == AVIF_RESULT_OK, let image = decoder.pointee.image else { break }
-                guard Int(image.pointee.width) == sizing.original.width,
-                    Int(image.pointee.height) == sizing.original.height
+                guard Int(image.pointee.width) == stored.original.width,
+                    Int(image.pointee.height) == stored.original.height
                 else {
                     throw DecodingFailure.badImageData("AVIF frame size disagrees with the first frame")
                 }
-                let pixels = try Self.rgba(image, size: sizing.original)
+                var pixels = try Self.rgba(image, size: stored.original)
+                if let aperture { pixels = Self.crop(pixels, width: stored.original.width, to: aperture) }
                 var frame = ImageFrame(
                     width: sizing.original.width, height: sizing.original.height,
                     bytesPerRow: sizing.original.width * 4, pixels: pixels,
@@ -116,6 +127,36 @@ public struct AVIFDecoder: ImageDecoding {
         }
         try check(result, "AVIF colour conversion failed")
         return pixels
+    }
+
+    /// The clean aperture (`clap`) of `image` in its coded pixels, or nil when it has none or an invalid one
+    /// (then the whole image shows, as browsers show it). The rectangle is asked for as if the planes were
+    /// 4:4:4: the crop applies to the RGBA pixels, where any origin is possible, so the chroma-alignment
+    /// rule libavif applies to subsampled planes (the one its strict mode enforces) does not matter here.
+    static func cleanAperture(_ image: UnsafeMutablePointer<avifImage>) -> avifCropRect? {
+        guard image.pointee.transformFlags & AVIF_TRANSFORM_CLAP.rawValue != 0 else { return nil }
+        var rectangle = avifCropRect()
+        var clap = image.pointee.clap
+        var diagnostics = avifDiagnostics()
+        guard
+            avifCropRectConvertCleanApertureBox(
+                &rectangle, &clap, image.pointee.width, image.pointee.height, AVIF_PIXEL_FORMAT_YUV444,
+                &diagnostics) != AVIF_FALSE,
+            rectangle.width > 0, rectangle.height > 0
+        else { return nil }
+        return rectangle
+    }
+
+    /// The rows and columns of RGBA `pixels` (`width` pixels a row) inside `rectangle`.
+    static func crop(_ pixels: [UInt8], width: Int, to rectangle: avifCropRect) -> [UInt8] {
+        let rowBytes = Int(rectangle.width) * 4
+        var cropped = [UInt8]()
+        cropped.reserveCapacity(rowBytes * Int(rectangle.height))
+        for row in Int(rectangle.y)..<Int(rectangle.y + rectangle.height) {
+            let start = (row * width + Int(rectangle.x)) * 4
+            cropped.append(contentsOf: pixels[start..<(start + rowBytes)])
+        }
+        return cropped
     }
 
     /// The EXIF orientation (1…8) equal to the image's `irot` then `imir` transforms: `irot` turns the

@@ -44,4 +44,33 @@ import Testing
         // Premultiplied colours were up to 64 steps too dark (the checker's measure before the fix).
         #expect(Self.peakError(image, reference: reference) <= 3)
     }
+
+    @Test("An AVIF's clean aperture is applied, even at an origin that libavif's strict mode refuses")
+    func avifCleanApertureIsTheImage() throws {
+        let data = try Data(
+            contentsOf: Self.directory.appendingPathComponent("avif/Link-U/kimono.crop.avif"))
+        let cropped = try AVIFDecoder().decode(data, options: .default)
+        // The same file with a clap that keeps everything (722/1 × 1024/1, no offset): the whole coded image.
+        var bytes = [UInt8](data)
+        var rewritten = 0
+        for index in 4..<(bytes.count - 36) where bytes[index..<(index + 4)].elementsEqual("clap".utf8) {
+            let whole: [UInt32] = [722, 1, 1024, 1, 0, 1, 0, 1]
+            bytes.replaceSubrange(
+                (index + 4)..<(index + 36), with: whole.flatMap { withUnsafeBytes(of: $0.bigEndian, Array.init) })
+            rewritten += 1
+        }
+        #expect(rewritten == 1)
+        let whole = try AVIFDecoder().decode(Data(bytes), options: .default)
+        #expect(whole.width == 722 && whole.height == 1024)
+        // clap: 385 × 330, centre moved by (207/2, -616/2): the rectangle at (272, 39).
+        #expect(cropped.width == 385 && cropped.height == 330)
+        #expect(cropped.originalWidth == 385 && cropped.originalHeight == 330)
+        let source = whole.frames[0]
+        var expected = [UInt8]()
+        for row in 39..<(39 + 330) {
+            let start = row * source.bytesPerRow + 272 * 4
+            expected += source.pixels[start..<(start + 385 * 4)]
+        }
+        #expect(cropped.frames[0].pixels == expected)
+    }
 }
