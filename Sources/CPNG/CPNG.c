@@ -55,6 +55,17 @@ static void wi_png_set_transforms(png_structp png, png_infop info) {
     (void)info;
 }
 
+// 16-bit images to RGBA16 in native byte order, for a colour conversion done before the reduction to 8 bits:
+// tRNS becomes alpha, gray is copied to RGB, opaque images get alpha 65535.
+static void wi_png_set_transforms16(png_structp png) {
+    png_set_expand(png);
+    png_set_gray_to_rgb(png);
+    png_set_add_alpha(png, 0xffff, PNG_FILLER_AFTER);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    png_set_swap(png);
+#endif
+}
+
 // ---- One-shot reader ----
 
 struct wi_png_decoder {
@@ -137,8 +148,22 @@ static void wi_png_emit_box_row(uint32_t *sums, uint8_t *out, uint32_t sourceWid
     memset(sums, 0, (size_t)width * 4 * sizeof *sums);
 }
 
+static int wi_png_decode_rows(wi_png_decoder *decoder, int wide, int factor, uint8_t *pixels, size_t stride,
+                              uint32_t width, uint32_t height, uint32_t *rowsDecoded);
+
 int wi_png_decode(wi_png_decoder *decoder, int factor, uint8_t *pixels, size_t stride, uint32_t width,
                   uint32_t height, uint32_t *rowsDecoded) {
+    return wi_png_decode_rows(decoder, 0, factor, pixels, stride, width, height, rowsDecoded);
+}
+
+int wi_png_decode16(wi_png_decoder *decoder, uint16_t *pixels, size_t stride, uint32_t width, uint32_t height,
+                    uint32_t *rowsDecoded) {
+    return wi_png_decode_rows(decoder, 1, 1, (uint8_t *)pixels, stride, width, height, rowsDecoded);
+}
+
+// `wide`: RGBA16 (16-bit images only, `factor` 1) instead of RGBA8.
+static int wi_png_decode_rows(wi_png_decoder *decoder, int wide, int factor, uint8_t *pixels, size_t stride,
+                              uint32_t width, uint32_t height, uint32_t *rowsDecoded) {
     png_structp png = decoder->png;
     png_infop info = decoder->info;
     decoder->rowsDecoded = 0;
@@ -162,10 +187,15 @@ int wi_png_decode(wi_png_decoder *decoder, int factor, uint8_t *pixels, size_t s
     if ((sourceWidth + (uint32_t)factor - 1) / (uint32_t)factor != width ||
         (sourceHeight + (uint32_t)factor - 1) / (uint32_t)factor != height)
         png_error(png, "PNG output size does not match the header");
-    wi_png_set_transforms(png, info);
+    if (wide && (png_get_bit_depth(png, info) != 16 || factor != 1))
+        png_error(png, "RGBA16 output needs a 16-bit PNG at full size");
+    if (wide)
+        wi_png_set_transforms16(png);
+    else
+        wi_png_set_transforms(png, info);
     int passes = png_set_interlace_handling(png);
     png_read_update_info(png, info);
-    if (png_get_rowbytes(png, info) != (size_t)sourceWidth * 4) png_error(png, "unexpected PNG row size");
+    if (png_get_rowbytes(png, info) != (size_t)sourceWidth * (wide ? 8 : 4)) png_error(png, "unexpected PNG row size");
 
     if (passes > 1) {
         if (factor != 1) png_error(png, "interlaced PNG cannot be box-scaled while reading");

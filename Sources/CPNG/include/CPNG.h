@@ -44,6 +44,10 @@ int wi_png_read_header(wi_png_decoder *_Nonnull decoder, wi_png_header *_Nonnull
 /// complete (for interlaced images: rows of the last pass reached, a coarse image before that).
 int wi_png_decode(wi_png_decoder *_Nonnull decoder, int factor, uint8_t *_Nonnull pixels, size_t stride,
                   uint32_t width, uint32_t height, uint32_t *_Nonnull rowsDecoded);
+/// Decodes a 16-bit PNG at full size to RGBA16 rows (native byte order) of `stride` bytes, otherwise as
+/// `wi_png_decode`: for a colour conversion made before the samples are reduced to 8 bits.
+int wi_png_decode16(wi_png_decoder *_Nonnull decoder, uint16_t *_Nonnull pixels, size_t stride, uint32_t width,
+                    uint32_t height, uint32_t *_Nonnull rowsDecoded);
 /// The last error's text from libpng ("" when none).
 const char *_Nonnull wi_png_error_message(const wi_png_decoder *_Nonnull decoder);
 

@@ -58,7 +58,7 @@ enum ColorManagement {
         case .gamma(let gamma, let chromaticities):
             // Gamma 1/2.2, alone or with sRGB's white and primaries, is what encoders (ImageMagick among
             // them) write for sRGB files: it is taken as sRGB, as browsers take it.
-            if abs(gamma - 1 / 2.2) < 0.0005, chromaticities.map(isSRGBChromaticities) ?? true { return }
+            if isSRGBGamma(gamma, chromaticities: chromaticities) { return }
             guard options.colorSpace == .sRGB, gamma > 0.01, gamma < 10 else { return }
             let key = Data("gAMA \(gamma) cHRM \(chromaticities ?? [])".utf8)
             guard let profile = Profile(gamma: gamma, chromaticities: chromaticities),
@@ -66,6 +66,62 @@ enum ColorManagement {
             else { return }
             convert(&image, with: transform)
         }
+    }
+
+    /// Whether PNG gAMA (and cHRM) are what encoders write for sRGB files: gamma 1/2.2, alone or with
+    /// sRGB's white and primaries.
+    static func isSRGBGamma(_ gamma: Double, chromaticities: [Double]?) -> Bool {
+        abs(gamma - 1 / 2.2) < 0.0005 && (chromaticities.map(isSRGBChromaticities) ?? true)
+    }
+
+    /// The transform to sRGB that `apply` would use for `source`, built for RGBA16 input (a 16-bit PNG's
+    /// samples, converted before they are reduced to 8 bits, so the conversion does not stretch 8-bit
+    /// steps); nil wherever `apply` would leave the pixels as stored or keep the profile. Profiles larger
+    /// than the limit get nil without a warning: the 8-bit path that follows warns.
+    static func sRGBTransform16(
+        for source: EmbeddedColorSpace, options: ImageDecodingOptions
+    ) -> Transform? {
+        guard options.colorSpace == .sRGB else { return nil }
+        let profile: Profile
+        let key: [UInt8]
+        switch source {
+        case .icc(let data):
+            guard data.count <= options.maximumColorProfileBytes, let opened = Profile(data),
+                opened.colorSpace == cmsSigRgbData || opened.colorSpace == cmsSigGrayData, !opened.isSRGB
+            else { return nil }
+            profile = opened
+            key = Array("RGBA16 ".utf8) + [UInt8](data)
+        case .gamma(let gamma, let chromaticities):
+            guard !isSRGBGamma(gamma, chromaticities: chromaticities), gamma > 0.01, gamma < 10,
+                let made = Profile(gamma: gamma, chromaticities: chromaticities)
+            else { return nil }
+            profile = made
+            key = Array("RGBA16 gAMA \(gamma) cHRM \(chromaticities ?? [])".utf8)
+        case .cicp:
+            return nil
+        }
+        if let cached = caches.withLock({ $0.transform(for: key) }) { return cached }
+        guard let made = Transform(from: profile, inputBytesPerSample: 2) else { return nil }
+        return caches.withLock { $0.remember(made, for: key) }
+    }
+
+    /// RGBA16 `pixels` (`width` × `height`, rows packed) through a transform from `sRGBTransform16`, as
+    /// RGBA8; alpha is rounded to 8 bits.
+    static func convert16(_ pixels: [UInt16], width: Int, height: Int, with transform: Transform) -> [UInt8] {
+        let count = width * height
+        // Alpha first: LittleCMS leaves extra channels alone where it does not copy them (gray profiles).
+        var output = [UInt8](repeating: 0, count: count * 4)
+        for index in 0..<count { output[index * 4 + 3] = UInt8((UInt32(pixels[index * 4 + 3]) + 128) / 257) }
+        pixels.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                guard let source = input.baseAddress, let destination = out.baseAddress else { return }
+                for row in 0..<height {
+                    cmsDoTransform(
+                        transform.handle, source + row * width * 8, destination + row * width * 4, UInt32(width))
+                }
+            }
+        }
+        return output
     }
 
     /// Whether PNG cHRM values are sRGB's (BT.709 primaries, D65 white) to the chunk's precision.
@@ -139,16 +195,16 @@ enum ColorManagement {
         // cmsFLAGS_NOCACHE reads the transform and writes nothing in it.
         let handle: cmsHTRANSFORM
 
-        init?(from profile: Profile) {
+        init?(from profile: Profile, inputBytesPerSample: UInt32 = 1) {
             let space = profile.colorSpace
             let input: UInt32
             if space == cmsSigCmykData {
                 input = cmsFormatter(colorspace: PT_CMYK, channels: 4, extra: 0)
             } else if space == cmsSigGrayData {
                 // The gray value is the first of RGBA's four bytes; alpha stays where it is in the output.
-                input = cmsFormatter(colorspace: PT_GRAY, channels: 1, extra: 3)
+                input = cmsFormatter(colorspace: PT_GRAY, channels: 1, extra: 3, bytes: inputBytesPerSample)
             } else {
-                input = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1)
+                input = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1, bytes: inputBytesPerSample)
             }
             let output = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1)
             let flags =
@@ -349,8 +405,9 @@ enum ColorManagement {
         }
     }
 
-    /// LittleCMS's pixel-format word for 8-bit samples (the TYPE_* macros, which Swift cannot import).
-    private static func cmsFormatter(colorspace: Int32, channels: UInt32, extra: UInt32) -> UInt32 {
-        (UInt32(colorspace) << 16) | (extra << 7) | (channels << 3) | 1
+    /// LittleCMS's pixel-format word for samples of `bytes` bytes, native byte order (the TYPE_* macros,
+    /// which Swift cannot import).
+    private static func cmsFormatter(colorspace: Int32, channels: UInt32, extra: UInt32, bytes: UInt32 = 1) -> UInt32 {
+        (UInt32(colorspace) << 16) | (extra << 7) | (channels << 3) | bytes
     }
 }

@@ -4,7 +4,9 @@ import Foundation
 /// Decodes PNG with libpng: every color type and bit depth, palette with tRNS, gray + alpha, 16-bit
 /// (high byte kept), Adam7 interlaced — to RGBA8. Colour: an iCCP profile, or gAMA (with cHRM) when
 /// there is neither a profile nor an sRGB chunk, is applied as `ImageDecodingOptions.colorSpace` asks
-/// (gAMA 1/2.2, alone or with sRGB's cHRM, counts as sRGB, as browsers take it).
+/// (gAMA 1/2.2, alone or with sRGB's cHRM, counts as sRGB, as browsers take it). A 16-bit image decoded
+/// at full size is converted to sRGB from its 16-bit samples, before they are rounded to 8 bits, so the
+/// conversion does not stretch 8-bit steps into bands (scaled-down decodes still convert after).
 ///
 /// Scale-down of non-interlaced images averages boxes of rows while reading, so the full-size bitmap is
 /// never allocated; interlaced images are decoded at full size and then averaged down. Truncated data
@@ -71,28 +73,50 @@ private final class PNGReader {
         let choice = sizing.nativeSize(among: candidates)
         let native = candidates[choice]
         let final = sizing.finalSize(native: native)
+        let wide = factors[choice] == 1 ? PNGDecoder.sRGBTransform16(header, options: options) : nil
         let claim = try PixelMemory.claim(
-            PixelMemory.sum(PixelMemory.bytes(native), final == native ? 0 : PixelMemory.bytes(final)),
-            largest: PixelMemory.bytes(native), options: options, for: "PNG \(sizing.original)")
+            PixelMemory.sum(
+                PixelMemory.bytes(native), final == native ? 0 : PixelMemory.bytes(final),
+                wide == nil ? 0 : PixelMemory.bytes(native, count: 2)),
+            largest: PixelMemory.bytes(native, count: wide == nil ? 1 : 2), options: options,
+            for: "PNG \(sizing.original)")
         defer { claim.release() }
         let stride = native.width * 4
         var rows: UInt32 = 0
         var status: Int32 = 0
-        let pixels = [UInt8](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
-            if let base = buffer.baseAddress {
-                // wi_png_decode writes every row: decoded pixels or zeros.
-                status = wi_png_decode(
-                    handle, Int32(factors[choice]), base, stride, UInt32(native.width), UInt32(native.height), &rows)
-                count = stride * native.height
-            } else {
-                status = -1
-                count = 0
+        let pixels: [UInt8]
+        if let wide {
+            let samples = [UInt16](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
+                if let base = buffer.baseAddress {
+                    // wi_png_decode16 writes every row: decoded pixels or zeros.
+                    status = wi_png_decode16(
+                        handle, base, stride * 2, UInt32(native.width), UInt32(native.height), &rows)
+                    count = stride * native.height
+                } else {
+                    status = -1
+                    count = 0
+                }
+            }
+            pixels = ColorManagement.convert16(samples, width: native.width, height: native.height, with: wide)
+        } else {
+            pixels = [UInt8](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
+                if let base = buffer.baseAddress {
+                    // wi_png_decode writes every row: decoded pixels or zeros.
+                    status = wi_png_decode(
+                        handle, Int32(factors[choice]), base, stride, UInt32(native.width), UInt32(native.height),
+                        &rows)
+                    count = stride * native.height
+                } else {
+                    status = -1
+                    count = 0
+                }
             }
         }
         guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("PNG undecodable: \(message)") }
         let frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(
-            frame, sizing: sizing, header: header, isPartial: status != 0, options: options)
+            frame, sizing: sizing, header: header, isPartial: status != 0, convertedToSRGB: wide != nil,
+            options: options)
     }
 }
 
@@ -101,7 +125,7 @@ extension PNGDecoder {
     /// ask for.
     fileprivate static func image(
         _ frame: ImageFrame, sizing: DecodeSizing, header: wi_png_header, isPartial: Bool,
-        options: ImageDecodingOptions
+        convertedToSRGB: Bool = false, options: ImageDecodingOptions
     ) -> Image {
         let final = sizing.finalSize(native: PixelSize(width: frame.width, height: frame.height))
         let frame = PixelResampler.resample(frame, to: final)
@@ -109,8 +133,16 @@ extension PNGDecoder {
             format: .png, width: final.width, height: final.height, originalWidth: sizing.original.width,
             originalHeight: sizing.original.height, frames: [frame], hasAlpha: header.hasAlpha != 0,
             isPartial: isPartial)
-        ColorManagement.apply(colorSpace(of: header), to: &image, options: options)
+        if !convertedToSRGB { ColorManagement.apply(colorSpace(of: header), to: &image, options: options) }
         return image
+    }
+
+    /// The transform that converts a 16-bit image's samples to sRGB before they are reduced to 8 bits, so
+    /// the conversion (a gAMA of 1.0 brightens dark tones several times) does not stretch 8-bit steps into
+    /// bands; nil for other depths and wherever no conversion to sRGB is made.
+    static func sRGBTransform16(_ header: wi_png_header, options: ImageDecodingOptions) -> ColorManagement.Transform? {
+        guard header.bitDepth == 16, let space = colorSpace(of: header) else { return nil }
+        return ColorManagement.sRGBTransform16(for: space, options: options)
     }
 
     /// The colour space the chunks declare: iCCP first, then sRGB (nothing to do), then gAMA with cHRM.
@@ -194,7 +226,9 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
 
     /// The streamed image when it completed at the size asked for; otherwise a one-shot decode of `data`.
     func decodeFinal(_ data: Data) throws -> Image {
+        // A 16-bit image converted to sRGB is decoded again: the stream reduced it to 8 bits first.
         if let state = feed(data), state.complete != 0, state.failed == 0,
+            PNGDecoder.sRGBTransform16(state.header, options: options) == nil,
             let image = image(state, isPartial: false), image.width == image.originalWidth,
             image.height == image.originalHeight
         {
