@@ -17,7 +17,8 @@ import Foundation
 /// Alpha comes back straight: libjxl un-premultiplies a file whose alpha channel is premultiplied.
 ///
 /// Colour: pixels in a space other than sRGB come with libjxl's ICC description of it, applied as
-/// `ImageDecodingOptions.colorSpace` asks.
+/// `ImageDecodingOptions.colorSpace` asks. An XYB (lossy) image is asked for in sRGB when the options
+/// want sRGB, so libjxl converts from XYB in floating point instead of handing over 8-bit linear light.
 ///
 /// This file is the only one that calls libjxl.
 public struct JXLDecoder: ImageDecoding {
@@ -34,15 +35,12 @@ public struct JXLDecoder: ImageDecoding {
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
             }
-            let session = try Session(
-                base, raw.count,
-                events: JxlDecoderStatus(rawValue: JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue))
+            let session = try Session(base, raw.count, events: JXL_DEC_BASIC_INFO)
             guard try session.next() == JXL_DEC_BASIC_INFO else {
                 throw DecodingFailure.badImageData("JPEG XL header incomplete (\(raw.count) bytes)")
             }
             var info = JxlBasicInfo()
             try Self.check(JxlDecoderGetBasicInfo(session.decoder, &info), "JPEG XL basic info unreadable")
-            let color = try session.next() == JXL_DEC_COLOR_ENCODING ? Self.colorSpace(session.decoder) : nil
             let sizing = try DecodeSizing(
                 width: Int(info.xsize), height: Int(info.ysize), format: .jxl, options: options)
             let animated = info.have_animation != JXL_FALSE
@@ -53,8 +51,8 @@ public struct JXLDecoder: ImageDecoding {
                 plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
                 for: "JPEG XL \(sizing.original) × \(plan.frames) frames")
             defer { claim.release() }
-            let (frames, isPartial) = try decodeFrames(
-                base, raw.count, info: info, sizing: sizing, limit: plan.frames)
+            let (frames, color, isPartial) = try decodeFrames(
+                base, raw.count, info: info, sizing: sizing, limit: plan.frames, options: options)
             var image = Image(
                 format: .jxl, width: frames[0].width, height: frames[0].height,
                 originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
@@ -67,11 +65,14 @@ public struct JXLDecoder: ImageDecoding {
     }
 
     private func decodeFrames(
-        _ base: UnsafePointer<UInt8>, _ length: Int, info: JxlBasicInfo, sizing: DecodeSizing, limit: Int
-    ) throws -> (frames: [ImageFrame], isPartial: Bool) {
+        _ base: UnsafePointer<UInt8>, _ length: Int, info: JxlBasicInfo, sizing: DecodeSizing, limit: Int,
+        options: ImageDecodingOptions
+    ) throws -> (frames: [ImageFrame], color: EmbeddedColorSpace?, isPartial: Bool) {
         let session = try Session(
             base, length,
-            events: JxlDecoderStatus(rawValue: JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue))
+            events: JxlDecoderStatus(
+                rawValue: JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue))
+        var color: EmbeddedColorSpace?
         let size = sizing.original
         var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height * 4)
@@ -93,6 +94,21 @@ public struct JXLDecoder: ImageDecoding {
 
         while frames.count < limit {
             switch try session.next() {
+            case JXL_DEC_COLOR_ENCODING:
+                // An XYB image has no stored RGB: for one whose original is an ICC profile libjxl picks linear
+                // light, which 8 bits cannot hold in the dark tones (they band once converted). Asking for
+                // sRGB has libjxl convert in floating point; where it cannot, the data profile says so and
+                // is applied as before.
+                if info.uses_original_profile == JXL_FALSE, options.colorSpace == .sRGB {
+                    var srgb = JxlColorEncoding()
+                    srgb.color_space = info.num_color_channels == 1 ? JXL_COLOR_SPACE_GRAY : JXL_COLOR_SPACE_RGB
+                    srgb.white_point = JXL_WHITE_POINT_D65
+                    srgb.primaries = JXL_PRIMARIES_SRGB
+                    srgb.transfer_function = JXL_TRANSFER_FUNCTION_SRGB
+                    srgb.rendering_intent = JXL_RENDERING_INTENT_PERCEPTUAL
+                    _ = JxlDecoderSetPreferredColorProfile(session.decoder, &srgb)
+                }
+                color = Self.colorSpace(session.decoder)
             case JXL_DEC_FRAME:
                 var header = JxlFrameHeader()
                 try Self.check(JxlDecoderGetFrameHeader(session.decoder, &header), "JPEG XL frame header unreadable")
@@ -112,19 +128,19 @@ public struct JXLDecoder: ImageDecoding {
                 keep()
                 bufferSet = false
             case JXL_DEC_SUCCESS:
-                return (try Self.nonEmpty(frames), false)
+                return (try Self.nonEmpty(frames), color, false)
             case JXL_DEC_NEED_MORE_INPUT:
                 // The data ends here: show what the bytes so far hold of the frame being decoded.
                 if bufferSet, JxlDecoderFlushImage(session.decoder) == JXL_DEC_SUCCESS { keep() }
                 guard !frames.isEmpty else {
                     throw DecodingFailure.badImageData("JPEG XL data ends before any pixel (\(length) bytes)")
                 }
-                return (frames, true)
+                return (frames, color, true)
             default:
                 break
             }
         }
-        return (frames, false)
+        return (frames, color, false)
     }
 
     /// The colour space the pixels come out in: nil for sRGB (the usual case, and what libjxl produces from
@@ -133,8 +149,9 @@ public struct JXLDecoder: ImageDecoding {
         var encoding = JxlColorEncoding()
         if JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding)
             == JXL_DEC_SUCCESS,
-            encoding.color_space == JXL_COLOR_SPACE_RGB, encoding.white_point == JXL_WHITE_POINT_D65,
-            encoding.primaries == JXL_PRIMARIES_SRGB, encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB
+            encoding.white_point == JXL_WHITE_POINT_D65, encoding.transfer_function == JXL_TRANSFER_FUNCTION_SRGB,
+            encoding.color_space == JXL_COLOR_SPACE_GRAY
+                || (encoding.color_space == JXL_COLOR_SPACE_RGB && encoding.primaries == JXL_PRIMARIES_SRGB)
         {
             return nil
         }
