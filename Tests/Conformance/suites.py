@@ -126,7 +126,7 @@ def jxl(path):
     for folder in sorted(p for p in root.iterdir() if (p / "input.jxl").exists()):
         case = Case("jxl", "jxl/" + folder.name, folder / "input.jxl", "match")
         if not any((folder / n).exists() for n in ("ref.png", "ref.apng", "ref.gif")):
-            case.skip = "no reference image in this copy (the suite keeps it in cloud storage)"
+            case.skip = "no reference image (ref.png, ref.apng or ref.gif) in this copy"
         descriptor = json.loads((folder / "test.json").read_text())
         for frame in descriptor["frames"]:
             case.frame_tolerances.append(
