@@ -1,8 +1,9 @@
 import CAVIF
 import Foundation
 
-/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (reduced to
-/// 8 bits per channel by libavif's YUV→RGB step), and image sequences as animation frames.
+/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (converted to
+/// 16-bit RGB by libavif's YUV→RGB step, then rounded to 8 bits per channel), and image sequences as
+/// animation frames.
 ///
 /// The declared size is checked (`maximumImagePixels`) and the pixel memory claimed before libavif decodes
 /// anything (libavif's own size limit, 16,384 × 16,384, stays in force too), and a sequence decodes at most the
@@ -59,11 +60,13 @@ public struct AVIFDecoder: ImageDecoding {
                 } ?? stored
             let declaredFrames = max(1, Int(decoder.pointee.imageCount))
             // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
-            // of it at 10 or 12 bits) and, when the frames are cropped or averaged down, the full-size RGBA
-            // buffer each is converted into first.
+            // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
+            // buffer each is converted into first, and for 10 and 12 bits the RGBA16 buffer (two canvases)
+            // libavif converts into before the rounding to 8 bits.
+            let deep = header.pointee.depth > 8
             let plan = stored.animationPlan(
-                declaredFrames: declaredFrames, canvases: sizing.isFullSize && aperture == nil ? 1 : 2,
-                options: options)
+                declaredFrames: declaredFrames,
+                canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
             let claim = try PixelMemory.claim(
                 plan.bytes, largest: PixelMemory.bytes(stored.original), options: options,
                 for: "AVIF \(stored.original) × \(plan.frames) frames")
@@ -116,8 +119,23 @@ public struct AVIFDecoder: ImageDecoding {
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
         rgb.format = AVIF_RGB_FORMAT_RGBA
-        rgb.depth = 8
         rgb.alphaPremultiplied = AVIF_FALSE
+        if image.pointee.depth > 8 {
+            // 10 and 12 bits go through libavif's 16-bit conversion, then are rounded: libavif 0.11's direct
+            // conversion to 8 bits takes another path for subsampled chroma, up to 19 steps off at chroma
+            // edges in 12-bit 4:2:0.
+            rgb.depth = 16
+            rgb.rowBytes = UInt32(size.width * 8)
+            var result = AVIF_RESULT_OK
+            let wide = [UInt16](unsafeUninitializedCapacity: size.width * size.height * 4) { buffer, count in
+                rgb.pixels = UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: UInt8.self)
+                result = avifImageYUVToRGB(image, &rgb)
+                count = result == AVIF_RESULT_OK ? buffer.count : 0
+            }
+            try check(result, "AVIF colour conversion failed")
+            return wide.map { UInt8((UInt32($0) * 255 + 32_767) / 65_535) }
+        }
+        rgb.depth = 8
         rgb.rowBytes = UInt32(size.width * 4)
         var result = AVIF_RESULT_OK
         let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * 4) { buffer, count in

@@ -82,4 +82,25 @@ import Testing
         }
         #expect(cropped.frames[0].pixels == expected)
     }
+
+    @Test("A 12-bit 4:2:0 AVIF decodes as libavif's 16-bit conversion rounded, without 8-bit chroma-edge errors")
+    func twelveBitAVIFRoundsLibavifsSixteenBitConversion() throws {
+        let image = try Self.decode("avif/Link-U/fox.profile2.12bpc.yuv420.avif")
+        // avifdec -d 16 (libavif 0.11.1) of the same file, rounded to 8 bits, the 64 × 64 pixels at (192, 300):
+        // libavif's direct 8-bit conversion was up to 19 steps off there.
+        let crop = try Self.decode("avif/Link-U/fox.profile2.12bpc.yuv420.avifdec-crop-192-300.png")
+        let frame = image.frames[0]
+        let expected = crop.frames[0]
+        var peak = 0
+        for y in 0..<64 {
+            for x in 0..<64 {
+                for channel in 0..<4 {
+                    let decoded = Int(frame.pixels[(300 + y) * frame.bytesPerRow + (192 + x) * 4 + channel])
+                    let reference = Int(expected.pixels[y * expected.bytesPerRow + x * 4 + channel])
+                    peak = max(peak, abs(decoded - reference))
+                }
+            }
+        }
+        #expect(peak <= 1)
+    }
 }
