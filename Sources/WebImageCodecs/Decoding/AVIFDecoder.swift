@@ -1,9 +1,9 @@
 import CAVIF
 import Foundation
 
-/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (converted to
-/// 16-bit RGB by libavif's YUV→RGB step, then rounded to 8 bits per channel), and image sequences as
-/// animation frames.
+/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (reduced to
+/// 8 bits per channel by libavif's YUV→RGB step; 12-bit ones converted to 16 bits first, then rounded), and
+/// image sequences as animation frames.
 ///
 /// The declared size is checked (`maximumImagePixels`) and the pixel memory claimed before libavif decodes
 /// anything (libavif's own size limit, 16,384 × 16,384, stays in force too), and a sequence decodes at most the
@@ -61,9 +61,9 @@ public struct AVIFDecoder: ImageDecoding {
             let declaredFrames = max(1, Int(decoder.pointee.imageCount))
             // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
             // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
-            // buffer each is converted into first, and for 10 and 12 bits the RGBA16 buffer (two canvases)
-            // libavif converts into before the rounding to 8 bits.
-            let deep = header.pointee.depth > 8
+            // buffer each is converted into first, and for 12 bits the RGBA16 buffer (two canvases) libavif
+            // converts into before the rounding to 8 bits.
+            let deep = header.pointee.depth > 10
             let plan = stored.animationPlan(
                 declaredFrames: declaredFrames,
                 canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
@@ -120,10 +120,10 @@ public struct AVIFDecoder: ImageDecoding {
         avifRGBImageSetDefaults(&rgb, image)
         rgb.format = AVIF_RGB_FORMAT_RGBA
         rgb.alphaPremultiplied = AVIF_FALSE
-        if image.pointee.depth > 8 {
-            // 10 and 12 bits go through libavif's 16-bit conversion, then are rounded: libavif 0.11's direct
-            // conversion to 8 bits takes another path for subsampled chroma, up to 19 steps off at chroma
-            // edges in 12-bit 4:2:0.
+        if image.pointee.depth > 10 {
+            // 12 bits go through libavif's 16-bit conversion, then are rounded: libavif 0.11's direct
+            // conversion of 12-bit subsampled chroma to 8 bits is up to 19 steps off at chroma edges. 10 bits
+            // keep the direct conversion, which agrees with other decoders (Pillow's libavif) within a step.
             rgb.depth = 16
             rgb.rowBytes = UInt32(size.width * 8)
             var result = AVIF_RESULT_OK
