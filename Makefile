@@ -28,10 +28,11 @@ build: deps
 	@rm -f .build-log.txt
 
 # Python for the tests that read the bulk tars with the `webdataset` package and check the Parquet reader
-# against pyarrow and fastparquet (pip, into .venv-test; test tools, never dependencies of the library).
+# against pyarrow and fastparquet, and kubernetes-validate for deploy/kubernetes (pip, into .venv-test; test tools,
+# never dependencies of the library).
 test-python:
-	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet' 2>/dev/null || \
-		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet; }
+	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, kubernetes_validate' 2>/dev/null || \
+		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet kubernetes-validate; }
 
 test: build test-python
 	$(SWIFT) test --skip-build
