@@ -37,6 +37,7 @@ let package = Package(
         // No pkgConfig for these two: their .pc files carry -D flags SwiftPM refuses (and warns about); the
         // headers are in /usr/include and the module maps name the libraries.
         .systemLibrary(name: "CAVIF", providers: [.apt(["libavif-dev"])]),
+        .systemLibrary(name: "CHEIF", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
         // zlib for the test server's gzip route, the gzip input of `webimage bulk` and Parquet's GZIP pages
@@ -64,7 +65,7 @@ let package = Package(
         .target(
             name: "WebImageCodecs",
             dependencies: [
-                "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CJXL", "CLCMS",
+                "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CHEIF", "CJXL", "CLCMS",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

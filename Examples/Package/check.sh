@@ -27,6 +27,6 @@ if ldd "$bin/CodecsConsumer" | grep -E 'libcurl|libsqlite3'; then
     echo "error: CodecsConsumer (WebImageCodecs only) links the libraries above" >&2
     exit 1
 fi
-echo "CodecsConsumer links: $(ldd "$bin/CodecsConsumer" | awk '{print $1}' | grep -E 'lib(jpeg|png|webp|gif|avif|jxl|lcms)' | sort | tr '\n' ' ')"
+echo "CodecsConsumer links: $(ldd "$bin/CodecsConsumer" | awk '{print $1}' | grep -E 'lib(jpeg|png|webp|gif|avif|heif|jxl|lcms)' | sort | tr '\n' ' ')"
 echo "Resolved:"
 grep -E '"(identity|version)"' "$work/consumer/Package.resolved" | paste - - | sed 's/  */ /g'

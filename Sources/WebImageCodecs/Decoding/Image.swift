@@ -14,6 +14,9 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case avif
     /// JPEG XL: a bare codestream (FF 0A) or the ISOBMFF container (its 12-byte `JXL ` signature box).
     case jxl
+    /// HEIC and other HEIF images: an ISOBMFF file whose `ftyp` brands name HEIF (`heic`, `heix`, `mif1`,
+    /// and their sequence brands) but not AVIF.
+    case heic
     /// Anything else.
     case unknown
 }

@@ -8,16 +8,16 @@ import Locking
 ///
 /// ```swift
 /// let image = try ImageDecoderRegistry.shared.decode(data)
-/// ImageDecoderRegistry.shared.register(MyHEICDecoder())   // asked before the built-ins from now on
+/// ImageDecoderRegistry.shared.register(MyTIFFDecoder())   // asked before the built-ins from now on
 /// ```
 public final class ImageDecoderRegistry: Sendable {
     /// The registry the downloader uses unless told otherwise; starts with `builtInDecoders`.
     public static let shared = ImageDecoderRegistry()
 
-    /// JPEG (libjpeg-turbo), PNG (libpng), GIF (giflib), WebP (libwebp), AVIF (libavif) and JPEG XL
-    /// (libjxl), in registration order.
+    /// JPEG (libjpeg-turbo), PNG (libpng), GIF (giflib), WebP (libwebp), AVIF (libavif), JPEG XL (libjxl)
+    /// and HEIC/HEIF (libheif), in registration order.
     public static var builtInDecoders: [any ImageDecoding] {
-        [JPEGDecoder(), PNGDecoder(), GIFDecoder(), WebPDecoder(), AVIFDecoder(), JXLDecoder()]
+        [JPEGDecoder(), PNGDecoder(), GIFDecoder(), WebPDecoder(), AVIFDecoder(), JXLDecoder(), HEIFDecoder()]
     }
 
     private let decoders: Lock<[any ImageDecoding]>

@@ -8,7 +8,8 @@ extension ImageFormat {
     /// ```
     ///
     /// AVIF is recognised when its `ftyp` box names `avif` or `avis` as the major brand or, within the first
-    /// 64 bytes, as a compatible brand (other HEIF files, such as HEIC, are not AVIF).
+    /// 64 bytes, as a compatible brand. Other HEIF files are `.heic` when a brand is one of HEIF's (`heic`,
+    /// `heix`, `heim`, `heis`, `hevc`, `hevx`, `hevm`, `hevs`, `mif1`, `msf1`).
     ///
     /// - Returns: `.unknown` for empty data, data too short to tell, and anything unrecognised.
     public static func detect(_ data: Data) -> ImageFormat {
@@ -30,11 +31,16 @@ extension ImageFormat {
             let end = min(count, boxSize)
             var offsets = [8]
             offsets += stride(from: 16, to: end - 3, by: 4)
-            for offset in offsets
-            where starts(with: Array("avif".utf8), at: offset) || starts(with: Array("avis".utf8), at: offset) {
-                return .avif
-            }
+            let brands = offsets.map { String(decoding: header[$0..<$0 + 4], as: UTF8.self) }
+            if brands.contains(where: { $0 == "avif" || $0 == "avis" }) { return .avif }
+            if brands.contains(where: Self.heifBrands.contains) { return .heic }
         }
         return .unknown
     }
+
+    /// The `ftyp` brands of HEIF files other than AVIF: HEVC stills and sequences, and the generic image
+    /// and sequence brands (libheif decides whether it can decode what they hold).
+    static let heifBrands: Set<String> = [
+        "heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1",
+    ]
 }

@@ -27,7 +27,7 @@ extension Image {
     /// ones: JPEG (85 when nil), WebP (lossy at `quality`, 80 when nil), AVIF (60 when nil). PNG ignores
     /// it. An RGB ICC profile on the image (`colorSpace = .preserve`) is embedded.
     ///
-    /// - Throws: `ImageCodecError` `.encodingFailed` for GIF, JPEG XL and `.unknown` (no encoder), and when encoding fails.
+    /// - Throws: `ImageCodecError` `.encodingFailed` for GIF, JPEG XL, HEIC and `.unknown` (no encoder), and when encoding fails.
     public func encoded(as format: ImageFormat, quality: Int? = nil) throws -> Data {
         let encoder: any ImageEncoding =
             switch format {
@@ -35,7 +35,7 @@ extension Image {
             case .png: PNGEncoder()
             case .webp: WebPEncoder(quality: quality ?? 80)
             case .avif: AVIFEncoder(quality: quality ?? 60)
-            case .gif, .jxl, .unknown: UnsupportedEncoder(format: format)
+            case .gif, .jxl, .heic, .unknown: UnsupportedEncoder(format: format)
             }
         return try encoder.encode(self)
     }

@@ -65,10 +65,13 @@ struct MutationDecodingTests {
     @Test(
         "10,000 corrupted variants per format decode or fail with badImageData",
         .timeLimit(.minutes(3)),
-        arguments: [ImageFormat.jpeg, .png, .gif, .webp, .avif, .jxl])
+        arguments: [ImageFormat.jpeg, .png, .gif, .webp, .avif, .jxl, .heic])
     func corruptedVariants(format: ImageFormat) async throws {
         var originals: [[UInt8]]
-        if let pipelineFiles = Self.pipelineFiles[format] {
+        if format == .heic {
+            // Two small files: one with alpha (a second HEVC image), one assembled from a grid of tiles.
+            originals = try ["alpha.heic", "grid.heic"].map { [UInt8](try HEIFDecodingTests.data($0)) }
+        } else if let pipelineFiles = Self.pipelineFiles[format] {
             originals = try pipelineFiles.map { [UInt8](try PipelineFixtures.data($0)) }
         } else {
             let files = try #require(DecodingCorpus.smallFiles[format])

@@ -1,0 +1,174 @@
+import CHEIF
+import Foundation
+
+/// Decodes HEIC and other HEIF stills with libheif (HEVC through libde265): the primary image, with
+/// alpha, grids (libheif assembles the tiles) and its ICC profile or CICP (`nclx`) colour.
+///
+/// Geometry: libheif applies the file's clean aperture (`clap`), rotation (`irot`) and mirror (`imir`), so
+/// the image is upright, as iPhones' photos are shown everywhere, and `exifOrientation` is 1. (libheif
+/// 1.15 does not report the transforms it applied.)
+///
+/// Limits: the declared size is checked against `maximumImagePixels` and the pixel memory is claimed
+/// before libheif decodes anything; libheif's own size limit is set to the same number of pixels on a
+/// side. A thumbnail request (`thumbnailPixelSize`) decodes the file's embedded thumbnail instead when it
+/// is at least as large as the box asks; otherwise the full image is decoded and averaged down.
+///
+/// Not supported by libheif 1.15, so not here: image sequences (`.heics` animation tracks; a file with
+/// only a track and no still item fails with `badImageData`) and the gain maps of HDR photos. Images of
+/// 10 or more bits are reduced to 8 by libheif.
+///
+/// This file is the only one that calls libheif.
+public struct HEIFDecoder: ImageDecoding {
+    /// Creates the decoder; it holds no state.
+    public init() {}
+
+    /// Whether `data` is an ISOBMFF file whose brands name HEIF (and not AVIF).
+    public func canDecode(_ data: Data) -> Bool { ImageFormat.detect(data) == .heic }
+
+    /// libheif's plugin registry, set up once per process (`heif_init` is reference-counted and never
+    /// undone here).
+    private static let initialized: Bool = {
+        _ = heif_init(nil)
+        return true
+    }()
+
+    /// Decodes `data`.
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        _ = Self.initialized
+        guard let context = heif_context_alloc() else { throw DecodingFailure.badImageData("HEIF: out of memory") }
+        defer { heif_context_free(context) }
+        // libheif's limit is on the pixel count, named as a width (squared inside).
+        let side = Int(Double(options.maximumImagePixels).squareRoot().rounded(.up))
+        heif_context_set_maximum_image_size_limit(context, Int32(clamping: max(1, side)))
+        return try data.withUnsafeBytes { raw -> Image in
+            guard let base = raw.baseAddress else { throw DecodingFailure.emptyData() }
+            try Self.check(
+                heif_context_read_from_memory_without_copy(context, base, raw.count, nil), "HEIF header unreadable")
+            var primary: OpaquePointer?
+            try Self.check(heif_context_get_primary_image_handle(context, &primary), "HEIF has no primary image")
+            guard let primary else { throw DecodingFailure.badImageData("HEIF has no primary image") }
+            defer { heif_image_handle_release(primary) }
+            let sizing = try DecodeSizing(
+                width: Int(heif_image_handle_get_width(primary)), height: Int(heif_image_handle_get_height(primary)),
+                format: .heic, options: options)
+            // The coded size (before a crop or rotation) bounds libheif's planes.
+            let coded = try DecodeSizing(
+                width: Int(heif_image_handle_get_ispe_width(primary)),
+                height: Int(heif_image_handle_get_ispe_height(primary)), format: .heic, options: options)
+            let thumbnail =
+                options.thumbnailPixelSize != nil ? Self.thumbnail(of: primary, covering: sizing.target) : nil
+            defer { thumbnail.map { heif_image_handle_release($0) } }
+            let handle = thumbnail ?? primary
+            let source =
+                thumbnail.map {
+                    PixelSize(
+                        width: Int(heif_image_handle_get_width($0)), height: Int(heif_image_handle_get_height($0)))
+                } ?? sizing.original
+            // libheif's YUV planes (at most two canvases' worth at 16 bits), its RGBA image, and this copy.
+            let codedBytes = PixelMemory.bytes(thumbnail == nil ? coded.original : source, count: 2)
+            let bytes = PixelMemory.sum(codedBytes, PixelMemory.bytes(source, count: 2))
+            let claim = try PixelMemory.claim(
+                bytes, largest: PixelMemory.bytes(source), options: options, for: "HEIF \(sizing.original)")
+            defer { claim.release() }
+
+            let hasAlpha = heif_image_handle_has_alpha_channel(primary) != 0
+            var frame = try Self.rgba(handle, size: source)
+            if frame.width != sizing.target.width || frame.height != sizing.target.height {
+                frame = PixelResampler.resample(frame, to: sizing.target)
+            }
+            var image = Image(
+                format: .heic, width: frame.width, height: frame.height, originalWidth: sizing.original.width,
+                originalHeight: sizing.original.height, frames: [frame], hasAlpha: hasAlpha)
+            if let profile = Self.colorProfile(of: primary) {
+                ColorManagement.apply(profile, to: &image, options: options)
+            }
+            return image
+        }
+    }
+
+    /// The first embedded thumbnail of `primary` that covers `target`, or nil (then the full image decodes).
+    private static func thumbnail(of primary: OpaquePointer, covering target: PixelSize) -> OpaquePointer? {
+        let count = Int(heif_image_handle_get_number_of_thumbnails(primary))
+        guard count > 0 else { return nil }
+        var identifiers = [heif_item_id](repeating: 0, count: count)
+        let listed = Int(heif_image_handle_get_list_of_thumbnail_IDs(primary, &identifiers, Int32(count)))
+        for identifier in identifiers.prefix(listed) {
+            var handle: OpaquePointer?
+            guard heif_image_handle_get_thumbnail(primary, identifier, &handle).code == heif_error_Ok, let handle
+            else { continue }
+            if Int(heif_image_handle_get_width(handle)) >= target.width
+                && Int(heif_image_handle_get_height(handle)) >= target.height
+            {
+                return handle
+            }
+            heif_image_handle_release(handle)
+        }
+        return nil
+    }
+
+    /// The image of `handle`, decoded and converted by libheif to interleaved RGBA8 (straight alpha, opaque
+    /// when the image has none), checked to be `size`.
+    private static func rgba(_ handle: OpaquePointer, size: PixelSize) throws -> ImageFrame {
+        guard let decoding = heif_decoding_options_alloc() else {
+            throw DecodingFailure.badImageData("HEIF: out of memory")
+        }
+        defer { heif_decoding_options_free(decoding) }
+        decoding.pointee.convert_hdr_to_8bit = 1
+        var decoded: OpaquePointer?
+        try check(
+            heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding),
+            "HEIF undecodable")
+        guard let decoded else { throw DecodingFailure.badImageData("HEIF undecodable: no image") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        guard width == size.width, height == size.height else {
+            throw DecodingFailure.badImageData(
+                "HEIF decoded to \(width)×\(height), not the \(size.width)×\(size.height) its header declares")
+        }
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
+            Int(stride) >= width * 4
+        else { throw DecodingFailure.badImageData("HEIF undecodable: no interleaved RGBA plane") }
+        let rowBytes = width * 4
+        let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
+            for row in 0..<height {
+                (buffer.baseAddress! + row * rowBytes).update(from: plane + row * Int(stride), count: rowBytes)
+            }
+            count = rowBytes * height
+        }
+        return ImageFrame(width: width, height: height, bytesPerRow: rowBytes, pixels: pixels)
+    }
+
+    /// The colour the file declares for `handle`: its ICC profile, or its CICP primaries and transfer.
+    private static func colorProfile(of handle: OpaquePointer) -> EmbeddedColorSpace? {
+        switch heif_image_handle_get_color_profile_type(handle) {
+        case heif_color_profile_type_prof, heif_color_profile_type_rICC:
+            let size = heif_image_handle_get_raw_color_profile_size(handle)
+            guard size > 0 else { return nil }
+            var profile = Data(count: size)
+            let error = profile.withUnsafeMutableBytes {
+                heif_image_handle_get_raw_color_profile(handle, $0.baseAddress)
+            }
+            return error.code == heif_error_Ok ? .icc(profile) : nil
+        case heif_color_profile_type_nclx:
+            var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
+                return nil
+            }
+            defer { heif_nclx_color_profile_free(nclx) }
+            return .cicp(
+                primaries: Int(nclx.pointee.color_primaries.rawValue),
+                transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
+        default:
+            return nil
+        }
+    }
+
+    private static func check(_ error: heif_error, _ message: String) throws {
+        guard error.code != heif_error_Ok else { return }
+        let detail = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)"
+        throw DecodingFailure.badImageData("\(message): \(detail)")
+    }
+}
