@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // `webimage serve`'s `/metrics` in Prometheus's text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // C libraries. Each system library is a module map over Debian's headers; the variadic or
@@ -103,13 +105,14 @@ let package = Package(
         .target(
             name: "WebImageProxy",
             dependencies: [
-                "WebImage", "WebImageCodecs",
+                "WebImage", "WebImageCodecs", "Locking",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

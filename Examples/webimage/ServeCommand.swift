@@ -13,8 +13,11 @@ extension WebImageCLI {
                 GET /{signature}/{options}/plain/{source-url}[@{ext}] or /{signature}/{options}/{base64url}[.{ext}] \
                 fetches the source, resizes it and answers in the requested format (or AVIF, WebP, JPEG or \
                 PNG from Accept). Options: rs:{fit|fill|fill-down|force|auto}:{w}:{h}:{enlarge}, w:, h:, \
-                q:, f:, g:ce (centre gravity only) and dpr:. GET /health answers 200. Only public source \
-                addresses are fetched unless --allow-destination names a network. SIGTERM stops it gracefully.
+                q:, f:, g:ce (centre gravity only) and dpr:. GET /health answers 200 (liveness), GET \
+                /health/ready 200 or 503 while draining (readiness), GET /metrics Prometheus's text format. Only \
+                public source addresses are fetched unless --allow-destination names a network. SIGTERM drains \
+                gracefully: readiness turns 503, the listener closes after --drain-delay, requests in flight \
+                get --drain-timeout to finish, and the exit status is 0.
 
                 Examples:
                   webimage serve --key $KEY --salt $SALT --port 8080
@@ -74,6 +77,35 @@ extension WebImageCLI {
         @Option(help: "Seconds responses may be cached (Cache-Control max-age); one year by default.")
         var ttl = ImageProxyConfiguration().cacheMaxAge
 
+        @Option(
+            help: ArgumentHelp(
+                "Keep finished results in this folder and serve repeats from it (no result cache without it).",
+                valueName: "folder"))
+        var cacheDir: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "The most bytes the result cache keeps, e.g. 500M or 2G (K, M, G: powers of 1024); least recently "
+                    + "used results are evicted first.", valueName: "size"))
+        var cacheSize = "1G"
+
+        @Option(
+            help:
+                "How many results may be made at once (fetch, decode, resize, encode); the number of cores by default.")
+        var maxConcurrency = ImageProxyConfiguration().maximumConcurrentJobs
+
+        @Option(help: "How many more results may wait for a slot; past that requests get 503 with Retry-After.")
+        var maxQueue = ImageProxyConfiguration().maximumQueuedJobs
+
+        @Option(help: "Seconds after SIGTERM that requests in flight may take to finish before they are cut.")
+        var drainTimeout: Double = 30
+
+        @Option(
+            help:
+                "Seconds after SIGTERM during which new connections are still accepted while /health/ready answers 503."
+        )
+        var drainDelay: Double = 0
+
         mutating func validate() throws {
             let environment = ProcessInfo.processInfo.environment
             if keys.isEmpty, salts.isEmpty, let key = environment["WEBIMAGE_KEY"],
@@ -112,6 +144,14 @@ extension WebImageCLI {
             }
             guard deadline > 0 else { throw ValidationError("--deadline must be greater than 0.") }
             guard ttl >= 0 else { throw ValidationError("--ttl must be 0 or more.") }
+            guard (ImageProxyConfiguration.byteCount(cacheSize) ?? 0) > 0 else {
+                throw ValidationError("--cache-size takes a size such as 500M or 2G, got '\(cacheSize)'.")
+            }
+            guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be greater than 0.") }
+            guard maxQueue >= 0 else { throw ValidationError("--max-queue must be 0 or more.") }
+            guard drainTimeout >= 0, drainDelay >= 0 else {
+                throw ValidationError("--drain-timeout and --drain-delay must be 0 or more.")
+            }
         }
 
         func run() async throws {
@@ -124,20 +164,34 @@ extension WebImageCLI {
             configuration.maximumSourcePixels = maxSourcePixels
             configuration.maximumAnimationFrames = maxAnimationFrames
             configuration.maximumResultDimension = maxResultDimension
-            configuration.requestDeadline = .milliseconds(Int((deadline * 1000).rounded()))
+            configuration.requestDeadline = Self.duration(deadline)
             configuration.cacheMaxAge = ttl
+            configuration.maximumConcurrentJobs = maxConcurrency
+            configuration.maximumQueuedJobs = maxQueue
 
             let logger = Logger(label: "webimage.serve")
+            if let cacheDir {
+                // Entries live as long as clients may keep the answer (--ttl): the source URL is taken as
+                // immutable for that long either way.
+                configuration.resultCache = ImageDiskCache(
+                    directory: URL(fileURLWithPath: cacheDir, isDirectory: true),
+                    byteLimit: ImageProxyConfiguration.byteCount(cacheSize) ?? 0, maximumAge: TimeInterval(ttl),
+                    logger: logger)
+            }
             if allowUnsigned {
                 logger.warning("--allow-unsigned: requests signed 'insecure' are served; never use this in production")
             }
             let host = self.host ?? "127.0.0.1"
             let server = ProxyServer(
                 proxy: ImageProxy(configuration: configuration, logger: logger), host: host, port: port ?? 8080,
-                logger: logger)
+                drainTimeout: Self.duration(drainTimeout), drainDelay: Self.duration(drainDelay), logger: logger)
             try await server.run { port in
                 Console.write("webimage serve: listening on http://\(host):\(port)\n", to: .standardOutput)
             }
+        }
+
+        private static func duration(_ seconds: Double) -> Duration {
+            .milliseconds(Int((seconds * 1000).rounded()))
         }
     }
 }

@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
+import Locking
 import Logging
+import Prometheus
 import WebImage
 
 /// The image proxy's engine, free of any HTTP server: a request's method, path and two header fields in,
@@ -8,8 +10,13 @@ import WebImage
 ///
 /// One request: check the signature (403) → parse the URL (400) → check the source against
 /// `allowedSources` (403) → decide the format and the ETag, and answer `If-None-Match` with 304 without
-/// fetching → fetch, decode (first frame), resize and encode through one `ImageDownloader` call, with
-/// the destination policy and limits of the configuration → 200 with the image.
+/// fetching → look the result up in `resultCache` → join the work already making the same result, or start
+/// it: take a slot (`maximumConcurrentJobs`) or a place in the queue (`maximumQueuedJobs`), else 503 with
+/// `Retry-After` → fetch, decode (first frame), resize and encode through one `ImageDownloader` call, with
+/// the destination policy and limits of the configuration → store the result → 200 with the image.
+///
+/// Results whose source is the same URL share its download: the downloader merges callers of one URL into
+/// one operation, each caller with its own transformer and encoder.
 ///
 /// ```swift
 /// let proxy = ImageProxy(configuration: configuration)
@@ -19,15 +26,34 @@ import WebImage
 public final class ImageProxy: Sendable {
     /// The configuration, as given.
     public let configuration: ImageProxyConfiguration
-    private let signature: URLSignature
-    private let downloader: ImageDownloader
-    private let logger: Logger
+    let signature: URLSignature
+    let downloader: ImageDownloader
+    let logger: Logger
+    let accessLogger: Logger
+    let metrics: ProxyMetrics
+    let limiter: WorkLimiter
+    let results = ResultCoalescer()
+    let state = Lock(OperationalState())
 
     /// A proxy fetching through its own downloader, configured from `configuration`.
-    public init(configuration: ImageProxyConfiguration, logger: Logger = Logger(label: "WebImageProxy")) {
+    ///
+    /// - Parameters:
+    ///   - logger: source failures and deadlines, at `.info`. Labelled `WebImageProxy` by default.
+    ///   - accessLogger: one line per request (see `respond(to:)`). Labelled `webimage.serve.access` by
+    ///     default.
+    ///   - metricsRegistry: where `GET /metrics` reads from; one of the proxy's own by default.
+    public init(
+        configuration: ImageProxyConfiguration, logger: Logger = Logger(label: "WebImageProxy"),
+        accessLogger: Logger = Logger(label: "webimage.serve.access"),
+        metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+    ) {
         self.configuration = configuration
         self.signature = URLSignature(keys: configuration.signingKeys)
         self.logger = logger
+        self.accessLogger = accessLogger
+        self.metrics = ProxyMetrics(registry: metricsRegistry)
+        self.limiter = WorkLimiter(
+            maximumRunning: configuration.maximumConcurrentJobs, maximumQueued: configuration.maximumQueuedJobs)
         var config = ImageDownloaderConfig.default
         config.destinationPolicy = .publicOnly.allowing(configuration.allowedDestinations)
         config.maximumResponseSize = configuration.maximumSourceBytes
@@ -38,31 +64,16 @@ public final class ImageProxy: Sendable {
         config.downloadTimeout = min(ImageDownloaderConfig.defaultDownloadTimeout, seconds)
         config.acceptableStatusCodes = Set(200..<300)
         config.cookieStorage = nil  // a private jar: one client's cookies never reach another's request
+        // Every running job may be downloading: the limiter, not the downloader's queue, is the bound.
+        config.maxConcurrentDownloads = max(config.maxConcurrentDownloads, limiter.maximumRunning)
         config.logger = logger
         self.downloader = ImageDownloader(config: config)
     }
 
-    /// The answer to `request`. Never throws: every failure is a status with a plain-text sentence.
-    public func respond(to request: ProxyRequest) async -> ProxyResponse {
-        if request.path == "/health" {
-            return ProxyResponse(status: 200, contentType: "text/plain", body: Data("ok\n".utf8))
-        }
-        guard request.method == "GET" || request.method == "HEAD" else {
-            var refused = ProxyResponse(error: ProxyError(status: 405, "only GET and HEAD are served"))
-            refused.headers.append(("Allow", "GET, HEAD"))
-            return refused
-        }
-        var response: ProxyResponse
-        do {
-            response = try await process(request)
-        } catch {
-            response = ProxyResponse(error: error)
-        }
-        if request.method == "HEAD" { response.body = Data() }
-        return response
-    }
+    /// The registry `GET /metrics` reads from (to add the process's own metrics to it).
+    public var metricsRegistry: PrometheusCollectorRegistry { metrics.registry }
 
-    private func process(_ request: ProxyRequest) async throws(ProxyError) -> ProxyResponse {
+    func process(_ request: ProxyRequest) async throws(ProxyError) -> ProxyResponse {
         let (signatureText, signedPath) = try ProxyURL.splitSignature(request.path)
         let unsignedAllowed = configuration.allowsUnsigned && signatureText == "insecure"
         guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
@@ -87,15 +98,82 @@ public final class ImageProxy: Sendable {
         ]
         if choice.isNegotiated { headers.append(("Vary", "Accept")) }
         if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, etag) {
-            return ProxyResponse(status: 304, headers: headers, body: Data())
+            var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
+            notModified.cacheStatus = .revalidated
+            return notModified
         }
 
-        let data = try await fetch(url, choice: choice)
+        // The ETag's identity, as a key: the same three parts make the same bytes.
+        let key = ProcessedImageKey(
+            url: url.source, transformerKey: url.options.canonical, encoderKey: choice.tag, variant: "serve")
+        let data: Data
+        let cacheStatus: ResultCacheStatus
+        if let cache = configuration.resultCache, let hit = cache.data(for: key) {
+            metrics.resultCache(hit: true)
+            (data, cacheStatus) = (hit, .hit)
+        } else {
+            if configuration.resultCache != nil { metrics.resultCache(hit: false) }
+            let shared = await result(for: key, url: url, choice: choice)
+            if shared.joined { metrics.joined() }
+            data = try shared.outcome.get()
+            cacheStatus = shared.joined ? .joined : .miss
+        }
         let format = ImageFormat.detect(data)
         let contentType =
             ProxyOutputFormat.allCases.first { $0.imageFormat == format }?.mimeType ?? "application/octet-stream"
         headers.insert(("Content-Type", contentType), at: 0)
-        return ProxyResponse(status: 200, headers: headers, body: data)
+        var response = ProxyResponse(status: 200, headers: headers, body: data)
+        response.cacheStatus = cacheStatus
+        return response
+    }
+
+    /// The shared outcome for `key`, waited for at most the request's deadline (the work itself goes on
+    /// and fills the cache for the next request).
+    private func result(for key: ProcessedImageKey, url: ProxyURL, choice: FormatChoice) async
+        -> ResultCoalescer.Shared
+    {
+        let deadline = configuration.requestDeadline
+        return await withTaskGroup(of: ResultCoalescer.Shared?.self) { group in
+            group.addTask {
+                await self.results.result(for: key) { await self.makeResult(key: key, url: url, choice: choice) }
+            }
+            group.addTask {
+                try? await Task.sleep(for: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            guard let first else {
+                logger.info("deadline passed", metadata: ["source": "\(url.source)"])
+                return ResultCoalescer.Shared(
+                    outcome: .failure(ProxyError(status: 504, "the request took longer than its deadline")),
+                    joined: false)
+            }
+            return first
+        }
+    }
+
+    /// The one piece of work for a result: wait for a slot, fetch and process, store in the cache.
+    private func makeResult(key: ProcessedImageKey, url: ProxyURL, choice: FormatChoice) async
+        -> ResultCoalescer.Outcome
+    {
+        switch limiter.admit() {
+        case .refused:
+            metrics.refused()
+            return .failure(ProxyError(status: 503, "the server is busy; try again shortly"))
+        case .queued:
+            await limiter.waitForTurn()
+        case .granted:
+            break
+        }
+        defer { limiter.release() }
+        do throws(ProxyError) {
+            let data = try await fetch(url, choice: choice)
+            configuration.resultCache?.store(data, for: key)
+            return .success(data)
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Fetch, decode, transform and encode in the downloader, raced against the request's deadline.
@@ -107,13 +185,14 @@ public final class ImageProxy: Sendable {
             return context
         }()
         let deadline = configuration.requestDeadline
-        let downloader = self.downloader
         let source = url.source
+        // Returned once this caller is attached to the URL's operation (started or joined).
+        let task = downloader.imageTask(for: source, options: [.decodeFirstFrameOnly], context: context)
+        state.withLock { $0.sourceRequests += 1 }
         let outcome = await withTaskGroup(of: FetchOutcome.self) { group in
             group.addTask {
                 do throws(ImageDownloaderError) {
-                    return .finished(
-                        try await downloader.image(for: source, options: [.decodeFirstFrameOnly], context: context))
+                    return .finished(try await task.value)
                 } catch {
                     return .failed(error)
                 }
@@ -134,9 +213,11 @@ public final class ImageProxy: Sendable {
             return result.data
         case .deadline:
             logger.info("deadline passed", metadata: ["source": "\(source)"])
+            metrics.sourceError(code: "deadline")
             throw ProxyError(status: 504, "the request took longer than its deadline")
         case .failed(let error):
             logger.info("source failed", metadata: ["source": "\(source)", "error": "\(error)"])
+            metrics.sourceError(code: error.code.description)
             throw Self.proxyError(for: error)
         }
     }
@@ -183,65 +264,5 @@ public final class ImageProxy: Sendable {
     private static func seconds(_ duration: Duration) -> TimeInterval {
         let (seconds, attoseconds) = duration.components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-}
-
-/// What the proxy reads of an HTTP request.
-public struct ProxyRequest: Sendable, Hashable {
-    /// `GET` or `HEAD` (others are answered 405).
-    public var method: String
-    /// The request target's path, still percent-encoded, without the query.
-    public var path: String
-    /// The `Accept` header's value, nil when absent.
-    public var accept: String?
-    /// The `If-None-Match` header's value, nil when absent.
-    public var ifNoneMatch: String?
-
-    /// Creates a request.
-    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
-        self.method = method
-        self.path = path
-        self.accept = accept
-        self.ifNoneMatch = ifNoneMatch
-    }
-}
-
-/// What the proxy answers.
-public struct ProxyResponse: Sendable {
-    /// The HTTP status.
-    public var status: Int
-    /// Header fields in order (`Content-Length` is the server's to add).
-    public var headers: [(String, String)]
-    /// The body.
-    public var body: Data
-
-    /// Creates a response.
-    public init(status: Int, headers: [(String, String)] = [], body: Data) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    /// A response of one type, with `nosniff`.
-    init(status: Int, contentType: String, body: Data) {
-        self.init(
-            status: status, headers: [("Content-Type", contentType), ("X-Content-Type-Options", "nosniff")],
-            body: body)
-    }
-
-    /// The plain-text answer for `error`, never cached.
-    init(error: ProxyError) {
-        self.init(
-            status: error.status,
-            headers: [
-                ("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff"),
-                ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store"),
-            ],
-            body: Data((error.message + "\n").utf8))
-    }
-
-    /// The value of header `name` (case-insensitive), the first when repeated.
-    public func header(_ name: String) -> String? {
-        headers.first { $0.0.lowercased() == name.lowercased() }?.1
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import WebImage
 
 /// What an `ImageProxy` accepts and how far it goes for one request. The safe choices are the defaults:
 /// signatures required, private and loopback sources refused, sources and results bounded.
@@ -43,6 +44,44 @@ public struct ImageProxyConfiguration: Sendable {
     /// `Cache-Control: public, max-age=` this many seconds. One year by default.
     public var cacheMaxAge = 31_536_000
 
+    // MARK: Results
+
+    /// Where finished results are kept, under the identity their ETag names (source URL, canonical options,
+    /// format choice): a hit is answered without fetching or decoding. An `ImageDiskCache` in production;
+    /// nil (no result cache) by default.
+    public var resultCache: (any ProcessedImageCaching)?
+
+    // MARK: Load
+
+    /// How many results may be made at once, each a fetch, decode, resize and encode. The number of active
+    /// processor cores by default.
+    public var maximumConcurrentJobs = ProcessInfo.processInfo.activeProcessorCount
+    /// How many more results may wait for one of those slots; a request past that is answered 503 at once
+    /// with `Retry-After`. A waiting job holds no image memory (it has fetched nothing yet). 64 by default.
+    public var maximumQueuedJobs = 64
+    /// The `Retry-After` seconds of a 503 sent when the queue is full. 1 by default.
+    public var retryAfterSeconds = 1
+
     /// The defaults.
     public init() {}
+
+    /// A byte count written as digits with an optional binary suffix: `K`, `M`, `G` or `T` (powers of 1024,
+    /// any case, an optional `B` or `iB` after it), e.g. `512M`, `1G`, `1048576`. nil for anything else,
+    /// a negative count or one too large for `Int`.
+    public static func byteCount(_ text: String) -> Int? {
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces).uppercased())
+        for suffix in ["IB", "B"] where digits.hasSuffix(suffix) && digits.count > suffix.count {
+            digits = digits.dropLast(suffix.count)
+            break
+        }
+        var multiplier = 1
+        if let last = digits.last, let power = ["K", "M", "G", "T"].firstIndex(of: String(last)) {
+            multiplier = 1 << (10 * (power + 1))
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let value = Int(digits)
+        else { return nil }
+        let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
+        return overflow ? nil : product
+    }
 }

@@ -4,8 +4,12 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// `ImageProxy` behind a Hummingbird 2 HTTP/1.1 server, run as a swift-service-lifecycle `ServiceGroup`:
-/// SIGTERM and SIGINT shut it down gracefully (the listener closes, requests in flight finish).
+/// `ImageProxy` behind a Hummingbird 2 HTTP/1.1 server, run as a swift-service-lifecycle `ServiceGroup`.
+///
+/// SIGTERM and SIGINT shut it down gracefully, in this order: `/health/ready` answers 503 at once
+/// (`ImageProxy.beginDraining()`), the listener stays open for `drainDelay` so load balancers see that and
+/// stop sending, then the listener closes and the requests in flight finish. Requests still running
+/// `drainTimeout` after the listener closed are cancelled. `run()` then returns normally.
 ///
 /// ```swift
 /// let server = ProxyServer(proxy: ImageProxy(configuration: configuration), host: "127.0.0.1", port: 8080)
@@ -21,14 +25,23 @@ public struct ProxyServer: Sendable {
     public let host: String
     /// The port listened on; 0 picks a free one (`run` reports it).
     public let port: Int
+    /// How long requests in flight may take to finish once the listener closed. 30 seconds by default.
+    public let drainTimeout: Duration
+    /// How long after SIGTERM the listener keeps accepting, answering `/health/ready` with 503. 0 by default.
+    public let drainDelay: Duration
     /// Where the server and the service group log.
     public let logger: Logger
 
     /// A server for `proxy` on `host`:`port`.
-    public init(proxy: ImageProxy, host: String, port: Int, logger: Logger = Logger(label: "webimage.serve")) {
+    public init(
+        proxy: ImageProxy, host: String, port: Int, drainTimeout: Duration = .seconds(30), drainDelay: Duration = .zero,
+        logger: Logger = Logger(label: "webimage.serve")
+    ) {
         self.proxy = proxy
         self.host = host
         self.port = port
+        self.drainTimeout = drainTimeout
+        self.drainDelay = drainDelay
         self.logger = logger
     }
 
@@ -55,9 +68,25 @@ public struct ProxyServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "webimage"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: logger)
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [application], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        // The group shuts services down in reverse order: the drain first, the listener once it returned.
+        var configuration = ServiceGroupConfiguration(
+            services: [application, DrainService(proxy: proxy, delay: drainDelay, logger: logger)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        configuration.maximumGracefulShutdownDuration = drainDelay + drainTimeout
+        try await ServiceGroup(configuration: configuration).run()
+    }
+}
+
+/// Waits for the graceful shutdown, then marks the proxy draining and keeps the listener open `delay`.
+private struct DrainService: Service {
+    let proxy: ImageProxy
+    let delay: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()  // throws only when cancelled: the group is going down anyway
+        proxy.beginDraining()
+        logger.info("draining", metadata: ["in-flight": "\(proxy.load.jobsInFlight)"])
+        if delay > .zero { try? await Task.sleep(for: delay) }
     }
 }

@@ -20,11 +20,12 @@ final class ServeProcess: Sendable {
     private let process: Process
     private let stderrText: Lock<Data>
 
-    /// Starts `webimage serve` with `arguments` (after `--host 127.0.0.1 --port 0`).
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `webimage serve` with `arguments` (after `--host 127.0.0.1 --port 0` unless `listenFlags` is
+    /// false, when the environment must say where to listen).
+    init(_ arguments: [String], environment: [String: String] = [:], listenFlags: Bool = true) throws {
         let process = Process()
         process.executableURL = try CLIRunner.executable("webimage")
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        process.arguments = ["serve"] + (listenFlags ? ["--host", "127.0.0.1", "--port", "0"] : []) + arguments
         var processEnvironment = ProcessInfo.processInfo.environment
         for name in ["WEBIMAGE_KEY", "WEBIMAGE_SALT", "WEBIMAGE_HOST", "WEBIMAGE_PORT"] {
             processEnvironment[name] = nil
@@ -76,6 +77,11 @@ final class ServeProcess: Sendable {
 
     /// What the child wrote to stderr so far.
     var stderr: String { String(decoding: stderrText.withLock { $0 }, as: UTF8.self) }
+
+    /// Sends SIGTERM and returns at once.
+    func terminate() {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+    }
 
     /// SIGTERM, then the exit status (0 after a graceful shutdown).
     @discardableResult

@@ -1,0 +1,121 @@
+import Foundation
+import Logging
+
+/// How busy a proxy is now: `ImageProxy.load`.
+public struct ProxyLoad: Sendable, Equatable {
+    /// Results being made (each holds one of `maximumConcurrentJobs` slots).
+    public var jobsInFlight: Int
+    /// Results waiting for a slot (at most `maximumQueuedJobs`).
+    public var jobsQueued: Int
+    /// Requests waiting for a result being made, those that started the work included; all requests
+    /// for one result wait for one piece of work.
+    public var requestsWaiting: Int
+    /// Source downloads started or joined since the proxy was made: one per result made, however many
+    /// requests shared it.
+    public var sourceRequests: Int
+}
+
+/// What the proxy keeps besides its configuration.
+struct OperationalState {
+    var draining = false
+    var sourceRequests = 0
+}
+
+extension ImageProxy {
+    /// The answer to `request`. Never throws: every failure is a status with a plain-text sentence.
+    ///
+    /// Besides image URLs it answers three paths, for orchestrators:
+    /// - `GET /health`: liveness, 200 `ok` while the process serves at all;
+    /// - `GET /health/ready`: readiness, 200 `ready`, or 503 `draining` once `beginDraining()` was called
+    ///   (on SIGTERM), so a load balancer stops sending new requests before the listener closes;
+    /// - `GET /metrics`: the metrics in Prometheus's text format (see `ProxyMetrics`).
+    ///
+    /// Each request is counted in the metrics and logged once to the access logger, at `.info` (`.debug`
+    /// for those three paths, which probes and scrapers ask every few seconds): message `request`, with
+    /// metadata `method`, `path` (without the signature segment, so a log reader cannot replay signed URLs,
+    /// and at most 1,024 characters), `status`, `bytes` (the body sent), `duration_ms`, `cache` (`hit`,
+    /// `miss`, `joined`, `revalidated` or `-`) and `format` (`jpeg`, `png`, `webp`, `avif` or `-`).
+    public func respond(to request: ProxyRequest) async -> ProxyResponse {
+        let started = ContinuousClock.now
+        var response: ProxyResponse
+        var isOperational = true
+        switch request.path {
+        case "/health":
+            response = ProxyResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Data("ok\n".utf8))
+        case "/health/ready":
+            response =
+                isDraining
+                ? ProxyResponse(status: 503, contentType: "text/plain; charset=utf-8", body: Data("draining\n".utf8))
+                : ProxyResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Data("ready\n".utf8))
+        case "/metrics":
+            response = ProxyResponse(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+                body: Data(metrics.exposition(load: limiter.snapshot)))
+        default:
+            isOperational = false
+            response = await respondToImageRequest(request)
+        }
+        if request.method == "HEAD" { response.body = Data() }
+        let elapsed = ContinuousClock.now - started
+        let format = response.status == 200 ? response.imageFormatName : nil
+        metrics.request(status: response.status, format: format ?? "none", duration: elapsed)
+        accessLogger.log(
+            level: isOperational ? .debug : .info, "request",
+            metadata: [
+                "method": "\(request.method)",
+                "path": "\(isOperational ? request.path : Self.loggedPath(request.path))",
+                "status": "\(response.status)", "bytes": "\(response.body.count)",
+                "duration_ms": "\(Self.milliseconds(elapsed))", "cache": "\(response.cacheStatus?.rawValue ?? "-")",
+                "format": "\(format ?? "-")",
+            ])
+        return response
+    }
+
+    /// Makes `/health/ready` answer 503 from now on; image requests are still served. `ProxyServer` calls
+    /// it when a graceful shutdown starts.
+    public func beginDraining() {
+        state.withLock { $0.draining = true }
+    }
+
+    /// Whether `beginDraining()` was called.
+    public var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// How busy the proxy is now.
+    public var load: ProxyLoad {
+        let snapshot = limiter.snapshot
+        return ProxyLoad(
+            jobsInFlight: snapshot.running, jobsQueued: snapshot.queued, requestsWaiting: results.waiterCount,
+            sourceRequests: state.withLock { $0.sourceRequests })
+    }
+
+    private func respondToImageRequest(_ request: ProxyRequest) async -> ProxyResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var refused = ProxyResponse(error: ProxyError(status: 405, "only GET and HEAD are served"))
+            refused.headers.append(("Allow", "GET, HEAD"))
+            return refused
+        }
+        do {
+            return try await process(request)
+        } catch {
+            var response = ProxyResponse(error: error)
+            if error.status == 503 { response.headers.append(("Retry-After", "\(configuration.retryAfterSeconds)")) }
+            return response
+        }
+    }
+
+    /// The path with its first segment (the signature) written `-`, unless it is `insecure`.
+    static func loggedPath(_ path: String) -> String {
+        var logged = path
+        if path.hasPrefix("/"), let slash = path.dropFirst().firstIndex(of: "/"),
+            path[path.index(after: path.startIndex)..<slash] != "insecure"
+        {
+            logged = "/-" + path[slash...]
+        }
+        return logged.count > 1024 ? String(logged.prefix(1024)) + "…" : logged
+    }
+
+    private static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.1f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// What the proxy reads of an HTTP request.
+public struct ProxyRequest: Sendable, Hashable {
+    /// `GET` or `HEAD` (others are answered 405).
+    public var method: String
+    /// The request target's path, still percent-encoded, without the query.
+    public var path: String
+    /// The `Accept` header's value, nil when absent.
+    public var accept: String?
+    /// The `If-None-Match` header's value, nil when absent.
+    public var ifNoneMatch: String?
+
+    /// Creates a request.
+    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
+        self.method = method
+        self.path = path
+        self.accept = accept
+        self.ifNoneMatch = ifNoneMatch
+    }
+}
+
+/// What the proxy answers.
+public struct ProxyResponse: Sendable {
+    /// The HTTP status.
+    public var status: Int
+    /// Header fields in order (`Content-Length` is the server's to add).
+    public var headers: [(String, String)]
+    /// The body.
+    public var body: Data
+    /// Where an image answer's bytes came from; nil for other answers.
+    public var cacheStatus: ResultCacheStatus?
+
+    /// Creates a response.
+    public init(status: Int, headers: [(String, String)] = [], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response of one type, with `nosniff`.
+    init(status: Int, contentType: String, body: Data) {
+        self.init(
+            status: status, headers: [("Content-Type", contentType), ("X-Content-Type-Options", "nosniff")],
+            body: body)
+    }
+
+    /// The plain-text answer for `error`, never cached.
+    init(error: ProxyError) {
+        self.init(
+            status: error.status,
+            headers: [
+                ("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff"),
+                ("Content-Security-Policy", "default-src 'none'"), ("Cache-Control", "no-store"),
+            ],
+            body: Data((error.message + "\n").utf8))
+    }
+
+    /// `jpeg`, `png`, `webp` or `avif` from the `Content-Type` of an image answer; nil for others.
+    var imageFormatName: String? {
+        guard let type = header("Content-Type") else { return nil }
+        return ProxyOutputFormat.allCases.first { $0.mimeType == type }?.rawValue
+    }
+
+    /// The value of header `name` (case-insensitive), the first when repeated.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.0.lowercased() == name.lowercased() }?.1
+    }
+}
+
+/// Where the bytes of an image answer came from, as the access log writes it.
+public enum ResultCacheStatus: String, Sendable {
+    /// The result cache had them: nothing was fetched or decoded.
+    case hit
+    /// This request made them.
+    case miss
+    /// Another request was making them; this one waited for its result.
+    case joined
+    /// `If-None-Match` matched: a 304, nothing made.
+    case revalidated
+}
