@@ -67,6 +67,9 @@ public final class ImageProxy: Sendable {
         // Every running job may be downloading: the limiter, not the downloader's queue, is the bound.
         config.maxConcurrentDownloads = max(config.maxConcurrentDownloads, limiter.maximumRunning)
         config.logger = logger
+        // The downloader's own counters (downloads by result, errors by code, bytes received, its timer)
+        // join the proxy's in `/metrics`.
+        config.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         self.downloader = ImageDownloader(config: config)
     }
 

@@ -12,7 +12,9 @@ import Prometheus
 /// - `webimage_serve_result_cache_hits_total`, `webimage_serve_result_cache_misses_total`;
 /// - `webimage_serve_coalesced_requests_total`: requests answered by work another request started;
 /// - `webimage_serve_rejected_total`: requests refused with 503 because the queue was full;
-/// - `webimage_serve_jobs_in_flight`, `webimage_serve_queue_depth`: jobs running and waiting, when scraped.
+/// - `webimage_serve_jobs_in_flight`, `webimage_serve_queue_depth`: jobs running and waiting, when scraped;
+/// - and the proxy's downloader's metrics (`webimage_downloads_total`, `webimage_errors_total`,
+///   `webimage_bytes_received_total`, `webimage_download_duration`, …; see `ImageDownloaderConfig.metricsFactory`).
 final class ProxyMetrics: Sendable {
     /// The registry the metrics live in.
     let registry: PrometheusCollectorRegistry

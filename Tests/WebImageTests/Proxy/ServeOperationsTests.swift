@@ -205,6 +205,10 @@ struct ServeOperationsTests {
         #expect(samples["webimage_serve_request_duration_seconds_bucket{le=\"+Inf\"}"] == 4)
         #expect(samples["webimage_serve_jobs_in_flight"] == 0)
         #expect(samples["webimage_serve_queue_depth"] == 0)
+        // The downloader reports into the same registry.
+        #expect(samples["webimage_downloads_total{result=\"success\"}"] == 2)
+        #expect(samples["webimage_errors_total{code=\"invalidDownloadStatusCode\"}"] == 1)
+        #expect((samples["webimage_bytes_received_total"] ?? 0) > 0)
     }
 
     @Test("each request is one access-log line with its status, bytes, cache and format, without the signature")
