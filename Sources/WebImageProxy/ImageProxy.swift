@@ -111,7 +111,7 @@ public final class ImageProxy: Sendable {
             url: url.source, transformerKey: url.options.canonical, encoderKey: choice.tag, variant: "serve")
         let data: Data
         let cacheStatus: ResultCacheStatus
-        if let cache = configuration.resultCache, let hit = cache.data(for: key) {
+        if let cache = configuration.resultCache, let hit = await Self.offPool({ cache.data(for: key) }) {
             metrics.resultCache(hit: true)
             (data, cacheStatus) = (hit, .hit)
         } else {
@@ -172,7 +172,10 @@ public final class ImageProxy: Sendable {
         defer { limiter.release() }
         do throws(ProxyError) {
             let data = try await fetch(url, choice: choice)
-            configuration.resultCache?.store(data, for: key)
+            if let cache = configuration.resultCache {
+                // Stored before the work ends, so a request arriving after it finds the entry.
+                await Self.offPool { cache.store(data, for: key) }
+            }
             return .success(data)
         } catch {
             return .failure(error)
@@ -222,6 +225,16 @@ public final class ImageProxy: Sendable {
             logger.info("source failed", metadata: ["source": "\(source)", "error": "\(error)"])
             metrics.sourceError(code: error.code.description)
             throw Self.proxyError(for: error)
+        }
+    }
+
+    /// The result cache's calls block on SQLite and files; they run here, never on the cooperative pool the
+    /// server's handlers share.
+    private static let cacheQueue = DispatchQueue(label: "webimage.serve.result-cache", attributes: .concurrent)
+
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            cacheQueue.async { continuation.resume(returning: body()) }
         }
     }
 
