@@ -85,6 +85,22 @@ struct ServeOperationsCommandTests {
         #expect(serve.stderr.contains("draining"))
     }
 
+    @Test("a request still held when --drain-timeout passes is cut, and the exit is still 0")
+    func drainTimeout() async throws {
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let serve = try ServeProcess(Self.unsigned + ["--drain-timeout", "1"])
+        let source = origin.url("/files/coffee-progressive.jpg").absoluteString + "%3Fgate%3Dforever"
+        async let held = serve.get("/insecure/w:20/plain/\(source)@png")
+        #expect(await pollAsync(seconds: 120) { origin.waitingCount(atGate: "forever") == 1 })
+        let started = Date()
+        #expect(await serve.stop() == 0, "\(serve.stderr)")
+        #expect(Date().timeIntervalSince(started) < 60, "the timeout, not the origin, ended the drain")
+        let reply = try await held
+        #expect(reply.status != 200, "the held request could not have finished")
+        origin.openGate("forever")
+    }
+
     @Test("WEBIMAGE_HOST and WEBIMAGE_PORT say where to listen when the flags are absent")
     func listenFromEnvironment() async throws {
         let serve = try ServeProcess(
