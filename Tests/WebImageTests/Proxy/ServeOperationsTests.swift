@@ -177,6 +177,34 @@ struct ServeOperationsTests {
         #expect(after["webimage_serve_queue_depth"] == 0)
     }
 
+    @Test("queued jobs take the freed slot in arrival order, one at a time")
+    func queueOrder() async throws {
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let proxy = Self.proxy(concurrency: 1, queue: 2)
+        async let first = proxy.respond(
+            to: ProxyRequest(path: Self.path("w:20/f:png", origin, file: "coffee-progressive.jpg", gate: "order-a")))
+        #expect(await pollAsync(seconds: 60) { origin.waitingCount(atGate: "order-a") == 1 })
+        async let second = proxy.respond(
+            to: ProxyRequest(path: Self.path("w:20/f:png", origin, file: "horse-rgba.png", gate: "order-b")))
+        #expect(await pollAsync(seconds: 60) { proxy.load.jobsQueued == 1 })
+        async let third = proxy.respond(
+            to: ProxyRequest(path: Self.path("w:21/f:png", origin, file: "horse-rgba.png", gate: "order-c")))
+        #expect(await pollAsync(seconds: 60) { proxy.load.jobsQueued == 2 })
+
+        origin.openGate("order-a")
+        #expect(await first.status == 200)
+        // The second arrival runs; the third still waits, and has fetched nothing.
+        #expect(await pollAsync(seconds: 60) { origin.waitingCount(atGate: "order-b") == 1 })
+        #expect(proxy.load.jobsQueued == 1 && proxy.load.jobsInFlight == 1)
+        #expect(origin.waitingCount(atGate: "order-c") == 0)
+        origin.openGate("order-b")
+        #expect(await second.status == 200)
+        origin.openGate("order-c")
+        #expect(await third.status == 200)
+        #expect(proxy.load.jobsQueued == 0 && proxy.load.jobsInFlight == 0)
+    }
+
     @Test("/metrics counts requests by status and format, latency, and source errors by code")
     func metrics() async throws {
         let origin = try Fixtures.server()
