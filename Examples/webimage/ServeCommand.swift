@@ -97,7 +97,10 @@ extension WebImageCLI {
         @Option(help: "How many more results may wait for a slot; past that requests get 503 with Retry-After.")
         var maxQueue = ImageProxyConfiguration().maximumQueuedJobs
 
-        @Option(help: "Seconds after SIGTERM that requests in flight may take to finish before they are cut.")
+        @Option(
+            help:
+                "Seconds requests in flight may take to finish once the listener closed (after --drain-delay); then they are cut."
+        )
         var drainTimeout: Double = 30
 
         @Option(
