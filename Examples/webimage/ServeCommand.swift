@@ -90,6 +90,12 @@ extension WebImageCLI {
         var cacheSize = "1G"
 
         @Option(
+            help: ArgumentHelp(
+                "The most bytes of source files kept in memory by HTTP's caching rules (freshness, revalidation), "
+                    + "so different results of one source fetch it once; 0 turns it off.", valueName: "size"))
+        var sourceCacheSize = "64M"
+
+        @Option(
             help:
                 "How many results may be made at once (fetch, decode, resize, encode); the number of cores by default.")
         var maxConcurrency = ImageProxyConfiguration().maximumConcurrentJobs
@@ -147,6 +153,10 @@ extension WebImageCLI {
             }
             guard deadline > 0 else { throw ValidationError("--deadline must be greater than 0.") }
             guard ttl >= 0 else { throw ValidationError("--ttl must be 0 or more.") }
+            guard sourceCacheSize == "0" || (ImageProxyConfiguration.byteCount(sourceCacheSize) ?? 0) > 0 else {
+                throw ValidationError(
+                    "--source-cache-size takes a size such as 64M, or 0, got '\(sourceCacheSize)'.")
+            }
             guard (ImageProxyConfiguration.byteCount(cacheSize) ?? 0) > 0 else {
                 throw ValidationError("--cache-size takes a size such as 500M or 2G, got '\(cacheSize)'.")
             }
@@ -180,6 +190,9 @@ extension WebImageCLI {
                     directory: URL(fileURLWithPath: cacheDir, isDirectory: true),
                     byteLimit: ImageProxyConfiguration.byteCount(cacheSize) ?? 0, maximumAge: TimeInterval(ttl),
                     logger: logger)
+            }
+            if let bytes = ImageProxyConfiguration.byteCount(sourceCacheSize), bytes > 0 {
+                configuration.sourceCache = HTTPCache(memoryCapacity: bytes, directory: nil, logger: logger)
             }
             if allowUnsigned {
                 logger.warning("--allow-unsigned: requests signed 'insecure' are served; never use this in production")

@@ -64,6 +64,8 @@ public final class ImageProxy: Sendable {
         config.downloadTimeout = min(ImageDownloaderConfig.defaultDownloadTimeout, seconds)
         config.acceptableStatusCodes = Set(200..<300)
         config.cookieStorage = nil  // a private jar: one client's cookies never reach another's request
+        config.urlCache = configuration.sourceCache
+        config.urlCacheIsPrivate = true  // the proxy's source cache serves this downloader alone
         // Every running job may be downloading: the limiter, not the downloader's queue, is the bound.
         config.maxConcurrentDownloads = max(config.maxConcurrentDownloads, limiter.maximumRunning)
         config.logger = logger
@@ -192,8 +194,10 @@ public final class ImageProxy: Sendable {
         }()
         let deadline = configuration.requestDeadline
         let source = url.source
+        let options: ImageDownloaderOptions =
+            configuration.sourceCache == nil ? [.decodeFirstFrameOnly] : [.decodeFirstFrameOnly, .useURLCache]
         // Returned once this caller is attached to the URL's operation (started or joined).
-        let task = downloader.imageTask(for: source, options: [.decodeFirstFrameOnly], context: context)
+        let task = downloader.imageTask(for: source, options: options, context: context)
         state.withLock { $0.sourceRequests += 1 }
         let outcome = await withTaskGroup(of: FetchOutcome.self) { group in
             group.addTask {

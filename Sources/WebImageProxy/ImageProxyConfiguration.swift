@@ -50,6 +50,15 @@ public struct ImageProxyConfiguration: Sendable {
     /// format choice): a hit is answered without fetching or decoding. An `ImageDiskCache` in production;
     /// nil (no result cache) by default.
     public var resultCache: (any ProcessedImageCaching)?
+    /// The HTTP cache source downloads go through, with HTTP's rules (freshness from the origin's
+    /// `Cache-Control` and `Expires`, revalidation with `ETag` and `Last-Modified`, `no-store` obeyed), so
+    /// different results of one source, asked one after another, fetch it once. The proxy sends no
+    /// cookies or credentials, so one client's request never reaches the cache as another's. Give the
+    /// proxy a cache of its own: its downloader treats it as private (`urlCacheIsPrivate`), holding only
+    /// answers its destination policy judged. nil (every
+    /// source fetched each time) by default; `webimage serve` gives it a memory cache
+    /// (`--source-cache-size`).
+    public var sourceCache: (any HTTPCaching)?
 
     // MARK: Load
 

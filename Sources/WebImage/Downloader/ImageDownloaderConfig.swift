@@ -124,6 +124,13 @@ public struct ImageDownloaderConfig: Sendable {
     /// The HTTP cache used by requests with `.useURLCache`. nil (the default) means `HTTPCache.shared`,
     /// opened on first use. Requests without the flag never read it, write it or send validators.
     public var urlCache: (any HTTPCaching)?
+    /// Set when `urlCache` is this downloader's alone: no other downloader or process reads or writes it.
+    /// Every answer in it then came through this configuration's `destinationPolicy`, so requests may use it
+    /// under a policy that refuses addresses too (without it they never do: a shared cache could serve an
+    /// answer that a looser downloader fetched from a private address). `webimage serve` gives its source
+    /// downloads such a cache. Never set it for `HTTPCache.shared` or a cache another downloader uses.
+    /// `false` by default.
+    public var urlCacheIsPrivate = false
     /// Decoded images, consulted before the network and filled after each successful decode, keyed by URL
     /// and decode options. nil (the default) disables it. A hit completes with the image and nil data.
     public var imageCache: (any ImageCaching)?

@@ -270,11 +270,14 @@ extension ImageDownloaderOperation: TransferDelegate {
 
     /// Whether this request may read and write the HTTP cache, which every downloader and process of the
     /// user shares: `RequestTrust.allowsSharedCaches` decides (a request that may not also sends no
-    /// validators).
+    /// validators). A cache the configuration declares its own (`urlCacheIsPrivate`) holds only answers
+    /// this policy judged, so the policy alone does not keep a request out of it.
     private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
         guard let trust = mergeKey?.trust else { return false }
+        let privateCache = config.urlCacheIsPrivate && config.urlCache != nil
         return trust.allowsSharedCaches(
-            secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy)
+            secretHeaderFields: environment.secretHeaderFields,
+            destinationPolicy: privateCache ? .allowAll : config.destinationPolicy)
     }
 
     // MARK: Processed-image cache

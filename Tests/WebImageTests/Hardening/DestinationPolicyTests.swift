@@ -265,6 +265,27 @@ import Testing
         #expect(server.count(for: "/cache/max-age%3D3600/pixel-1x1.png") == 3)
     }
 
+    /// A cache the configuration declares its own (`urlCacheIsPrivate`) holds only what its policy judged,
+    /// so a restricted downloader reads and writes it; the same downloader without the flag does not.
+    @Test func aRestrictedDownloaderUsesAPrivateHTTPCache() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let url = server.url("/cache/max-age%3D3600/pixel-1x1.png?private")
+        for isPrivate in [false, true] {
+            let downloader = server.downloader {
+                $0.urlCache = HTTPCache(memoryCapacity: 1 << 20, directory: nil)
+                $0.urlCacheIsPrivate = isPrivate
+                $0.destinationPolicy = .publicOnly.allowing(["127.0.0.1/32"])
+            }
+            defer { downloader.invalidate(cancelPendingDownloads: true) }
+            let first = try await downloader.image(for: url, options: .useURLCache)
+            #expect(first.metrics?.cacheStatus == .network)
+            let second = try await downloader.image(for: url, options: .useURLCache)
+            #expect(second.metrics?.cacheStatus == (isPrivate ? .fresh : .network), "private: \(isPrivate)")
+        }
+        #expect(server.count(for: "/cache/max-age%3D3600/pixel-1x1.png") == 3)
+    }
+
     // MARK: Helpers
 
     /// The error `url` fails with (the test fails when it succeeds).

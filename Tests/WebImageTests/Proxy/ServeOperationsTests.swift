@@ -10,13 +10,14 @@ import WebImageProxy
 @Suite("serve: cache, coalescing, backpressure, metrics, access log", .timeLimit(.minutes(5)))
 struct ServeOperationsTests {
     static func proxy(
-        cache: (any ProcessedImageCaching)? = nil, concurrency: Int = 4, queue: Int = 8,
-        accessLogger: LogCollector = LogCollector()
+        cache: (any ProcessedImageCaching)? = nil, sourceCache: (any HTTPCaching)? = nil, concurrency: Int = 4,
+        queue: Int = 8, accessLogger: LogCollector = LogCollector()
     ) -> ImageProxy {
         var configuration = ImageProxyConfiguration()
         configuration.allowsUnsigned = true
         configuration.allowedDestinations = ["127.0.0.0/8"]
         configuration.resultCache = cache
+        configuration.sourceCache = sourceCache
         configuration.maximumConcurrentJobs = concurrency
         configuration.maximumQueuedJobs = queue
         return ImageProxy(configuration: configuration, accessLogger: accessLogger.logger)
@@ -138,6 +139,35 @@ struct ServeOperationsTests {
             #expect(replies[width].flatMap { ServeProcess.pngSize($0.body) }?.width == width)
         }
         #expect(origin.count(for: "/files/coffee-progressive.jpg") == 1)
+    }
+
+    @Test("with a source cache, results of one source asked one after another fetch it once; no-store fetches each")
+    func sourceCache() async throws {
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let proxy = Self.proxy(sourceCache: HTTPCache(memoryCapacity: 16 << 20, directory: nil))
+        for (policy, fetches) in [("max-age=600", 1), ("no-store", 3), ("no-cache", 1)] {
+            let source = origin.url("/cache/\(policy)/coffee-progressive.jpg").absoluteString
+            for width in [40, 60, 80] {
+                let reply = await proxy.respond(to: ProxyRequest(path: "/insecure/w:\(width)/f:png/plain/\(source)"))
+                #expect(reply.status == 200, "\(policy) w:\(width)")
+                #expect(ServeProcess.pngSize(reply.body)?.width == width)
+            }
+            let path = "/cache/\(policy)/coffee-progressive.jpg"
+            // no-cache revalidates each time: the origin answers 304 after the first download.
+            #expect(origin.count(for: path) == (policy == "no-cache" ? 3 : fetches), "\(policy)")
+            if policy == "no-cache" {
+                #expect(origin.requests(for: path).filter { $0.request.header("If-None-Match") != nil }.count == 2)
+            }
+        }
+        // Without a source cache every result fetches its source.
+        let uncached = Self.proxy()
+        let source = origin.url("/cache/max-age=600/horse-rgba.png").absoluteString
+        for width in [40, 60] {
+            let reply = await uncached.respond(to: ProxyRequest(path: "/insecure/w:\(width)/f:png/plain/\(source)"))
+            #expect(reply.status == 200)
+        }
+        #expect(origin.count(for: "/cache/max-age=600/horse-rgba.png") == 2)
     }
 
     @Test("past the slots and the queue a request is 503 with Retry-After at once; the queued ones are served")
