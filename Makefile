@@ -6,9 +6,9 @@ SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
-	openssl nginx chromium
+	openssl nginx chromium wrk
 
-.PHONY: deps deps-bench build test test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench build test test-load test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -37,6 +37,16 @@ test-python:
 test: build test-python
 	$(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory test-conformance
+	@$(MAKE) --no-print-directory test-load
+
+# `webimage serve` under wrk at 64 connections for 60 s while its origin misbehaves (Tests/Load/serve_faults.py:
+# slow, 500, endless body, not an image, a redirect to a refused address): every request answered, every error
+# counted in /metrics, RSS under README's bound, a clean SIGTERM. Run after the suite, alone, so its load does
+# not slow the other tests. LOAD_SECONDS shortens it.
+LOAD_SECONDS ?= 60
+test-load: deps
+	python3 Tests/Load/serve_faults.py --webimage "$$($(SWIFT) build --show-bin-path)/webimage" \
+		--image Tests/Fixtures/corpus/images/coffee-progressive.jpg --duration $(LOAD_SECONDS)
 
 # Decoder conformance (Tests/Conformance/check.py, docs/CONFORMANCE.md): numpy, Pillow, pillow-heif and pypng
 # decode the references, in .venv-conformance (pip, the first time and whenever requirements.txt changes; test
