@@ -40,8 +40,7 @@ def bt709_to_linear(v):
 
 
 # H.273 TransferCharacteristics code point -> function from encoded to linear light. PQ (16) and HLG (18)
-# are absent on purpose: they need tone mapping, which neither the decoder nor Pillow does, so such
-# pixels are compared as stored.
+# are tone-mapped instead (hdr_to_sdr).
 TRANSFERS = {
     1: bt709_to_linear,
     6: bt709_to_linear,
@@ -101,9 +100,64 @@ def png_gamma(rgba, gamma, chromaticities):
     return convert_linear(rgba, lambda v: v ** (1 / gamma), chromaticities or SRGB_CHROMATICITIES)
 
 
+# HDR to SDR as WebImage documents it (HDRToneMapper): PQ's EOTF, or HLG's inverse OETF and BT.2100's OOTF
+# for a 1,000 cd/m2 display; BT.2390's EETF on the luminance from a 1,000 cd/m2 peak to 203 cd/m2 (BT.2408's
+# reference white), which becomes SDR white, the RGB scaled with the luminance; BT.709 primaries, clipped,
+# sRGB's curve. Written here from the standards' formulas, in float.
+PQ_M1, PQ_M2 = 2610 / 16384, 2523 / 4096 * 128
+PQ_C1, PQ_C2, PQ_C3 = 3424 / 4096, 2413 / 4096 * 32, 2392 / 4096 * 32
+HDR_PEAK, SDR_WHITE = 1000.0, 203.0
+
+
+def pq_eotf(e):
+    p = np.power(np.clip(e, 0, 1), 1 / PQ_M2)
+    return 10000 * np.power(np.maximum(p - PQ_C1, 0) / (PQ_C2 - PQ_C3 * p), 1 / PQ_M1)
+
+
+def pq_inverse_eotf(nits):
+    y = np.power(np.clip(nits / 10000, 0, 1), PQ_M1)
+    return np.power((PQ_C1 + PQ_C2 * y) / (1 + PQ_C3 * y), PQ_M2)
+
+
+def bt2390_eetf(nits):
+    source = pq_inverse_eotf(HDR_PEAK)
+    e1 = np.minimum(pq_inverse_eotf(nits) / source, 1)
+    max_lum = pq_inverse_eotf(SDR_WHITE) / source
+    ks = 1.5 * max_lum - 0.5
+    t = np.clip((e1 - ks) / (1 - ks), 0, 1)
+    spline = (2 * t**3 - 3 * t**2 + 1) * ks + (t**3 - 2 * t**2 + t) * (1 - ks) + (-2 * t**3 + 3 * t**2) * max_lum
+    return pq_eotf(np.where(e1 > ks, spline, e1) * source)
+
+
+def hdr_to_sdr(rgba, primaries, transfer):
+    """PQ (16) or HLG (18) code values with `primaries` to SDR sRGB."""
+    code = np.clip(rgba[..., :3].astype(np.float64), 0, 1)
+    to_xyz = _rgb_to_xyz(PRIMARIES[primaries])
+    weights = to_xyz[1]
+    if transfer == 16:
+        light = pq_eotf(code)
+    else:
+        a = 0.17883277
+        b, c = 1 - 4 * a, 0.5 - a * np.log(4 * a)
+        scene = np.where(code <= 0.5, code**2 / 3, (np.exp((code - c) / a) + b) / 12)
+        ys = scene @ weights
+        light = scene * (HDR_PEAK * np.power(np.maximum(ys, 0), 0.2))[..., None]
+    luminance = light @ weights
+    safe = np.where(luminance > 0, luminance, 1)
+    scale = np.where(luminance > 0, bt2390_eetf(safe) / safe / SDR_WHITE, 0)
+    linear = light * scale[..., None]
+    linear = linear @ (np.linalg.inv(_rgb_to_xyz(SRGB_CHROMATICITIES)) @ to_xyz).T
+    out = rgba.copy()
+    out[..., :3] = linear_to_srgb(linear).astype(np.float32)
+    return out
+
+
 def cicp(rgba, primaries, transfer):
-    """H.273 colour primaries and transfer characteristics to sRGB; unchanged for PQ, HLG and unknowns."""
+    """H.273 colour primaries and transfer characteristics to sRGB; PQ and HLG tone-mapped (hdr_to_sdr);
+    unchanged for unknowns."""
     primaries = 1 if primaries == 2 else primaries  # unspecified: BT.709
+    if transfer in (16, 18):
+        return hdr_to_sdr(rgba, primaries, transfer) if primaries in (1, 9, 11, 12) else rgba
     if primaries not in PRIMARIES or transfer not in TRANSFERS:
         return rgba
     if primaries == 1 and TRANSFERS[transfer] is srgb_to_linear:

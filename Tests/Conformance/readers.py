@@ -12,6 +12,7 @@ import zlib
 
 import numpy as np
 import png
+from pathlib import Path
 import pillow_heif
 from PIL import Image, ImageSequence
 
@@ -86,6 +87,49 @@ def pillow_frames(data):
     image = Image.open(io.BytesIO(data))
     frames = [to_float(frame) for frame in ImageSequence.Iterator(image)]
     return frames, image.info.get("icc_profile") or None
+
+
+def avif_frames_deep(data):
+    """An AVIF file's first image through libavif's own avifdec at 16 bits (not cropped or turned), as
+    float RGBA: for PQ and HLG images, whose 8-bit code values are too coarse to tone-map. None when
+    avifdec is missing (Debian's libavif-bin)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("avifdec") is None:
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        source, output = Path(folder) / "in.avif", Path(folder) / "out.png"
+        source.write_bytes(data)
+        run = subprocess.run(
+            ["avifdec", "--depth", "16", "--ignore-icc", str(source), str(output)], capture_output=True)
+        if run.returncode != 0:
+            return None
+        return [png_pixels(output.read_bytes())]
+
+
+def heif_frames_deep(data):
+    """A HEIF file's primary image at its own bit depth (pillow-heif without the reduction to 8 bits), as
+    float RGBA: for PQ and HLG images, whose 8-bit code values are too coarse to tone-map."""
+    import pillow_heif
+
+    heif = pillow_heif.open_heif(data, convert_hdr_to_8bit=False)
+    bits = heif.info.get("bit_depth", 8)
+    samples = np.asarray(heif[0], dtype=np.float64)
+    if bits > 8:  # pillow-heif shifts the samples to the top of 16 bits
+        samples = samples / (((1 << bits) - 1) << (16 - bits))
+    else:
+        samples = samples / 255
+    if samples.shape[2] == 3:
+        samples = np.dstack([samples, np.ones(samples.shape[:2])])
+    return [samples.astype(np.float32)]
+
+
+def heif_nclx(data):
+    """A HEIF file's nclx (primaries, transfer) as pillow-heif reads it, or None."""
+    nclx = Image.open(io.BytesIO(data)).info.get("nclx_profile")
+    return (nclx["color_primaries"], nclx["transfer_characteristics"]) if nclx else None
 
 
 def pillow_orientation(data):

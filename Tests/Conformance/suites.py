@@ -159,13 +159,22 @@ def pillow_reference(data, suffix):
     if suffix == ".avif":
         properties = readers.avif_properties(data)
         if "nclx" in properties and not profile:
+            if properties["nclx"][1] in (16, 18) and len(frames) == 1:
+                frames = readers.avif_frames_deep(data) or frames
             frames = [colour.cicp(frame, *properties["nclx"]) for frame in frames]
         if "clap" in properties:
             frames = [_clap(frame, properties["clap"]) for frame in frames]
         irot, imir = properties.get("irot", 0), properties.get("imir")
         return [np.ascontiguousarray(readers.orient(frame, irot, imir)) for frame in frames]
     if suffix in (".heic", ".heif", ".heics"):
-        return frames  # libheif (pillow-heif) applies clap, irot and imir itself
+        # libheif (pillow-heif) applies clap, irot and imir itself, and turns YUV into RGB, but leaves the
+        # nclx primaries and transfer (PQ, HLG) to the caller.
+        nclx = readers.heif_nclx(data)
+        if nclx and not profile:
+            if nclx[1] in (16, 18):
+                frames = readers.heif_frames_deep(data)
+            frames = [colour.cicp(frame, *nclx) for frame in frames]
+        return frames
     # EXIF orientation, as the decoded side is turned by the orientation webimage reports.
     orientation = readers.pillow_orientation(data)
     return [readers.exif_orient(frame, orientation) for frame in frames]

@@ -16,7 +16,8 @@ import Foundation
 ///
 /// Colour: an ICC profile in the `colr` box, or else its CICP (`nclx`) primaries and transfer curve, are
 /// applied as `ImageDecodingOptions.colorSpace` asks (with `.preserve`, a CICP space comes back as an ICC
-/// profile LittleCMS writes). PQ and HLG (HDR) transfers are not tone-mapped: those pixels stay as stored.
+/// profile LittleCMS writes). PQ and HLG (HDR) transfers are converted at 16 bits and tone-mapped to sRGB
+/// (`HDRToneMapper`); with `.preserve` they stay as stored, described by `Image.cicp`.
 ///
 /// Strictness: an image item without a `pixi` (bit depth) property is accepted, as Chrome and Pillow
 /// accept it (the AV1 sequence header says the depth anyway), and so is a clean aperture (`clap`) whose
@@ -63,7 +64,13 @@ public struct AVIFDecoder: ImageDecoding {
             // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
             // buffer each is converted into first, and for 12 bits the RGBA16 buffer (two canvases) libavif
             // converts into before the rounding to 8 bits.
-            let deep = header.pointee.depth > 10
+            // PQ and HLG described by CICP are converted at 16 bits and tone-mapped (HDRToneMapper).
+            let toneMapper =
+                header.pointee.icc.size == 0 && options.colorSpace == .sRGB
+                ? HDRToneMapper(
+                    primaries: Int(header.pointee.colorPrimaries),
+                    transfer: Int(header.pointee.transferCharacteristics)) : nil
+            let deep = header.pointee.depth > 10 || toneMapper != nil
             let plan = stored.animationPlan(
                 declaredFrames: declaredFrames,
                 canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
@@ -82,7 +89,7 @@ public struct AVIFDecoder: ImageDecoding {
                 else {
                     throw DecodingFailure.badImageData("AVIF frame size disagrees with the first frame")
                 }
-                var pixels = try Self.rgba(image, size: stored.original)
+                var pixels = try Self.rgba(image, size: stored.original, toneMapper: toneMapper)
                 if let aperture { pixels = Self.crop(pixels, width: stored.original.width, to: aperture) }
                 var frame = ImageFrame(
                     width: sizing.original.width, height: sizing.original.height,
@@ -101,7 +108,9 @@ public struct AVIFDecoder: ImageDecoding {
                 hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE,
                 isPartial: frames.count < min(declaredFrames, plan.frames))
             let icc = header.pointee.icc
-            if let bytes = icc.data, icc.size > 0 {
+            if toneMapper != nil {
+                // Already sRGB.
+            } else if let bytes = icc.data, icc.size > 0 {
                 ColorManagement.apply(.icc(Data(bytes: bytes, count: icc.size)), to: &image, options: options)
             } else {
                 ColorManagement.apply(
@@ -114,13 +123,16 @@ public struct AVIFDecoder: ImageDecoding {
         }
     }
 
-    /// The decoded YUV(A) planes of `image` as straight-alpha RGBA8.
-    private static func rgba(_ image: UnsafeMutablePointer<avifImage>, size: PixelSize) throws -> [UInt8] {
+    /// The decoded YUV(A) planes of `image` as straight-alpha RGBA8, tone-mapped from 16 bits by
+    /// `toneMapper` when there is one.
+    private static func rgba(
+        _ image: UnsafeMutablePointer<avifImage>, size: PixelSize, toneMapper: HDRToneMapper?
+    ) throws -> [UInt8] {
         var rgb = avifRGBImage()
         avifRGBImageSetDefaults(&rgb, image)
         rgb.format = AVIF_RGB_FORMAT_RGBA
         rgb.alphaPremultiplied = AVIF_FALSE
-        if image.pointee.depth > 10 {
+        if image.pointee.depth > 10 || toneMapper != nil {
             // 12 bits go through libavif's 16-bit conversion, then are rounded: libavif 0.11's direct
             // conversion of 12-bit subsampled chroma to 8 bits is up to 19 steps off at chroma edges. 10 bits
             // keep the direct conversion, which agrees with other decoders (Pillow's libavif) within a step.
@@ -133,6 +145,7 @@ public struct AVIFDecoder: ImageDecoding {
                 count = result == AVIF_RESULT_OK ? buffer.count : 0
             }
             try check(result, "AVIF colour conversion failed")
+            if let toneMapper { return toneMapper.map(wide) }
             return wide.map { UInt8((UInt32($0) * 255 + 32_767) / 65_535) }
         }
         rgb.depth = 8

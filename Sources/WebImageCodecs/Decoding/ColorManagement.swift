@@ -47,6 +47,15 @@ enum ColorManagement {
             guard let transform = transform(for: key, profile: profile) else { return }
             convert(&image, with: transform)
         case .cicp(let primaries, let transfer):
+            if options.colorSpace == .preserve {
+                image.cicp = CICPDescription(colorPrimaries: primaries, transferCharacteristics: transfer)
+            }
+            if HDRToneMapper.isHDR(transfer: transfer) {
+                guard options.colorSpace == .sRGB, let mapper = HDRToneMapper(primaries: primaries, transfer: transfer)
+                else { return }
+                for index in image.frames.indices { mapper.map(&image.frames[index].pixels) }
+                return
+            }
             guard let profile = Profile(cicpPrimaries: primaries, transfer: transfer) else { return }
             if options.colorSpace == .preserve {
                 image.iccProfile = profile.data

@@ -15,7 +15,8 @@ import Foundation
 ///
 /// Not supported by libheif 1.15, so not here: image sequences (`.heics` animation tracks; a file with
 /// only a track and no still item fails with `badImageData`) and the gain maps of HDR photos. Images of
-/// 10 or more bits are reduced to 8 by libheif.
+/// 10 or more bits are reduced to 8 by libheif, except PQ and HLG (HDR) ones, taken at 16 bits and
+/// tone-mapped to sRGB (`HDRToneMapper`; with `.preserve` the stored values stay, described by `Image.cicp`).
 ///
 /// This file is the only one that calls libheif.
 public struct HEIFDecoder: ImageDecoding {
@@ -73,14 +74,19 @@ public struct HEIFDecoder: ImageDecoding {
             defer { claim.release() }
 
             let hasAlpha = heif_image_handle_has_alpha_channel(primary) != 0
-            var frame = try Self.rgba(handle, size: source)
+            let profile = Self.colorProfile(of: primary)
+            var toneMapper: HDRToneMapper?
+            if options.colorSpace == .sRGB, case .cicp(let primaries, let transfer) = profile {
+                toneMapper = HDRToneMapper(primaries: primaries, transfer: transfer)
+            }
+            var frame = try Self.rgba(handle, size: source, toneMapper: toneMapper)
             if frame.width != sizing.target.width || frame.height != sizing.target.height {
                 frame = PixelResampler.resample(frame, to: sizing.target)
             }
             var image = Image(
                 format: .heic, width: frame.width, height: frame.height, originalWidth: sizing.original.width,
                 originalHeight: sizing.original.height, frames: [frame], hasAlpha: hasAlpha)
-            if let profile = Self.colorProfile(of: primary) {
+            if toneMapper == nil, let profile {
                 ColorManagement.apply(profile, to: &image, options: options)
             }
             return image
@@ -108,17 +114,19 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// The image of `handle`, decoded and converted by libheif to interleaved RGBA8 (straight alpha, opaque
-    /// when the image has none), checked to be `size`.
-    private static func rgba(_ handle: OpaquePointer, size: PixelSize) throws -> ImageFrame {
+    /// when the image has none), checked to be `size`. With `toneMapper` (a PQ or HLG image), libheif
+    /// converts to 16 bits a sample instead, and the mapper tone-maps that to sRGB.
+    private static func rgba(_ handle: OpaquePointer, size: PixelSize, toneMapper: HDRToneMapper?) throws
+        -> ImageFrame
+    {
         guard let decoding = heif_decoding_options_alloc() else {
             throw DecodingFailure.badImageData("HEIF: out of memory")
         }
         defer { heif_decoding_options_free(decoding) }
-        decoding.pointee.convert_hdr_to_8bit = 1
+        decoding.pointee.convert_hdr_to_8bit = toneMapper == nil ? 1 : 0
         var decoded: OpaquePointer?
-        try check(
-            heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, decoding),
-            "HEIF undecodable")
+        let chroma = toneMapper == nil ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RRGGBBAA_LE
+        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, decoding), "HEIF undecodable")
         guard let decoded else { throw DecodingFailure.badImageData("HEIF undecodable: no image") }
         defer { heif_image_release(decoded) }
         let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
@@ -128,10 +136,26 @@ public struct HEIFDecoder: ImageDecoding {
                 "HEIF decoded to \(width)×\(height), not the \(size.width)×\(size.height) its header declares")
         }
         var stride: Int32 = 0
+        let sampleBytes = toneMapper == nil ? 1 : 2
         guard let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
-            Int(stride) >= width * 4
+            Int(stride) >= width * 4 * sampleBytes
         else { throw DecodingFailure.badImageData("HEIF undecodable: no interleaved RGBA plane") }
         let rowBytes = width * 4
+        if let toneMapper {
+            // Samples of `bits` bits in 16-bit little-endian words, stretched to the full 16-bit range.
+            let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
+            let maximum = UInt32((1 << min(max(bits, 1), 16)) - 1)
+            var samples = [UInt16](repeating: 0, count: width * height * 4)
+            for row in 0..<height {
+                let line = UnsafeRawPointer(plane + row * Int(stride))
+                for index in 0..<(width * 4) {
+                    let value = UInt32(
+                        UInt16(littleEndian: line.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)))
+                    samples[row * width * 4 + index] = UInt16(min(value, maximum) * 65_535 / maximum)
+                }
+            }
+            return ImageFrame(width: width, height: height, bytesPerRow: rowBytes, pixels: toneMapper.map(samples))
+        }
         let pixels = [UInt8](unsafeUninitializedCapacity: rowBytes * height) { buffer, count in
             for row in 0..<height {
                 (buffer.baseAddress! + row * rowBytes).update(from: plane + row * Int(stride), count: rowBytes)

@@ -44,6 +44,20 @@ public struct ImageFrame: Sendable {
     }
 }
 
+/// A colour description by ITU-T H.273 code points.
+public struct CICPDescription: Sendable, Hashable {
+    /// Colour primaries: 1 BT.709/sRGB, 9 BT.2020, 12 Display P3, ...
+    public var colorPrimaries: Int
+    /// Transfer characteristics: 13 sRGB, 16 PQ (SMPTE ST 2084), 18 HLG, ...
+    public var transferCharacteristics: Int
+
+    /// Creates a description.
+    public init(colorPrimaries: Int, transferCharacteristics: Int) {
+        self.colorPrimaries = colorPrimaries
+        self.transferCharacteristics = transferCharacteristics
+    }
+}
+
 /// A decoded image: one frame for stills, several for animations.
 public struct Image: Sendable {
     /// The format the bytes were in.
@@ -73,6 +87,10 @@ public struct Image: Sendable {
     /// The RGB ICC profile the pixels are in, when decoded with `colorSpace = .preserve` from a file that
     /// carried one; nil otherwise (the pixels are then sRGB, or unlabelled).
     public var iccProfile: Data?
+    /// The ITU-T H.273 (CICP) colour description of the pixels, when decoded with `colorSpace = .preserve`
+    /// from a file that describes its colour that way (AVIF's and HEIC's `nclx`): for PQ and HLG (HDR) the
+    /// only description of the stored code values; nil otherwise.
+    public var cicp: CICPDescription?
 
     /// Creates an image.
     public init(

@@ -19,6 +19,8 @@ import Foundation
 /// Colour: pixels in a space other than sRGB come with libjxl's ICC description of it, applied as
 /// `ImageDecodingOptions.colorSpace` asks. An XYB (lossy) image is asked for in sRGB when the options
 /// want sRGB, so libjxl converts from XYB in floating point instead of handing over 8-bit linear light.
+/// PQ and HLG (HDR) images are taken at 16 bits in their own encoding and tone-mapped to sRGB as
+/// `HDRToneMapper` describes (with `.preserve`, libjxl's ICC description of the stored values comes along).
 ///
 /// This file is the only one that calls libjxl.
 public struct JXLDecoder: ImageDecoding {
@@ -45,8 +47,10 @@ public struct JXLDecoder: ImageDecoding {
                 width: Int(info.xsize), height: Int(info.ysize), format: .jxl, options: options)
             let animated = info.have_animation != JXL_FALSE
             let declaredFrames = animated ? Self.frameCount(base, raw.count) : 1
-            // libjxl's own full-size buffers (counted as one RGBA canvas) and the frame being written.
-            let plan = sizing.animationPlan(declaredFrames: declaredFrames, canvases: 2, options: options)
+            // libjxl's own full-size buffers (counted as one RGBA canvas) and the frame being written; a
+            // deeper image may be HDR, written at 16 bits for tone mapping (two canvases more).
+            let plan = sizing.animationPlan(
+                declaredFrames: declaredFrames, canvases: info.bits_per_sample > 8 ? 4 : 2, options: options)
             let claim = try PixelMemory.claim(
                 plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
                 for: "JPEG XL \(sizing.original) × \(plan.frames) frames")
@@ -77,6 +81,10 @@ public struct JXLDecoder: ImageDecoding {
         var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height * 4)
         defer { buffer.deallocate() }
+        // PQ and HLG images are written at 16 bits in their own encoding, then tone-mapped (HDRToneMapper).
+        var toneMapper: HDRToneMapper?
+        var wide: UnsafeMutableBufferPointer<UInt16>?
+        defer { wide?.deallocate() }
         var frames: [ImageFrame] = []
         var duration: TimeInterval = 0
         var bufferSet = false
@@ -85,8 +93,9 @@ public struct JXLDecoder: ImageDecoding {
             ? Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator) : 0
 
         func keep() {
+            let pixels = toneMapper.flatMap { mapper in wide.map { mapper.map(Array($0)) } } ?? Array(buffer)
             var frame = ImageFrame(
-                width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: Array(buffer),
+                width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,
                 duration: duration)
             if !sizing.isFullSize { frame = PixelResampler.resample(frame, to: sizing.target) }
             frames.append(frame)
@@ -99,6 +108,18 @@ public struct JXLDecoder: ImageDecoding {
                 // light, which 8 bits cannot hold in the dark tones (they band once converted). Asking for
                 // sRGB has libjxl convert in floating point; where it cannot, the data profile says so and
                 // is applied as before.
+                if options.colorSpace == .sRGB, let (mapper, original) = Self.hdrEncoding(session.decoder) {
+                    // The PQ or HLG code values (an XYB image converted to them by libjxl in floating point),
+                    // at 16 bits, tone-mapped to sRGB here.
+                    var encoding = original
+                    if info.uses_original_profile == JXL_FALSE {
+                        _ = JxlDecoderSetPreferredColorProfile(session.decoder, &encoding)
+                    }
+                    toneMapper = mapper
+                    format.data_type = JXL_TYPE_UINT16
+                    color = nil
+                    continue
+                }
                 if info.uses_original_profile == JXL_FALSE, options.colorSpace == .sRGB {
                     var srgb = JxlColorEncoding()
                     srgb.color_space = info.num_color_channels == 1 ? JXL_COLOR_SPACE_GRAY : JXL_COLOR_SPACE_RGB
@@ -117,6 +138,18 @@ public struct JXLDecoder: ImageDecoding {
                 var needed = 0
                 try Self.check(
                     JxlDecoderImageOutBufferSize(session.decoder, &format, &needed), "JPEG XL buffer size unknown")
+                if toneMapper != nil {
+                    let samples = wide ?? .allocate(capacity: size.width * size.height * 4)
+                    wide = samples
+                    guard needed == samples.count * 2 else {
+                        throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
+                    }
+                    try Self.check(
+                        JxlDecoderSetImageOutBuffer(session.decoder, &format, samples.baseAddress, needed),
+                        "JPEG XL output buffer refused")
+                    bufferSet = true
+                    continue
+                }
                 guard needed == buffer.count else {
                     throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
                 }
@@ -165,6 +198,20 @@ public struct JXLDecoder: ImageDecoding {
                 == JXL_DEC_SUCCESS
         else { return nil }
         return .icc(Data(profile))
+    }
+
+    /// The tone mapper and the encoding of an RGB image whose original colour is PQ or HLG (with D65 white
+    /// and primaries `HDRToneMapper` knows); nil for every other image.
+    private static func hdrEncoding(_ decoder: OpaquePointer) -> (HDRToneMapper, JxlColorEncoding)? {
+        var original = JxlColorEncoding()
+        guard
+            JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &original)
+                == JXL_DEC_SUCCESS,
+            original.color_space == JXL_COLOR_SPACE_RGB, original.white_point == JXL_WHITE_POINT_D65,
+            let mapper = HDRToneMapper(
+                primaries: Int(original.primaries.rawValue), transfer: Int(original.transfer_function.rawValue))
+        else { return nil }
+        return (mapper, original)
     }
 
     /// The frames an animation holds, from its frame headers alone (0 when they cannot be read).

@@ -81,7 +81,7 @@ enum PipelineFixtures {
         #expect(ImageFormat.detect(ftyp("avif", ["mif1", "miaf"])) == .avif)
         #expect(ImageFormat.detect(ftyp("avis", ["msf1"])) == .avif)
         #expect(ImageFormat.detect(ftyp("mif1", ["miaf", "avif"])) == .avif)
-        #expect(ImageFormat.detect(ftyp("heic", ["mif1", "heic"])) == .unknown)
+        #expect(ImageFormat.detect(ftyp("heic", ["mif1", "heic"])) == .heic)
         #expect(ImageFormat.detect(Data([0xFF, 0x0A, 0xFA, 0x7F])) == .jxl)
         #expect(ImageFormat.detect(Data([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A])) == .jxl)
         #expect(ImageFormat.detect(Data([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87])) == .unknown)
