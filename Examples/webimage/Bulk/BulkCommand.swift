@@ -70,8 +70,22 @@ extension WebImageCLI {
                 """, valueName: "a,b"))
         var saveCols: String?
 
-        @Option(help: ArgumentHelp("fit, fill, pad, longest or none.", valueName: "mode"))
-        var resizeMode: BulkResizeMode = .fill
+        @Option(
+            help: ArgumentHelp(
+                """
+                keep-ratio (the shorter side becomes --size), center-crop (and crop to the square; also fill), \
+                keep-ratio-largest (the longer side becomes --size; also fit, longest), border (and pad to the \
+                square, white for jpeg, transparent otherwise; also pad) or none.
+                """, valueName: "mode"))
+        var resizeMode: BulkResizeMode = .centerCrop
+
+        @Flag(
+            help: """
+                Never enlarge: an image whose side that --resize-mode scales to --size (the shorter for \
+                keep-ratio and center-crop, the longer otherwise) is not above --size keeps its size, uncropped \
+                and unpadded, as img2dataset's resize_only_if_bigger.
+                """)
+        var resizeOnlyIfBigger = false
 
         @Option(help: "The resize box's side in pixels.")
         var size: Int = 256
@@ -359,10 +373,14 @@ extension WebImageCLI {
                         + "(\(BulkSampleRecord.fieldNames.sorted().joined(separator: ", "))).")
             }
             settings.writesCaptions = captionCol != nil
-            let box = PixelSize(width: size, height: size)
             let encodeFormat = encode.format
-            if let mode = resizeMode.fitMode {
-                settings.transformer = mode.transformer(box: box, padFor: encodeFormat)
+            if resizeOnlyIfBigger && resizeMode == .none {
+                throw ValidationError("--resize-only-if-bigger needs a --resize-mode other than none.")
+            }
+            if let mode = resizeMode.engineMode {
+                settings.resize = BulkResize(
+                    mode: mode, size: size, onlyIfBigger: resizeOnlyIfBigger,
+                    borderColor: encodeFormat == .jpeg ? .white : .clear)
             }
             if let encodeFormat {
                 settings.encoder = encodeFormat.encoder(quality: quality)

@@ -14,12 +14,24 @@ enum BulkFormatOption: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
-/// `bulk --resize-mode` values: a ``FitMode``, or none.
+/// `bulk --resize-mode` values: img2dataset's modes under their names and the `--fit` names, or none.
 enum BulkResizeMode: String, CaseIterable, ExpressibleByArgument {
-    case fit, fill, pad, longest, none
+    case keepRatio = "keep-ratio"
+    case centerCrop = "center-crop"
+    case keepRatioLargest = "keep-ratio-largest"
+    case border, fit, fill, pad, longest, none
 
-    /// The resize; nil for `none`.
-    var fitMode: FitMode? { FitMode(rawValue: rawValue) }
+    /// The engine's mode; nil for `none`. `fill` is `center-crop`, `pad` is `border`, and `fit` and
+    /// `longest` are `keep-ratio-largest` (the box is a square, so the three are one).
+    var engineMode: BulkResize.Mode? {
+        switch self {
+        case .keepRatio: .keepRatio
+        case .centerCrop, .fill: .centerCrop
+        case .keepRatioLargest, .fit, .longest: .keepRatioLargest
+        case .border, .pad: .border
+        case .none: nil
+        }
+    }
 }
 
 /// `bulk --encode` values: jpeg, webp or png, or none to keep the downloaded bytes.

@@ -31,7 +31,7 @@ public struct BulkSettings: Sendable {
     // MARK: Images
 
     /// The resize; nil keeps the decoded size.
-    public var transformer: ImageTransformer?
+    public var resize: BulkResize?
     /// The encoder; nil keeps the downloaded bytes as they came.
     public var encoder: (any ImageEncoding)?
     /// Images whose smaller side is below this are skipped (`tooSmall`); 0 by default.

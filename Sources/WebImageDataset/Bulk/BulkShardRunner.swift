@@ -165,7 +165,7 @@ struct BulkShardRunner: Sendable {
             return sample
         }
         var context = ImageDownloadContext()
-        context.transformer = settings.transformer
+        if let resize = settings.resize { context.transformer = BulkImageTransformer(resize: resize) }
         if settings.respectsRobotsTag { context.responseModifier = RobotsTagCheck() }
         // Retries (`--retries`) are the downloader's (`config.retryPolicy`): a row waiting for its next
         // attempt holds no connection and no queue slot, only its row slot.

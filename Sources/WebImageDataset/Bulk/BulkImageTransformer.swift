@@ -1,0 +1,73 @@
+import WebImage
+
+/// What the bulk engine does to one row's image: the resize (``BulkResize``), if any. The downloader
+/// runs it on the decoded image (`ImageDownloadContext.transformer`).
+///
+/// ```swift
+/// var context = ImageDownloadContext()
+/// context.transformer = BulkImageTransformer(resize: BulkResize(mode: .centerCrop, size: 256))
+/// ```
+public struct BulkImageTransformer: ImageTransforming {
+    /// The resize; nil keeps the decoded size.
+    public var resize: BulkResize?
+
+    /// A transformer that resizes with `resize`.
+    public init(resize: BulkResize?) {
+        self.resize = resize
+    }
+
+    public var key: String { "bulk(" + (resize?.key ?? "-") + ")" }
+
+    public var minimumDecodeSize: MinimumDecodeSize? { resize?.minimumDecodeSize }
+
+    public func transform(_ image: Image) throws -> Image { try transform(image, budget: nil) }
+
+    public func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
+        guard let resize,
+            let plan = resize.plan(
+                original: PixelSize(width: image.originalWidth, height: image.originalHeight),
+                decoded: PixelSize(width: image.width, height: image.height))
+        else { return image }
+        var result = image
+        if plan.scaled != PixelSize(width: image.width, height: image.height) {
+            result = try ImageTransformer.resize(to: plan.scaled, mode: .stretch).transform(result, budget: budget)
+        }
+        let side = resize.size
+        switch plan.finish {
+        case .none:
+            return result
+        case .crop:
+            let rect = PixelRect(
+                x: (result.width - min(side, result.width)) / 2, y: (result.height - min(side, result.height)) / 2,
+                width: min(side, result.width), height: min(side, result.height))
+            guard rect.width != result.width || rect.height != result.height else { return result }
+            return try ImageTransformer.crop(rect).transform(result, budget: budget)
+        case .border:
+            guard result.width < side || result.height < side else { return result }
+            result.frames = result.frames.map { Self.bordered($0, side: side, color: resize.borderColor) }
+            result.width = max(side, result.width)
+            result.height = max(side, result.height)
+            if resize.borderColor.alpha < 255 { result.hasAlpha = true }
+            return result
+        }
+    }
+
+    /// `frame` centred on a square of `side` pixels (at least the frame's size) filled with `color`; the
+    /// odd pixel of a margin goes to the bottom or right one, as img2dataset's `PadIfNeeded` does.
+    static func bordered(_ frame: ImageFrame, side: Int, color: ImageColor) -> ImageFrame {
+        let width = max(side, frame.width)
+        let height = max(side, frame.height)
+        let row = Array(repeatElement([color.red, color.green, color.blue, color.alpha], count: width).joined())
+        var pixels = Array(repeatElement(row, count: height).joined())
+        let left = (width - frame.width) / 2
+        let top = (height - frame.height) / 2
+        for y in 0..<frame.height {
+            let source = y * frame.bytesPerRow
+            let target = ((top + y) * width + left) * 4
+            pixels.replaceSubrange(
+                target..<(target + frame.width * 4), with: frame.pixels[source..<(source + frame.width * 4)])
+        }
+        return ImageFrame(
+            width: width, height: height, bytesPerRow: width * 4, pixels: pixels, duration: frame.duration)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+import WebImage
+
+@testable import WebImageDataset
+
+/// The bulk engine's image modes on their own: img2dataset's resize modes, never enlarging.
+@Suite("Bulk image modes")
+struct BulkImageModesTests {
+    /// A `width`×`height` opaque image whose pixels vary (a checkerboard of 2-pixel cells in red, a ramp in green).
+    static func image(_ width: Int, _ height: Int) -> Image {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                pixels += [((x / 2 + y / 2) % 2 == 0) ? 220 : 30, UInt8((x * 7 + y * 3) % 256), 120, 255]
+            }
+        }
+        return Image(
+            format: .png, width: width, height: height,
+            frames: [ImageFrame(width: width, height: height, bytesPerRow: width * 4, pixels: pixels)])
+    }
+
+    static func size(_ image: Image) -> [Int] { [image.width, image.height] }
+
+    static func transform(_ image: Image, _ mode: BulkResize.Mode, _ size: Int, onlyIfBigger: Bool = false) throws
+        -> Image
+    {
+        try BulkImageTransformer(resize: BulkResize(mode: mode, size: size, onlyIfBigger: onlyIfBigger)).transform(
+            image)
+    }
+
+    @Test("keep-ratio makes the shorter side the size, center-crop then cuts the square, both ways of scaling")
+    func shorterSideModes() throws {
+        #expect(Self.size(try Self.transform(Self.image(400, 200), .keepRatio, 100)) == [200, 100])
+        #expect(Self.size(try Self.transform(Self.image(90, 300), .keepRatio, 60)) == [60, 200])
+        #expect(Self.size(try Self.transform(Self.image(30, 20), .keepRatio, 60)) == [90, 60])  // enlarged
+        #expect(Self.size(try Self.transform(Self.image(400, 200), .centerCrop, 100)) == [100, 100])
+        #expect(Self.size(try Self.transform(Self.image(30, 20), .centerCrop, 60)) == [60, 60])
+        // 333×100 → 100: the longer side rounds, the shorter is exact.
+        #expect(Self.size(try Self.transform(Self.image(333, 101), .keepRatio, 50)) == [165, 50])
+    }
+
+    @Test("keep-ratio-largest makes the longer side the size; border then pads the square, centred, white")
+    func longerSideModes() throws {
+        #expect(Self.size(try Self.transform(Self.image(400, 200), .keepRatioLargest, 100)) == [100, 50])
+        #expect(Self.size(try Self.transform(Self.image(20, 30), .keepRatioLargest, 60)) == [40, 60])
+        let bordered = try Self.transform(Self.image(400, 200), .border, 100)
+        #expect(Self.size(bordered) == [100, 100])
+        let frame = try #require(bordered.frames.first)
+        // Rows 0…24 and 75…99 are white margins; row 50 is the image.
+        #expect(Array(frame.pixels[0..<4]) == [255, 255, 255, 255])
+        #expect(Array(frame.pixels[(24 * 100 + 50) * 4..<(24 * 100 + 50) * 4 + 4]) == [255, 255, 255, 255])
+        #expect(Array(frame.pixels[(75 * 100 + 50) * 4..<(75 * 100 + 50) * 4 + 4]) == [255, 255, 255, 255])
+        #expect(frame.pixels[(25 * 100 + 50) * 4 + 2] != 255 && frame.pixels[(74 * 100 + 50) * 4 + 2] != 255)
+        // An odd margin: the extra row goes to the bottom, as PadIfNeeded does.
+        let odd = try #require(try Self.transform(Self.image(100, 47), .border, 100).frames.first)
+        #expect(odd.pixels[(25 * 100) * 4 + 2] == 255 && odd.pixels[(26 * 100) * 4 + 2] == 120)
+        #expect(odd.pixels[(72 * 100) * 4 + 2] == 120 && odd.pixels[(73 * 100) * 4 + 2] == 255)
+    }
+
+    @Test("only if bigger: a smaller image keeps its size and pixels (no crop, no border); a bigger one shrinks")
+    func onlyIfBigger() throws {
+        let small = Self.image(64, 64)
+        for mode in BulkResize.Mode.allCases {
+            let kept = try Self.transform(small, mode, 256, onlyIfBigger: true)
+            #expect(Self.size(kept) == [64, 64], "\(mode)")
+            #expect(kept.frames.first?.pixels == small.frames.first?.pixels, "\(mode)")
+            #expect(Self.size(try Self.transform(small, mode, 256)) == [256, 256], "\(mode) enlarges by default")
+        }
+        // 300×100 at 256: the shorter side (100) is not above it, so keep-ratio and center-crop leave it…
+        let wide = Self.image(300, 100)
+        #expect(Self.size(try Self.transform(wide, .centerCrop, 256, onlyIfBigger: true)) == [300, 100])
+        #expect(Self.size(try Self.transform(wide, .keepRatio, 256, onlyIfBigger: true)) == [300, 100])
+        // …while the longer side (300) is, so keep-ratio-largest and border shrink it.
+        #expect(Self.size(try Self.transform(wide, .keepRatioLargest, 256, onlyIfBigger: true)) == [256, 85])
+        #expect(Self.size(try Self.transform(wide, .border, 256, onlyIfBigger: true)) == [256, 256])
+        #expect(
+            Self.size(try Self.transform(Self.image(600, 400), .centerCrop, 256, onlyIfBigger: true)) == [256, 256])
+    }
+
+    @Test("the decode may start small: a file's own size decides, the decoded pixels are scaled")
+    func decidesOnTheFileSize() throws {
+        // A 1000×800 file decoded at 1/2 (DCT scaling): 500×400 pixels, original 1000×800.
+        var decoded = Self.image(500, 400)
+        decoded.originalWidth = 1000
+        decoded.originalHeight = 800
+        #expect(Self.size(try Self.transform(decoded, .keepRatio, 256, onlyIfBigger: true)) == [320, 256])
+        let resize = BulkResize(mode: .centerCrop, size: 256)
+        #expect(
+            resize.minimumDecodeSize == MinimumDecodeSize(size: PixelSize(width: 256, height: 256), coverage: .fill))
+        #expect(BulkResize(mode: .border, size: 256).minimumDecodeSize.coverage == .fit)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import LocalImageServer
+import Testing
+
+@testable import WebImage
+
+/// `webimage bulk`'s img2dataset modes run as built: resize modes, never enlarging, the size filters,
+/// the encoders.
+@Suite("webimage bulk modes", .timeLimit(.minutes(10)))
+struct BulkModesTests {
+    /// The pixels of a `width`×`height` test image: a ramp in red and green, blue 90, opaque.
+    static func pixels(_ width: Int, _ height: Int) -> [UInt8] {
+        var pixels: [UInt8] = []
+        for y in 0..<height {
+            for x in 0..<width { pixels += [UInt8((x * 9) % 256), UInt8((y * 5) % 256), 90, 255] }
+        }
+        return pixels
+    }
+
+    /// A server with `/img/WxH.png`: a PNG of that size.
+    static func server() throws -> LocalImageServer {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        server.route("/img/") { request in
+            let name = request.path.split(separator: "/").last.map(String.init) ?? ""
+            let sides = (name.split(separator: ".").first ?? "").split(separator: "x").compactMap { Int($0) }
+            guard sides.count == 2,
+                let png = try? PNGEncoder().encode(
+                    ImageFrame(
+                        width: sides[0], height: sides[1], bytesPerRow: sides[0] * 4,
+                        pixels: Self.pixels(sides[0], sides[1])))
+            else { return .text("bad size", status: 400) }
+            return LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(png))
+        }
+        return server
+    }
+
+    /// Runs `bulk` on a .txt list of `paths` on `server` with `options`; the jsonl records by URL path.
+    static func run(
+        _ server: LocalImageServer, _ paths: [String], _ options: [String], in folder: URL
+    ) async throws -> (CLIRunner.Output, [String: [String: Any]]) {
+        let list = folder.appendingPathComponent("list.txt")
+        try paths.map { server.url($0).absoluteString }.joined(separator: "\n").write(
+            to: list, atomically: true, encoding: .utf8)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage", ["bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path] + options)
+        guard run.status == 0 else { return (run, [:]) }
+        var records: [String: [String: Any]] = [:]
+        for record in try BulkCommandTests.jsonl(output) {
+            let path = URL(string: record["url"] as? String ?? "")?.path ?? ""
+            records[path] = record
+        }
+        return (run, records)
+    }
+
+    static func size(_ record: [String: Any]?) -> [Int] {
+        [record?["width"] as? Int ?? -1, record?["height"] as? Int ?? -1]
+    }
+
+    @Test("keep-ratio, center-crop and border as img2dataset sizes them; --resize-only-if-bigger never enlarges")
+    func resizeModes() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let paths = ["/img/120x60.png", "/img/20x20.png", "/img/50x20.png"]
+        let cases: [([String], [[Int]])] = [
+            (["--resize-mode", "keep-ratio"], [[64, 32], [32, 32], [80, 32]]),
+            (["--resize-mode", "keep-ratio", "--resize-only-if-bigger"], [[64, 32], [20, 20], [50, 20]]),
+            (["--resize-mode", "center-crop", "--resize-only-if-bigger"], [[32, 32], [20, 20], [50, 20]]),
+            (["--resize-mode", "fill"], [[32, 32], [32, 32], [32, 32]]),
+            (["--resize-mode", "border", "--resize-only-if-bigger"], [[32, 32], [20, 20], [32, 32]]),
+            (["--resize-mode", "keep-ratio-largest"], [[32, 16], [32, 32], [32, 13]]),
+        ]
+        for (options, sizes) in cases {
+            let folder = try CLIRunner.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (run, records) = try await Self.run(
+                server, paths, ["--size", "32", "--encode", "png"] + options, in: folder)
+            #expect(run.status == 0, "\(options): \(run.stderr)")
+            #expect(paths.map { Self.size(records[$0]) } == sizes, "\(options)")
+            #expect(paths.allSatisfy { records[$0]?["original_width"] as? Int != nil }, "\(options)")
+        }
+    }
+}
