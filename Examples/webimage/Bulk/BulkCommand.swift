@@ -96,10 +96,23 @@ extension WebImageCLI {
         @Option(help: "Quality of jpeg or webp (1…100).")
         var quality: Int = 95
 
-        @Option(help: "Skip images whose smaller side is below this many pixels (before resizing).")
-        var minSize: Int = 0
+        @Option(
+            name: [.customLong("min-image-size"), .customLong("min-size")],
+            help: ArgumentHelp(
+                "Fail (error_code tooSmall) an image whose smaller side is below this, before resizing.",
+                valueName: "pixels"))
+        var minImageSize: Int = 0
 
-        @Option(help: "Skip images whose longer side is more than this many times the shorter.")
+        @Option(
+            help: ArgumentHelp(
+                "Fail (error_code areaTooLarge) an image of more pixels than this (width × height, before resizing).",
+                valueName: "pixels"))
+        var maxImageArea: Int?
+
+        @Option(
+            help: ArgumentHelp(
+                "Fail (error_code aspectRatio) an image whose longer side is more than this many times the shorter.",
+                valueName: "ratio"))
         var maxAspectRatio: Double?
 
         @Option(help: "Downloads (connections) at once, all hosts together.")
@@ -359,7 +372,15 @@ extension WebImageCLI {
             var settings = BulkSettings()
             settings.outputFormat = format.sampleFormat
             settings.concurrency = concurrency
-            settings.minimumSize = minSize
+            guard minImageSize >= 0 else { throw ValidationError("--min-image-size must not be negative.") }
+            guard maxImageArea.map({ $0 >= 1 }) ?? true else {
+                throw ValidationError("--max-image-area must be at least 1.")
+            }
+            guard maxAspectRatio.map({ $0 >= 1 }) ?? true else {
+                throw ValidationError("--max-aspect-ratio must be at least 1 (the longer side over the shorter).")
+            }
+            settings.minimumSize = minImageSize
+            settings.maximumArea = maxImageArea
             settings.maximumAspectRatio = maxAspectRatio
             settings.respectsRobotsTag = !ignoreRobotsTag
             settings.allowsPartial = allowPartial

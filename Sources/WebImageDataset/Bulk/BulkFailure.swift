@@ -12,6 +12,8 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     case robotsTag
     /// The image's smaller side is below the minimum size.
     case tooSmall
+    /// The image has more pixels than the maximum area.
+    case areaTooLarge
     /// The image's sides are further apart than the maximum aspect ratio.
     case aspectRatio
     /// The image data ends early (only part of it decoded).
@@ -28,6 +30,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case "invalidURL": self = .invalidURL
         case "robotsTag": self = .robotsTag
         case "tooSmall": self = .tooSmall
+        case "areaTooLarge": self = .areaTooLarge
         case "aspectRatio": self = .aspectRatio
         case "truncated": self = .truncated
         case "encoding": self = .encoding
@@ -50,6 +53,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case .invalidURL: "invalidURL"
         case .robotsTag: "robotsTag"
         case .tooSmall: "tooSmall"
+        case .areaTooLarge: "areaTooLarge"
         case .aspectRatio: "aspectRatio"
         case .truncated: "truncated"
         case .encoding: "encoding"
@@ -60,11 +64,11 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     /// The `error_code`.
     public var description: String { code }
 
-    /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, and the size and
-    /// aspect-ratio filters. `--retry-failed` leaves these rows alone.
+    /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, and the size,
+    /// area and aspect-ratio filters. `--retry-failed` leaves these rows alone.
     public var isPermanent: Bool {
         switch self {
-        case .invalidURL, .robotsTag, .tooSmall, .aspectRatio: true
+        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio: true
         case .truncated, .encoding, .download: false
         }
     }

@@ -34,9 +34,14 @@ public struct BulkSettings: Sendable {
     public var resize: BulkResize?
     /// The encoder; nil keeps the downloaded bytes as they came.
     public var encoder: (any ImageEncoding)?
-    /// Images whose smaller side is below this are skipped (`tooSmall`); 0 by default.
+    /// Images whose smaller side (the file's, before resizing) is below this fail with `tooSmall`; 0 by
+    /// default.
     public var minimumSize = 0
-    /// Images whose longer side is more than this many times the shorter are skipped (`aspectRatio`).
+    /// Images of more pixels than this (width × height of the file) fail with `areaTooLarge`; no limit by
+    /// default.
+    public var maximumArea: Int?
+    /// Images whose longer side is more than this many times the shorter fail with `aspectRatio`; no
+    /// limit by default.
     public var maximumAspectRatio: Double?
     /// Whether an image decoded from a file that ends early (`Image.isPartial`) is kept; by default the
     /// row fails with `truncated`, as img2dataset rejects such an image.
@@ -44,6 +49,34 @@ public struct BulkSettings: Sendable {
 
     /// The defaults, as each property gives them.
     public init() {}
+
+    /// Why an image of `width`×`height` (the file's size) fails the size filters, in img2dataset's words
+    /// ("image too small", "image area too large", "aspect ratio too large") followed by the numbers;
+    /// nil when it passes. Checked in img2dataset's order.
+    func rejection(width: Int, height: Int) -> (BulkFailure, String)? {
+        let shorter = min(width, height)
+        if shorter < minimumSize {
+            return (.tooSmall, "image too small: \(width)×\(height) is below --min-image-size \(minimumSize)")
+        }
+        if let maximumArea, width * height > maximumArea {
+            return (
+                .areaTooLarge,
+                "image area too large: \(width)×\(height) is \(width * height) pixels, over --max-image-area "
+                    + "\(maximumArea)"
+            )
+        }
+        if let maximumAspectRatio {
+            let ratio = Double(max(width, height)) / Double(max(1, shorter))
+            if ratio > maximumAspectRatio {
+                return (
+                    .aspectRatio,
+                    "aspect ratio too large: \(width)×\(height) is \(String(format: "%.2f", ratio)), over "
+                        + "--max-aspect-ratio \(maximumAspectRatio)"
+                )
+            }
+        }
+        return nil
+    }
 }
 
 /// One row's outcome, as the shard's files record it.

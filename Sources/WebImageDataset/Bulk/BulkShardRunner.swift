@@ -207,20 +207,9 @@ struct BulkShardRunner: Sendable {
         sample.height = image.height
         sample.originalWidth = image.originalWidth
         sample.originalHeight = image.originalHeight
-        if min(image.originalWidth, image.originalHeight) < settings.minimumSize {
-            sample.fail(
-                .tooSmall, "\(image.originalWidth)×\(image.originalHeight) is below --min-size \(settings.minimumSize)")
+        if let (failure, message) = settings.rejection(width: image.originalWidth, height: image.originalHeight) {
+            sample.fail(failure, message)
             return
-        }
-        if let limit = settings.maximumAspectRatio {
-            let ratio =
-                Double(max(image.originalWidth, image.originalHeight))
-                / Double(max(1, min(image.originalWidth, image.originalHeight)))
-            if ratio > limit {
-                sample.fail(
-                    .aspectRatio, "aspect ratio \(String(format: "%.2f", ratio)) is over --max-aspect-ratio \(limit)")
-                return
-            }
         }
         if let encoder = settings.encoder {
             do {

@@ -91,4 +91,24 @@ struct BulkImageModesTests {
             resize.minimumDecodeSize == MinimumDecodeSize(size: PixelSize(width: 256, height: 256), coverage: .fill))
         #expect(BulkResize(mode: .border, size: 256).minimumDecodeSize.coverage == .fit)
     }
+
+    @Test("the size filters: img2dataset's order and words, the numbers after them; limits are inclusive")
+    func sizeFilters() {
+        var settings = BulkSettings()
+        #expect(settings.rejection(width: 1, height: 100_000) == nil)
+        settings.minimumSize = 64
+        settings.maximumArea = 1_000_000
+        settings.maximumAspectRatio = 3
+        #expect(settings.rejection(width: 64, height: 64) == nil)
+        #expect(settings.rejection(width: 1000, height: 1000) == nil)
+        #expect(settings.rejection(width: 192, height: 64) == nil)
+        let small = settings.rejection(width: 63, height: 500)
+        #expect(small?.0 == .tooSmall && small?.1 == "image too small: 63×500 is below --min-image-size 64")
+        let large = settings.rejection(width: 1001, height: 1000)
+        #expect(large?.0 == .areaTooLarge && large?.1.hasPrefix("image area too large: 1001×1000 is 1001000") == true)
+        let wide = settings.rejection(width: 193, height: 64)
+        #expect(wide?.0 == .aspectRatio && wide?.1.hasPrefix("aspect ratio too large: 193×64 is 3.02") == true)
+        // Too small wins over the ratio, as img2dataset checks it first.
+        #expect(settings.rejection(width: 20, height: 2000)?.0 == .tooSmall)
+    }
 }

@@ -130,7 +130,7 @@ struct BulkPartsTests {
 
     @Test("Failures: the filters, the robots tag and invalid URLs are permanent; the rest may be retried")
     func failureClassification() {
-        for code in ["invalidURL", "robotsTag", "tooSmall", "aspectRatio"] {
+        for code in ["invalidURL", "robotsTag", "tooSmall", "areaTooLarge", "aspectRatio"] {
             #expect(BulkFailure(code: code).isPermanent, "\(code)")
             #expect(BulkFailure(code: code).code == code)
         }

@@ -81,4 +81,35 @@ struct BulkModesTests {
             #expect(paths.allSatisfy { records[$0]?["original_width"] as? Int != nil }, "\(options)")
         }
     }
+
+    @Test("--min-image-size, --max-image-area, --max-aspect-ratio fail rows with img2dataset's words, counted")
+    func sizeFilters() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let paths = ["/img/40x40.png", "/img/10x40.png", "/img/100x90.png", "/img/90x30.png"]
+        let (run, records) = try await Self.run(
+            server, paths,
+            ["--min-image-size", "20", "--max-image-area", "5000", "--max-aspect-ratio", "2.5", "--size", "16"],
+            in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(records[paths[0]]?["status"] as? String == "success")
+        let expected: [(String, String, String)] = [
+            (paths[1], "tooSmall", "image too small: 10×40"),
+            (paths[2], "areaTooLarge", "image area too large: 100×90"),
+            (paths[3], "aspectRatio", "aspect ratio too large: 90×30"),
+        ]
+        for (path, code, message) in expected {
+            #expect(records[path]?["status"] as? String == "failed", "\(path)")
+            #expect(records[path]?["error_code"] as? String == code, "\(path)")
+            #expect(
+                (records[path]?["error"] as? String)?.hasPrefix(message) == true, "\(path): \(records[path] ?? [:])")
+        }
+        let stats =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: folder.appendingPathComponent("out/00000_stats.json"))) as? [String: Any]
+        #expect(stats?["failures"] as? [String: Int] == ["tooSmall": 1, "areaTooLarge": 1, "aspectRatio": 1])
+        #expect(stats?["successes"] as? Int == 1)
+    }
 }
