@@ -90,11 +90,15 @@ extension WebImageCLI {
         @Option(help: "The resize box's side in pixels.")
         var size: Int = 256
 
-        @Option(help: ArgumentHelp("jpeg, webp or png; none keeps the downloaded bytes.", valueName: "format"))
+        @Option(
+            help: ArgumentHelp("jpeg, webp, png or avif; none keeps the downloaded bytes.", valueName: "format"))
         var encode: BulkEncoding = .jpeg
 
-        @Option(help: "Quality of jpeg or webp (1…100).")
+        @Option(help: "Quality of jpeg, webp or avif (1…100).")
         var quality: Int = 95
+
+        @Flag(help: "Encode WebP losslessly (--quality is then the effort); only with --encode webp.")
+        var lossless = false
 
         @Option(
             name: [.customLong("min-image-size"), .customLong("min-size")],
@@ -403,8 +407,11 @@ extension WebImageCLI {
                     mode: mode, size: size, onlyIfBigger: resizeOnlyIfBigger,
                     borderColor: encodeFormat == .jpeg ? .white : .clear)
             }
+            if lossless && encode != .webp {
+                throw ValidationError("--lossless applies to --encode webp only, not \(encode.rawValue).")
+            }
             if let encodeFormat {
-                settings.encoder = encodeFormat.encoder(quality: quality)
+                settings.encoder = encodeFormat.encoder(quality: quality, lossless: lossless)
             } else {
                 guard resizeMode == .none else {
                     throw ValidationError("--encode none keeps the downloaded bytes: it needs --resize-mode none.")

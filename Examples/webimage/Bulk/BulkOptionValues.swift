@@ -34,9 +34,9 @@ enum BulkResizeMode: String, CaseIterable, ExpressibleByArgument {
     }
 }
 
-/// `bulk --encode` values: jpeg, webp or png, or none to keep the downloaded bytes.
+/// `bulk --encode` values: jpeg, webp, png or avif, or none to keep the downloaded bytes.
 enum BulkEncoding: String, CaseIterable, ExpressibleByArgument {
-    case jpeg, webp, png, none
+    case jpeg, webp, png, avif, none
 
     /// The encoder's format; nil for `none`.
     var format: OutputFormat? { OutputFormat(rawValue: rawValue) }

@@ -112,4 +112,38 @@ struct BulkModesTests {
         #expect(stats?["failures"] as? [String: Int] == ["tooSmall": 1, "areaTooLarge": 1, "aspectRatio": 1])
         #expect(stats?["successes"] as? Int == 1)
     }
+
+    @Test("--encode avif writes AVIF files; --lossless WebP keeps every pixel; --lossless elsewhere is refused")
+    func encoders() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let avifFolder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: avifFolder) }
+        let (avif, avifRecords) = try await Self.run(
+            server, ["/img/40x30.png"], ["--size", "16", "--encode", "avif", "--format", "files"], in: avifFolder)
+        #expect(avif.status == 0, "\(avif.stderr)")
+        let key = try #require(avifRecords["/img/40x30.png"]?["key"] as? String)
+        let avifData = try Data(contentsOf: avifFolder.appendingPathComponent("out/00000/\(key).avif"))
+        #expect(ImageFormat.detect(avifData) == .avif)
+        #expect(Self.size(avifRecords["/img/40x30.png"]) == [16, 16])
+
+        let webpFolder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: webpFolder) }
+        let (webp, webpRecords) = try await Self.run(
+            server, ["/img/40x30.png"],
+            ["--resize-mode", "none", "--encode", "webp", "--lossless", "--format", "files"],
+            in: webpFolder)
+        #expect(webp.status == 0, "\(webp.stderr)")
+        let webpKey = try #require(webpRecords["/img/40x30.png"]?["key"] as? String)
+        let webpData = try Data(contentsOf: webpFolder.appendingPathComponent("out/00000/\(webpKey).webp"))
+        let decoded = try WebPDecoder().decode(webpData, options: ImageDecodingOptions())
+        #expect(decoded.frames.first?.pixels == Self.pixels(40, 30))
+
+        for format in ["jpeg", "png", "avif"] {
+            let refused = try await CLIRunner.run(
+                "webimage", ["bulk", "list.txt", "--output", "out", "--encode", format, "--lossless"])
+            #expect(refused.status == 2, "\(format)")
+            #expect(refused.stderr.contains("--lossless applies to --encode webp only"), "\(refused.stderr)")
+        }
+    }
 }
