@@ -73,6 +73,15 @@ extension WebImageCLI {
         @Option(
             help: ArgumentHelp(
                 """
+                The column of regions to blur (faces): a list of [x0, y0, x1, y1] boxes, fractions of the width \
+                and height, per row (a Parquet list of lists, a JSON array of arrays; JSON text in CSV or TSV). \
+                The blur grows with the box, as img2dataset's bbox_col.
+                """, valueName: "column"))
+        var bboxCol: String?
+
+        @Option(
+            help: ArgumentHelp(
+                """
                 keep-ratio (the shorter side becomes --size), center-crop (and crop to the square; also fill), \
                 keep-ratio-largest (the longer side becomes --size; also fit, longest), border (and pad to the \
                 square, white for jpeg, transparent otherwise; also pad) or none.
@@ -226,7 +235,8 @@ extension WebImageCLI {
             let policy = try destinationPolicy()
             let (index, count) = try Self.resolveIndex(
                 index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
-            let columns = BulkColumns(url: urlCol, caption: captionCol, saved: settings.savedColumns)
+            let columns = BulkColumns(
+                url: urlCol, caption: captionCol, saved: settings.savedColumns, boxes: bboxCol)
             let directory = URL(fileURLWithPath: output, isDirectory: true)
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -415,6 +425,9 @@ extension WebImageCLI {
             } else {
                 guard resizeMode == .none else {
                     throw ValidationError("--encode none keeps the downloaded bytes: it needs --resize-mode none.")
+                }
+                guard bboxCol == nil else {
+                    throw ValidationError("--encode none keeps the downloaded bytes: --bbox-col needs an encoder.")
                 }
             }
             return settings

@@ -1,22 +1,34 @@
 import WebImage
 
-/// What the bulk engine does to one row's image: the resize (``BulkResize``), if any. The downloader
-/// runs it on the decoded image (`ImageDownloadContext.transformer`).
+/// What the bulk engine does to one row's image: the resize (``BulkResize``), if any, and the blur of
+/// the row's boxes (``BlurBox``, ``BoundingBoxBlur``), if any. The downloader runs it on the decoded image
+/// (`ImageDownloadContext.transformer`).
+///
+/// As img2dataset does, the boxes are blurred after the scaling and before the crop or the border, so
+/// the boxes (fractions of the image) and the blur's strength follow the scaled image; an image the
+/// resize leaves alone is blurred at its size.
 ///
 /// ```swift
 /// var context = ImageDownloadContext()
-/// context.transformer = BulkImageTransformer(resize: BulkResize(mode: .centerCrop, size: 256))
+/// context.transformer = BulkImageTransformer(
+///     resize: BulkResize(mode: .centerCrop, size: 256), boxes: [BlurBox(x0: 0.1, y0: 0.2, x1: 0.3, y1: 0.5)])
 /// ```
 public struct BulkImageTransformer: ImageTransforming {
     /// The resize; nil keeps the decoded size.
     public var resize: BulkResize?
+    /// The regions to blur; none by default.
+    public var boxes: [BlurBox]
 
-    /// A transformer that resizes with `resize`.
-    public init(resize: BulkResize?) {
+    /// A transformer that resizes with `resize` and blurs `boxes`.
+    public init(resize: BulkResize?, boxes: [BlurBox] = []) {
         self.resize = resize
+        self.boxes = boxes
     }
 
-    public var key: String { "bulk(" + (resize?.key ?? "-") + ")" }
+    public var key: String {
+        let blur = boxes.map { "\($0.x0),\($0.y0),\($0.x1),\($0.y1)" }.joined(separator: ";")
+        return "bulk(" + (resize?.key ?? "-") + (boxes.isEmpty ? "" : ",blur(\(blur))") + ")"
+    }
 
     public var minimumDecodeSize: MinimumDecodeSize? { resize?.minimumDecodeSize }
 
@@ -27,11 +39,12 @@ public struct BulkImageTransformer: ImageTransforming {
             let plan = resize.plan(
                 original: PixelSize(width: image.originalWidth, height: image.originalHeight),
                 decoded: PixelSize(width: image.width, height: image.height))
-        else { return image }
+        else { return blurred(image) }
         var result = image
         if plan.scaled != PixelSize(width: image.width, height: image.height) {
             result = try ImageTransformer.resize(to: plan.scaled, mode: .stretch).transform(result, budget: budget)
         }
+        result = blurred(result)
         let side = resize.size
         switch plan.finish {
         case .none:
@@ -50,6 +63,14 @@ public struct BulkImageTransformer: ImageTransforming {
             if resize.borderColor.alpha < 255 { result.hasAlpha = true }
             return result
         }
+    }
+
+    /// `image` with ``boxes`` blurred in every frame.
+    private func blurred(_ image: Image) -> Image {
+        guard !boxes.isEmpty else { return image }
+        var result = image
+        result.frames = image.frames.map { BoundingBoxBlur.blur($0, boxes: boxes) }
+        return result
     }
 
     /// `frame` centred on a square of `side` pixels (at least the frame's size) filled with `color`; the

@@ -8,12 +8,15 @@ public struct BulkRow: Sendable, Equatable {
     public var caption: String?
     /// The kept columns and their values, in the order ``BulkColumns/saved`` names them.
     public var saved: [BulkColumnValue]
+    /// The regions to blur (``BulkColumns/boxes``); none by default.
+    public var boxes: [BlurBox]
 
-    /// A row of `url`, `caption` and the kept columns `saved`.
-    public init(url: String, caption: String? = nil, saved: [BulkColumnValue] = []) {
+    /// A row of `url`, `caption`, the kept columns `saved` and the regions to blur `boxes`.
+    public init(url: String, caption: String? = nil, saved: [BulkColumnValue] = [], boxes: [BlurBox] = []) {
         self.url = url
         self.caption = caption
         self.saved = saved
+        self.boxes = boxes
     }
 }
 
@@ -93,18 +96,25 @@ public struct BulkColumns: Sendable, Equatable {
     public var caption: String?
     /// Other columns each sample's record keeps; none by default.
     public var saved: [String]
+    /// The column of regions to blur, a list of normalised `[x0, y0, x1, y1]` boxes per row (``BlurBox``);
+    /// none by default.
+    public var boxes: String?
 
-    /// The columns `url`, `caption` and `saved`.
-    public init(url: String = "url", caption: String? = nil, saved: [String] = []) {
+    /// The columns `url`, `caption`, `saved` and `boxes`.
+    public init(url: String = "url", caption: String? = nil, saved: [String] = [], boxes: String? = nil) {
         self.url = url
         self.caption = caption
         self.saved = saved
+        self.boxes = boxes
     }
 
     /// Every column a row is made of, each once: what a columnar reader reads.
     var used: [String] {
         var names: [String] = []
-        for name in [url] + (caption.map { [$0] } ?? []) + saved where !names.contains(name) { names.append(name) }
+        for name in [url] + (caption.map { [$0] } ?? []) + saved + (boxes.map { [$0] } ?? [])
+        where !names.contains(name) {
+            names.append(name)
+        }
         return names
     }
 }

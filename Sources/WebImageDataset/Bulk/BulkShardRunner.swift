@@ -165,7 +165,9 @@ struct BulkShardRunner: Sendable {
             return sample
         }
         var context = ImageDownloadContext()
-        if let resize = settings.resize { context.transformer = BulkImageTransformer(resize: resize) }
+        if settings.resize != nil || !row.boxes.isEmpty {
+            context.transformer = BulkImageTransformer(resize: settings.resize, boxes: row.boxes)
+        }
         if settings.respectsRobotsTag { context.responseModifier = RobotsTagCheck() }
         // Retries (`--retries`) are the downloader's (`config.retryPolicy`): a row waiting for its next
         // attempt holds no connection and no queue slot, only its row slot.

@@ -27,10 +27,17 @@ public final class ParquetRowReader: BulkRowReading {
         }
         for name in used {
             guard let column = reader.schema.column(named: name) else {
-                let role = name == columns.url ? "" : name == columns.caption ? "caption " : "kept "
+                let role =
+                    name == columns.url
+                    ? "" : name == columns.caption ? "caption " : name == columns.boxes ? "box " : "kept "
                 throw BulkInputError(
                     "'\(path)' has no \(role)column '\(name)' (its columns: "
                         + reader.schema.columns.map(\.name).joined(separator: ", ") + ")")
+            }
+            if name == columns.boxes, name != columns.url, name != columns.caption,
+                !columns.saved.contains(name)
+            {
+                continue  // any type: each cell is checked as it is read
             }
             switch column.type {
             case .bool, .int32, .int64, .float, .double, .string: break
@@ -63,10 +70,19 @@ public final class ParquetRowReader: BulkRowReading {
             guard let index = used.firstIndex(of: name) else { return .null }
             return Self.value(group.value(row: position, column: index))
         }
+        var boxes: [BlurBox] = []
+        if let name = columns.boxes, let index = used.firstIndex(of: name) {
+            do {
+                boxes = try BlurBox.boxes(in: .parquet(group.value(row: position, column: index)))
+            } catch let error as BlurBox.BoxParseError {
+                throw BulkInputError(
+                    "'\(path)' row group \(nextGroup - 1) row \(position) box column '\(name)': \(error.message)")
+            }
+        }
         return BulkRow(
             url: value(columns.url).text?.trimmingCharacters(in: .whitespaces) ?? "",
             caption: columns.caption.flatMap { value($0).text },
-            saved: columns.saved.map { BulkColumnValue(name: $0, value: value($0)) })
+            saved: columns.saved.map { BulkColumnValue(name: $0, value: value($0)) }, boxes: boxes)
     }
 
     /// A scalar cell as a kept value (the initializer refused the other types).

@@ -23,6 +23,7 @@ public final class TextRowReader: BulkRowReading {
     private let maxLineBytes: Int
     private var urlIndex = 0
     private var captionIndex: Int?
+    private var boxesIndex: Int?
     private var savedIndexes: [Int?] = []
     /// Lines read so far; the record being read starts on line `recordLine`.
     private var line = 0
@@ -63,6 +64,12 @@ public final class TextRowReader: BulkRowReading {
                 captionIndex = index
             }
             savedIndexes = columns.saved.map { names.firstIndex(of: $0) }
+            if let boxes = columns.boxes {
+                guard let index = names.firstIndex(of: boxes) else {
+                    throw BulkInputError("'\(path)' has no box column '\(boxes)'")
+                }
+                boxesIndex = index
+            }
         }
     }
 
@@ -107,7 +114,7 @@ public final class TextRowReader: BulkRowReading {
                 url: field(urlIndex)?.trimmingCharacters(in: .whitespaces) ?? "", caption: field(captionIndex),
                 saved: zip(columns.saved, savedIndexes).map {
                     BulkColumnValue(name: $0, value: .string(field($1) ?? ""))
-                })
+                }, boxes: try boxes(field(boxesIndex).map { .text($0) } ?? .null))
         case .jsonl:
             while let text = try nextLine() {
                 guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
@@ -124,11 +131,23 @@ public final class TextRowReader: BulkRowReading {
                 }
                 return BulkRow(
                     url: value(columns.url) ?? "", caption: value(columns.caption),
-                    saved: columns.saved.map { BulkColumnValue(name: $0, value: .string(value($0) ?? "")) })
+                    saved: columns.saved.map { BulkColumnValue(name: $0, value: .string(value($0) ?? "")) },
+                    boxes: try boxes(columns.boxes.flatMap { object[$0] }.map { .json($0) } ?? .null))
             }
             return nil
         case .parquet:
             return nil
+        }
+    }
+
+    /// The boxes of the row being read; a cell that is not a list of boxes is an error naming the line.
+    private func boxes(_ cell: BlurBox.BoxCell) throws -> [BlurBox] {
+        do {
+            return try BlurBox.boxes(in: cell)
+        } catch let error as BlurBox.BoxParseError {
+            throw BulkInputError(
+                "'\(path)' line \(recordLine) (after row \(rowsRead)) box column '\(columns.boxes ?? "")': "
+                    + error.message)
         }
     }
 

@@ -17,10 +17,21 @@ struct BulkModesTests {
         return pixels
     }
 
-    /// A server with `/img/WxH.png`: a PNG of that size.
+    /// A 120×80 checkerboard of 2-pixel black and white cells: all detail.
+    static let checkerboard: [UInt8] = (0..<(120 * 80)).flatMap { index -> [UInt8] in
+        let value: UInt8 = ((index % 120) / 2 + (index / 120) / 2) % 2 == 0 ? 240 : 10
+        return [value, value, value, 255]
+    }
+
+    /// A server with `/img/WxH.png`, a PNG of that size, and `/check.png`, ``checkerboard``.
     static func server() throws -> LocalImageServer {
         let server = LocalImageServer(root: nil)
         try server.start()
+        let check = try PNGEncoder().encode(
+            ImageFrame(width: 120, height: 80, bytesPerRow: 480, pixels: Self.checkerboard))
+        server.route("/check.png") { _ in
+            LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(check))
+        }
         server.route("/img/") { request in
             let name = request.path.split(separator: "/").last.map(String.init) ?? ""
             let sides = (name.split(separator: ".").first ?? "").split(separator: "x").compactMap { Int($0) }
@@ -144,6 +155,56 @@ struct BulkModesTests {
                 "webimage", ["bulk", "list.txt", "--output", "out", "--encode", format, "--lossless"])
             #expect(refused.status == 2, "\(format)")
             #expect(refused.stderr.contains("--lossless applies to --encode webp only"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("--bbox-col blurs each row's boxes (JSON Lines arrays) and leaves the rest of the image as it was")
+    func boxBlur() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/check.png").absoluteString
+        let lines = [
+            "{\"url\": \"\(url)\", \"faces\": [[0.25, 0.25, 0.5, 0.5]]}",
+            "{\"url\": \"\(url)?plain\", \"faces\": []}",
+        ]
+        let list = folder.appendingPathComponent("list.jsonl")
+        try lines.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--bbox-col", "faces",
+                "--resize-mode", "none", "--encode", "png", "--format", "files",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        func pixels(_ key: String) throws -> [UInt8] {
+            let data = try Data(contentsOf: output.appendingPathComponent("00000/\(key).png"))
+            return try #require(try PNGDecoder().decode(data, options: ImageDecodingOptions()).frames.first).pixels
+        }
+        let blurred = try pixels("000000000")
+        #expect(try pixels("000000001") == Self.checkerboard)
+        // The box is x 30…60, y 20…40 (largest side 30): grown by 3, blurred with 7 taps; nothing changes
+        // left of x 21 or right of x 69, above y 11 or below y 49.
+        func detail(_ pixels: [UInt8], _ x0: Int, _ x1: Int, _ y0: Int, _ y1: Int) -> Int {
+            var total = 0
+            for y in y0..<y1 {
+                for x in x0..<(x1 - 1) {
+                    total += abs(Int(pixels[(y * 120 + x) * 4]) - Int(pixels[(y * 120 + x + 1) * 4]))
+                }
+            }
+            return total
+        }
+        #expect(detail(blurred, 32, 58, 22, 38) * 10 < detail(Self.checkerboard, 32, 58, 22, 38))
+        for y in 0..<80 {
+            for x in 0..<120 where !(21..<69).contains(x) || !(11..<49).contains(y) {
+                let index = (y * 120 + x) * 4
+                if blurred[index..<(index + 4)] != Self.checkerboard[index..<(index + 4)] {
+                    Issue.record("pixel (\(x), \(y)) changed outside the box's blur")
+                    return
+                }
+            }
         }
     }
 }
