@@ -66,7 +66,7 @@ extension WebImageCLI {
                 Other columns to keep in each sample's record, comma-separated (a Parquet input's keep their \
                 type). A name of the record's own fields \
                 (key, url, status, error, error_code, caption, ms, attempts, width, height, original_width, \
-                original_height, sha256) is refused.
+                original_height, md5, sha256, sha512) is refused.
                 """, valueName: "a,b"))
         var saveCols: String?
 
@@ -150,8 +150,40 @@ extension WebImageCLI {
         var userAgent: String =
             "webimage-bulk/\(LibraryVersions.webImage) (image dataset builder; set --user-agent to name yourself)"
 
-        @Flag(help: "Download images whose X-Robots-Tag says noai or noimageai (skipped by default).")
+        @Option(
+            help: ArgumentHelp(
+                """
+                Added to the User-Agent as "(compatible; TOKEN)", and the agent whose scoped X-Robots-Tag \
+                directives ("TOKEN: noai") count, as img2dataset's user_agent_token.
+                """, valueName: "token"))
+        var userAgentToken: String?
+
+        @Option(
+            help: ArgumentHelp(
+                """
+                X-Robots-Tag directives that fail a row (error code robotsTag), comma-separated; an empty value \
+                for none. noai,noimageai,noindex,noimageindex by default (img2dataset's).
+                """, valueName: "a,b"))
+        var disallowedHeaderDirectives: String?
+
+        @Flag(help: "Ignore X-Robots-Tag (the same as --disallowed-header-directives '').")
         var ignoreRobotsTag = false
+
+        @Option(
+            help: ArgumentHelp(
+                """
+                The digest of each downloaded file the record carries, in a field of the algorithm's name: md5, \
+                sha256 or sha512; none for no field.
+                """, valueName: "algorithm"))
+        var computeHash: BulkHashOption = .sha256
+
+        @Option(
+            help: ArgumentHelp(
+                """
+                The column holding each file's expected digest (hex, in --compute-hash's algorithm): a file \
+                that differs, or a row without one, fails with error code hashMismatch.
+                """, valueName: "column"))
+        var verifyHash: String?
 
         @Option(
             name: .customLong("allow-destination"),
@@ -236,7 +268,7 @@ extension WebImageCLI {
             let (index, count) = try Self.resolveIndex(
                 index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
             let columns = BulkColumns(
-                url: urlCol, caption: captionCol, saved: settings.savedColumns, boxes: bboxCol)
+                url: urlCol, caption: captionCol, saved: settings.savedColumns, boxes: bboxCol, verifyHash: verifyHash)
             let directory = URL(fileURLWithPath: output, isDirectory: true)
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -326,7 +358,9 @@ extension WebImageCLI {
                 maximumAttempts: retries + 1, baseDelay: 1, maximumDelay: 60, maximumRetryAfter: 300)
             config.totalTimeout = timeout
             config.downloadTimeout = min(timeout, stallTimeout)
-            config.headers["User-Agent"] = userAgent
+            config.headers["User-Agent"] =
+                userAgentToken.map { "\(userAgent) (compatible; \($0.trimmingCharacters(in: .whitespaces)))" }
+                ?? userAgent
             config.cookieStorage = nil
             return config
         }
@@ -396,7 +430,32 @@ extension WebImageCLI {
             settings.minimumSize = minImageSize
             settings.maximumArea = maxImageArea
             settings.maximumAspectRatio = maxAspectRatio
-            settings.respectsRobotsTag = !ignoreRobotsTag
+            if let token = userAgentToken {
+                let trimmed = token.trimmingCharacters(in: .whitespaces)
+                guard !trimmed.isEmpty, !trimmed.contains(where: { $0 == ":" || $0 == ";" || $0.isNewline }) else {
+                    throw ValidationError("--user-agent-token takes a name without ':', ';' or line breaks.")
+                }
+                settings.userAgentToken = trimmed.lowercased()
+            }
+            if let list = disallowedHeaderDirectives {
+                guard !ignoreRobotsTag else {
+                    throw ValidationError("--disallowed-header-directives and --ignore-robots-tag exclude each other.")
+                }
+                settings.disallowedHeaderDirectives = Set(
+                    list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter {
+                        !$0.isEmpty
+                    })
+            } else if ignoreRobotsTag {
+                settings.disallowedHeaderDirectives = []
+            }
+            settings.hashAlgorithm = computeHash.algorithm
+            if verifyHash != nil {
+                guard computeHash != .none else {
+                    throw ValidationError(
+                        "--verify-hash checks the --compute-hash digest: it needs one other than none.")
+                }
+                settings.verifiesHash = true
+            }
             settings.allowsPartial = allowPartial
             settings.savedColumns =
                 saveCols.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []

@@ -41,3 +41,11 @@ enum BulkEncoding: String, CaseIterable, ExpressibleByArgument {
     /// The encoder's format; nil for `none`.
     var format: OutputFormat? { OutputFormat(rawValue: rawValue) }
 }
+
+/// `bulk --compute-hash` values: a ``BulkHashAlgorithm``, or none.
+enum BulkHashOption: String, CaseIterable, ExpressibleByArgument {
+    case md5, sha256, sha512, none
+
+    /// The algorithm; nil for `none`.
+    var algorithm: BulkHashAlgorithm? { BulkHashAlgorithm(rawValue: rawValue) }
+}

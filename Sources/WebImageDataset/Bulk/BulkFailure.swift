@@ -8,7 +8,7 @@ import WebImage
 public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     /// The URL is not an http(s) URL with a host.
     case invalidURL
-    /// The response's `X-Robots-Tag` says `noai` or `noimageai`.
+    /// The response's `X-Robots-Tag` has a disallowed directive (`noai`, `noimageai`, …).
     case robotsTag
     /// The image's smaller side is below the minimum size.
     case tooSmall
@@ -16,6 +16,8 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     case areaTooLarge
     /// The image's sides are further apart than the maximum aspect ratio.
     case aspectRatio
+    /// The downloaded file's digest is not the one the row's hash column gives.
+    case hashMismatch
     /// The image data ends early (only part of it decoded).
     case truncated
     /// The image could not be encoded in the output format.
@@ -32,6 +34,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case "tooSmall": self = .tooSmall
         case "areaTooLarge": self = .areaTooLarge
         case "aspectRatio": self = .aspectRatio
+        case "hashMismatch": self = .hashMismatch
         case "truncated": self = .truncated
         case "encoding": self = .encoding
         default: self = .download(code: code)
@@ -55,6 +58,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case .tooSmall: "tooSmall"
         case .areaTooLarge: "areaTooLarge"
         case .aspectRatio: "aspectRatio"
+        case .hashMismatch: "hashMismatch"
         case .truncated: "truncated"
         case .encoding: "encoding"
         case .download(let code): code
@@ -64,11 +68,11 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     /// The `error_code`.
     public var description: String { code }
 
-    /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, and the size,
-    /// area and aspect-ratio filters. `--retry-failed` leaves these rows alone.
+    /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, the size, area
+    /// and aspect-ratio filters, and a file whose digest is not the expected one. `--retry-failed` leaves these rows alone.
     public var isPermanent: Bool {
         switch self {
-        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio: true
+        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio, .hashMismatch: true
         case .truncated, .encoding, .download: false
         }
     }

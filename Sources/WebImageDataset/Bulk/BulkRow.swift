@@ -10,13 +10,19 @@ public struct BulkRow: Sendable, Equatable {
     public var saved: [BulkColumnValue]
     /// The regions to blur (``BulkColumns/boxes``); none by default.
     public var boxes: [BlurBox]
+    /// The digest the downloaded file must have (``BulkColumns/verifyHash``); nil when the row has none.
+    public var expectedHash: String?
 
     /// A row of `url`, `caption`, the kept columns `saved` and the regions to blur `boxes`.
-    public init(url: String, caption: String? = nil, saved: [BulkColumnValue] = [], boxes: [BlurBox] = []) {
+    public init(
+        url: String, caption: String? = nil, saved: [BulkColumnValue] = [], boxes: [BlurBox] = [],
+        expectedHash: String? = nil
+    ) {
         self.url = url
         self.caption = caption
         self.saved = saved
         self.boxes = boxes
+        self.expectedHash = expectedHash
     }
 }
 
@@ -100,18 +106,27 @@ public struct BulkColumns: Sendable, Equatable {
     /// none by default.
     public var boxes: String?
 
-    /// The columns `url`, `caption`, `saved` and `boxes`.
-    public init(url: String = "url", caption: String? = nil, saved: [String] = [], boxes: String? = nil) {
+    /// The column of the digest each downloaded file must have (`--verify-hash`, hex, in
+    /// ``BulkSettings/hashAlgorithm``); none by default.
+    public var verifyHash: String?
+
+    /// The columns `url`, `caption`, `saved`, `boxes` and `verifyHash`.
+    public init(
+        url: String = "url", caption: String? = nil, saved: [String] = [], boxes: String? = nil,
+        verifyHash: String? = nil
+    ) {
         self.url = url
         self.caption = caption
         self.saved = saved
         self.boxes = boxes
+        self.verifyHash = verifyHash
     }
 
     /// Every column a row is made of, each once: what a columnar reader reads.
     var used: [String] {
         var names: [String] = []
         for name in [url] + (caption.map { [$0] } ?? []) + saved + (boxes.map { [$0] } ?? [])
+            + (verifyHash.map { [$0] } ?? [])
         where !names.contains(name) {
             names.append(name)
         }

@@ -38,15 +38,22 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
     public var originalWidth: Int?
     /// The downloaded image's height.
     public var originalHeight: Int?
-    /// The SHA-256 of the saved bytes, 64 lowercase hex digits; nil on failure.
-    public var sha256: String?
+    /// The algorithm of ``hash``, whose name is its field (`md5`, `sha256`, `sha512`); nil for no hash
+    /// field (`--compute-hash none`).
+    public var hashAlgorithm: BulkHashAlgorithm?
+    /// The digest of the downloaded file (not of the saved, re-encoded image: img2dataset's, so it can be
+    /// checked against a dataset's own hash column), lowercase hex; nil on failure.
+    public var hash: String?
     /// The kept columns (`--save-cols`), in their order.
     public var saved: [BulkColumnValue]
 
-    /// The field names of the record itself; a kept column may not use one of them.
-    public static let fieldNames: Set<String> = Set(Field.allCases.map(\.rawValue))
+    /// The field names of the record itself, every hash algorithm's included; a kept column may not use
+    /// one of them.
+    public static let fieldNames: Set<String> = Set(
+        Field.allCases.filter { $0 != .hash }.map(\.rawValue) + BulkHashAlgorithm.allCases.map(\.rawValue))
 
-    /// The record's own fields, in the order a Parquet file's columns list them.
+    /// The record's own fields, in the order a Parquet file's columns list them; ``hash`` is named after
+    /// its algorithm.
     enum Field: String, CaseIterable {
         case key, url, status, error
         case errorCode = "error_code"
@@ -55,14 +62,15 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         case attempts, width, height
         case originalWidth = "original_width"
         case originalHeight = "original_height"
-        case sha256
+        case hash
     }
 
     /// A record of every field; see each property.
     public init(
         key: String, url: String, status: Status, error: String? = nil, errorCode: String? = nil,
         caption: String? = nil, milliseconds: Int = 0, attempts: Int = 1, width: Int? = nil, height: Int? = nil,
-        originalWidth: Int? = nil, originalHeight: Int? = nil, sha256: String? = nil, saved: [BulkColumnValue] = []
+        originalWidth: Int? = nil, originalHeight: Int? = nil, hashAlgorithm: BulkHashAlgorithm? = .sha256,
+        hash: String? = nil, saved: [BulkColumnValue] = []
     ) {
         self.key = key
         self.url = url
@@ -76,7 +84,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         self.height = height
         self.originalWidth = originalWidth
         self.originalHeight = originalHeight
-        self.sha256 = sha256
+        self.hashAlgorithm = hashAlgorithm
+        self.hash = hash
         self.saved = saved
     }
 
@@ -109,7 +118,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         height = try field(.height, Int.self)
         originalWidth = try field(.originalWidth, Int.self)
         originalHeight = try field(.originalHeight, Int.self)
-        sha256 = try field(.sha256, String.self)
+        hashAlgorithm = BulkHashAlgorithm.allCases.first { container.contains(Key($0.rawValue)) }
+        hash = try hashAlgorithm.flatMap { try container.decodeIfPresent(String.self, forKey: Key($0.rawValue)) }
         saved = try container.allKeys.filter { !Self.fieldNames.contains($0.stringValue) }
             .sorted { $0.stringValue < $1.stringValue }
             .map { BulkColumnValue(name: $0.stringValue, value: try container.decode(BulkValue.self, forKey: $0)) }
@@ -138,7 +148,9 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         try put(height, .height)
         try put(originalWidth, .originalWidth)
         try put(originalHeight, .originalHeight)
-        try put(sha256, .sha256)
+        if let hashAlgorithm {
+            try container.encode(hash, forKey: Key(hashAlgorithm.rawValue))
+        }
     }
 
     /// The record as one line of JSON (sorted keys, slashes unescaped), without the line break.

@@ -25,8 +25,19 @@ public struct BulkSettings: Sendable {
     public var rowsUnderWay: Int { concurrency * Self.rowsPerConnection }
     /// Row slots per connection.
     public static let rowsPerConnection = 4
-    /// Whether a response whose `X-Robots-Tag` says `noai` or `noimageai` fails the row; `true` by default.
-    public var respectsRobotsTag = true
+    /// The `X-Robots-Tag` directives that fail a row (error code `robotsTag`), lowercase; img2dataset's
+    /// `noai`, `noimageai`, `noindex` and `noimageindex` by default, none to ignore the header. A directive
+    /// scoped to a user agent (`X-Robots-Tag: otherbot: noai`) counts only when the agent is
+    /// ``userAgentToken``.
+    public var disallowedHeaderDirectives: Set<String> = ["noai", "noimageai", "noindex", "noimageindex"]
+    /// The token naming this crawler in `X-Robots-Tag` (`--user-agent-token`), lowercase; none by default.
+    public var userAgentToken: String?
+    /// The digest each record carries of the downloaded file, under the algorithm's name; SHA-256 by
+    /// default, nil for none.
+    public var hashAlgorithm: BulkHashAlgorithm? = .sha256
+    /// Whether every row must carry the expected digest (``BulkColumns/verifyHash`` is set): a row without
+    /// one fails with `hashMismatch`, as img2dataset's `verify_hash` fails it; `false` by default.
+    public var verifiesHash = false
 
     // MARK: Images
 
@@ -86,6 +97,8 @@ struct BulkSample: Sendable {
     var bytes: Data?
     var fileExtension: String = ""
     var failure: BulkFailure?
+    /// The digest of the downloaded file (``BulkSettings/hashAlgorithm``).
+    var hash: String?
     var errorMessage: String?
     var width: Int?
     var height: Int?
@@ -103,12 +116,12 @@ struct BulkSample: Sendable {
 
     /// The record of this sample under `key`. A password in the URL is written as `***`
     /// (`URL.redactedString`): a dataset's metadata is often shared.
-    func record(key: String) -> BulkSampleRecord {
+    func record(key: String, hashAlgorithm: BulkHashAlgorithm?) -> BulkSampleRecord {
         BulkSampleRecord(
             key: key, url: URL(string: row.url)?.redactedString ?? row.url, status: succeeded ? .success : .failed,
             error: errorMessage, errorCode: failure?.code, caption: row.caption, milliseconds: milliseconds,
             attempts: attempts, width: width, height: height, originalWidth: originalWidth,
-            originalHeight: originalHeight, sha256: succeeded ? ContentDigest.sha256Hex(bytes ?? Data()) : nil,
+            originalHeight: originalHeight, hashAlgorithm: hashAlgorithm, hash: succeeded ? hash : nil,
             saved: row.saved)
     }
 }

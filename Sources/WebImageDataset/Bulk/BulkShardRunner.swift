@@ -168,7 +168,9 @@ struct BulkShardRunner: Sendable {
         if settings.resize != nil || !row.boxes.isEmpty {
             context.transformer = BulkImageTransformer(resize: settings.resize, boxes: row.boxes)
         }
-        if settings.respectsRobotsTag { context.responseModifier = RobotsTagCheck() }
+        let robots = RobotsTagCheck(
+            disallowed: settings.disallowedHeaderDirectives, userAgentToken: settings.userAgentToken)
+        if !robots.disallowed.isEmpty { context.responseModifier = robots }
         // Retries (`--retries`) are the downloader's (`config.retryPolicy`): a row waiting for its next
         // attempt holds no connection and no queue slot, only its row slot.
         let result: Result<ImageDownloadResult, Error>
@@ -185,8 +187,8 @@ struct BulkShardRunner: Sendable {
         case .failure(let error):
             let failure = error as? ImageDownloaderError
             sample.attempts = failure?.attempts ?? 1
-            if let failure, failure.code == .invalidDownloadResponse, settings.respectsRobotsTag {
-                sample.fail(.robotsTag, "X-Robots-Tag forbids AI use (noai / noimageai)")
+            if let failure, failure.code == .invalidDownloadResponse, !robots.disallowed.isEmpty {
+                sample.fail(.robotsTag, "use of image disallowed by X-Robots-Tag directive")
             } else {
                 sample.fail(BulkFailure(error: error), failure?.message ?? "\(error)")
             }
@@ -209,6 +211,20 @@ struct BulkShardRunner: Sendable {
         sample.height = image.height
         sample.originalWidth = image.originalWidth
         sample.originalHeight = image.originalHeight
+        if let algorithm = settings.hashAlgorithm {
+            let hash = algorithm.hex(result.data)
+            if let column = sample.row.expectedHash.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() })
+                ?? (settings.verifiesHash ? "" : nil), column != hash
+            {
+                sample.fail(
+                    .hashMismatch,
+                    column.isEmpty
+                        ? "hash mismatch: the row has no expected \(algorithm.rawValue)"
+                        : "hash mismatch: \(algorithm.rawValue) \(hash), expected \(column.prefix(200))")
+                return
+            }
+            sample.hash = hash
+        }
         if let (failure, message) = settings.rejection(width: image.originalWidth, height: image.originalHeight) {
             sample.fail(failure, message)
             return
@@ -228,15 +244,28 @@ struct BulkShardRunner: Sendable {
     }
 }
 
-/// Fails a response whose `X-Robots-Tag` says `noai` or `noimageai`, before its body is read.
+/// Fails a response whose `X-Robots-Tag` has a disallowed directive, before its body is read, as
+/// img2dataset's `is_disallowed` does: each header value is `[agent:] directive, directive…`; a value
+/// scoped to an agent counts only when the agent is this crawler's token.
 struct RobotsTagCheck: ImageDownloaderResponseModifying {
+    /// The directives that fail a row, lowercase.
+    let disallowed: Set<String>
+    /// This crawler's token, lowercase; nil when it has none (then only unscoped values count).
+    let userAgentToken: String?
+
     func modifiedResponse(_ response: ImageDownloadResponse) -> ImageDownloadResponse? {
-        let values = response.headers.values(for: "X-Robots-Tag").map { $0.lowercased() }
-        let forbidden = values.contains { value in
-            value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == ":" }).contains {
-                $0 == "noai" || $0 == "noimageai"
+        isDisallowed(response.headers.values(for: "X-Robots-Tag")) ? nil : response
+    }
+
+    /// Whether one of the header's `values` disallows the use.
+    func isDisallowed(_ values: [String]) -> Bool {
+        values.contains { value in
+            let parts = value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let agent = parts.count == 2 ? parts[0].trimmingCharacters(in: .whitespaces).lowercased() : nil
+            guard agent == nil || agent == userAgentToken else { return false }
+            return (parts.last ?? "").split(separator: ",").contains {
+                disallowed.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
             }
         }
-        return forbidden ? nil : response
     }
 }

@@ -29,7 +29,9 @@ public final class ParquetRowReader: BulkRowReading {
             guard let column = reader.schema.column(named: name) else {
                 let role =
                     name == columns.url
-                    ? "" : name == columns.caption ? "caption " : name == columns.boxes ? "box " : "kept "
+                    ? ""
+                    : name == columns.caption
+                        ? "caption " : name == columns.boxes ? "box " : name == columns.verifyHash ? "hash " : "kept "
                 throw BulkInputError(
                     "'\(path)' has no \(role)column '\(name)' (its columns: "
                         + reader.schema.columns.map(\.name).joined(separator: ", ") + ")")
@@ -82,7 +84,8 @@ public final class ParquetRowReader: BulkRowReading {
         return BulkRow(
             url: value(columns.url).text?.trimmingCharacters(in: .whitespaces) ?? "",
             caption: columns.caption.flatMap { value($0).text },
-            saved: columns.saved.map { BulkColumnValue(name: $0, value: value($0)) }, boxes: boxes)
+            saved: columns.saved.map { BulkColumnValue(name: $0, value: value($0)) }, boxes: boxes,
+            expectedHash: columns.verifyHash.flatMap { value($0).text })
     }
 
     /// A scalar cell as a kept value (the initializer refused the other types).

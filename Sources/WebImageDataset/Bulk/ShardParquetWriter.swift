@@ -9,11 +9,13 @@ import Foundation
 final class ShardParquetWriter {
     private let url: URL
     private let savedColumns: [String]
+    private let hashAlgorithm: BulkHashAlgorithm?
     private var records: [BulkSampleRecord] = []
 
-    init(url: URL, savedColumns: [String]) {
+    init(url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?) {
         self.url = url
         self.savedColumns = savedColumns
+        self.hashAlgorithm = hashAlgorithm
     }
 
     func append(_ record: BulkSampleRecord) {
@@ -24,7 +26,7 @@ final class ShardParquetWriter {
     func finish() throws {
         let temporary = AtomicFile.temporaryURL(for: url)
         do {
-            let (schema, columns) = Self.table(records, savedColumns: savedColumns)
+            let (schema, columns) = Self.table(records, savedColumns: savedColumns, hashAlgorithm: hashAlgorithm)
             let writer = try ParquetWriter(path: temporary.path, schema: schema)
             try writer.writeRowGroup(columns)
             try writer.close()
@@ -39,24 +41,26 @@ final class ShardParquetWriter {
         try? FileManager.default.removeItem(at: AtomicFile.temporaryURL(for: url))
     }
 
-    /// The schema and the columns of `records`, in the record's field order, the kept columns after.
+    /// The schema and the columns of `records`, in the record's field order, the kept columns after; the
+    /// hash column is named after `hashAlgorithm`, and absent without one.
     static func table(
-        _ records: [BulkSampleRecord], savedColumns: [String]
+        _ records: [BulkSampleRecord], savedColumns: [String], hashAlgorithm: BulkHashAlgorithm? = .sha256
     ) -> (ParquetSchema, [[ParquetValue]]) {
         func text(_ value: String?) -> ParquetValue { value.map { .string($0) } ?? .null }
         func int(_ value: Int?) -> ParquetValue { value.map { .int64(Int64($0)) } ?? .null }
         var columns: [ParquetColumn] = []
         var values: [[ParquetValue]] = []
-        for field in BulkSampleRecord.Field.allCases {
+        for field in BulkSampleRecord.Field.allCases where field != .hash || hashAlgorithm != nil {
             let isText: Bool
             let nullable: Bool
             switch field {
             case .key, .url, .status: (isText, nullable) = (true, false)
-            case .error, .errorCode, .caption, .sha256: (isText, nullable) = (true, true)
+            case .error, .errorCode, .caption, .hash: (isText, nullable) = (true, true)
             case .milliseconds, .attempts: (isText, nullable) = (false, false)
             case .width, .height, .originalWidth, .originalHeight: (isText, nullable) = (false, true)
             }
-            columns.append(ParquetColumn(name: field.rawValue, type: isText ? .string : .int64, isNullable: nullable))
+            let name = field == .hash ? hashAlgorithm?.rawValue ?? field.rawValue : field.rawValue
+            columns.append(ParquetColumn(name: name, type: isText ? .string : .int64, isNullable: nullable))
             values.append(
                 records.map { record in
                     switch field {
@@ -72,7 +76,7 @@ final class ShardParquetWriter {
                     case .height: int(record.height)
                     case .originalWidth: int(record.originalWidth)
                     case .originalHeight: int(record.originalHeight)
-                    case .sha256: text(record.sha256)
+                    case .hash: text(record.hash)
                     }
                 })
         }

@@ -79,11 +79,12 @@ final class ShardSink {
         parquet =
             settings.writesParquet
             ? ShardParquetWriter(
-                url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns) : nil
+                url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns,
+                hashAlgorithm: settings.hashAlgorithm) : nil
     }
 
     func add(_ sample: BulkSample, key: String) throws {
-        let record = sample.record(key: key)
+        let record = sample.record(key: key, hashAlgorithm: settings.hashAlgorithm)
         let json = try record.jsonData()
         try jsonl.write(contentsOf: json + Data("\n".utf8))
         parquet?.append(record)

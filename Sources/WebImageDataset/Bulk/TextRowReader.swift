@@ -24,6 +24,7 @@ public final class TextRowReader: BulkRowReading {
     private var urlIndex = 0
     private var captionIndex: Int?
     private var boxesIndex: Int?
+    private var hashIndex: Int?
     private var savedIndexes: [Int?] = []
     /// Lines read so far; the record being read starts on line `recordLine`.
     private var line = 0
@@ -70,6 +71,12 @@ public final class TextRowReader: BulkRowReading {
                 }
                 boxesIndex = index
             }
+            if let hash = columns.verifyHash {
+                guard let index = names.firstIndex(of: hash) else {
+                    throw BulkInputError("'\(path)' has no hash column '\(hash)'")
+                }
+                hashIndex = index
+            }
         }
     }
 
@@ -114,7 +121,7 @@ public final class TextRowReader: BulkRowReading {
                 url: field(urlIndex)?.trimmingCharacters(in: .whitespaces) ?? "", caption: field(captionIndex),
                 saved: zip(columns.saved, savedIndexes).map {
                     BulkColumnValue(name: $0, value: .string(field($1) ?? ""))
-                }, boxes: try boxes(field(boxesIndex).map { .text($0) } ?? .null))
+                }, boxes: try boxes(field(boxesIndex).map { .text($0) } ?? .null), expectedHash: field(hashIndex))
         case .jsonl:
             while let text = try nextLine() {
                 guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
@@ -132,7 +139,8 @@ public final class TextRowReader: BulkRowReading {
                 return BulkRow(
                     url: value(columns.url) ?? "", caption: value(columns.caption),
                     saved: columns.saved.map { BulkColumnValue(name: $0, value: .string(value($0) ?? "")) },
-                    boxes: try boxes(columns.boxes.flatMap { object[$0] }.map { .json($0) } ?? .null))
+                    boxes: try boxes(columns.boxes.flatMap { object[$0] }.map { .json($0) } ?? .null),
+                    expectedHash: value(columns.verifyHash))
             }
             return nil
         case .parquet:

@@ -32,6 +32,13 @@ struct BulkModesTests {
         server.route("/check.png") { _ in
             LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(check))
         }
+        // `/robots/NAME.png?tag=VALUE`: the checkerboard with `X-Robots-Tag: VALUE`.
+        server.route("/robots/") { request in
+            LocalImageServer.Response(
+                status: 200,
+                headers: [("Content-Type", "image/png"), ("X-Robots-Tag", request.queryValue("tag") ?? "")],
+                body: .data(check))
+        }
         server.route("/img/") { request in
             let name = request.path.split(separator: "/").last.map(String.init) ?? ""
             let sides = (name.split(separator: ".").first ?? "").split(separator: "x").compactMap { Int($0) }
@@ -206,5 +213,78 @@ struct BulkModesTests {
                 }
             }
         }
+    }
+
+    @Test("--compute-hash names the record's field; --verify-hash fails a row whose file differs or has no hash")
+    func hashes() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, records) = try await Self.run(
+            server, ["/img/10x10.png", "/img/12x10.png"], ["--compute-hash", "md5", "--size", "8"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let md5 = try #require(records["/img/10x10.png"]?["md5"] as? String)
+        #expect(md5.count == 32 && records["/img/10x10.png"]?["sha256"] == nil)
+
+        let list = folder.appendingPathComponent("hashes.csv")
+        let rows = [
+            "url,md5", "\(server.url("/img/10x10.png")),\(md5.uppercased())",
+            "\(server.url("/img/12x10.png")),\(md5)", "\(server.url("/img/14x10.png")),",
+        ]
+        try rows.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        let output = folder.appendingPathComponent("verified")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--compute-hash",
+                "md5", "--verify-hash", "md5", "--size", "8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let verified = try BulkCommandTests.jsonl(output).sorted {
+            ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "")
+        }
+        #expect(verified.map { $0["status"] as? String } == ["success", "failed", "failed"])
+        #expect(verified.map { $0["error_code"] as? String } == [nil, "hashMismatch", "hashMismatch"])
+        #expect((verified[1]["error"] as? String)?.hasPrefix("hash mismatch: md5 ") == true)
+        #expect(verified[2]["error"] as? String == "hash mismatch: the row has no expected md5")
+        #expect(verified[0]["md5"] as? String == md5)
+
+        let refused = try await CLIRunner.run(
+            "webimage", ["bulk", list.path, "--output", "out", "--compute-hash", "none", "--verify-hash", "md5"])
+        #expect(refused.status == 2 && refused.stderr.contains("--verify-hash"), "\(refused.stderr)")
+    }
+
+    @Test(
+        "X-Robots-Tag: img2dataset's default directives, scoped ones for --user-agent-token, which joins the User-Agent"
+    )
+    func robotsDirectives() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let paths = [
+            "/robots/a.png?tag=noindex", "/robots/b.png?tag=otherbot:%20noai", "/robots/c.png?tag=MyBot:%20noimageai",
+            "/robots/d.png?tag=nofollow",
+        ]
+        func outcome(_ options: [String]) async throws -> [String] {
+            let folder = try CLIRunner.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (run, records) = try await Self.run(server, paths, ["--size", "8"] + options, in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            return paths.map { path in
+                let record = records[URL(string: path, relativeTo: server.url("/"))?.path ?? ""]
+                return (record?["error_code"] as? String) ?? (record?["status"] as? String ?? "?")
+            }
+        }
+        #expect(try await outcome([]) == ["robotsTag", "success", "success", "success"])
+        #expect(
+            try await outcome(["--user-agent-token", "MyBot"]) == ["robotsTag", "success", "robotsTag", "success"])
+        #expect(
+            try await outcome(["--disallowed-header-directives", "nofollow", "--user-agent-token", "otherbot"]) == [
+                "success", "success", "success", "robotsTag",
+            ])
+        #expect(
+            try await outcome(["--disallowed-header-directives", ""]) == ["success", "success", "success", "success"])
+        let agents = server.requests.compactMap { $0.request.header("User-Agent") }
+        #expect(agents.contains { $0.hasSuffix(" (compatible; MyBot)") && $0.hasPrefix("webimage-bulk/") })
     }
 }
