@@ -54,8 +54,8 @@ extension WebImageCLI {
                 valueName: "bytes"))
         var maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
 
-        @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl, .parquet).")
-        var urlCol: String = "url"
+        @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl, .parquet); url by default.")
+        var urlCol: String?
 
         @Option(help: "The column that holds the caption (written as {key}.txt).")
         var captionCol: String?
@@ -242,6 +242,7 @@ extension WebImageCLI {
                 _ = try makeSettings()
                 _ = try destinationPolicy()
                 _ = try explicitShards()
+                try checkColumnsApply()
             } catch let error as ValidationError {
                 Console.write("webimage bulk: \(error.message)\n", to: .standardError)
                 throw ExitCode(2)
@@ -268,7 +269,8 @@ extension WebImageCLI {
             let (index, count) = try Self.resolveIndex(
                 index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
             let columns = BulkColumns(
-                url: urlCol, caption: captionCol, saved: settings.savedColumns, boxes: bboxCol, verifyHash: verifyHash)
+                url: urlCol ?? "url", caption: captionCol, saved: settings.savedColumns, boxes: bboxCol,
+                verifyHash: verifyHash)
             let directory = URL(fileURLWithPath: output, isDirectory: true)
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -363,6 +365,21 @@ extension WebImageCLI {
                 ?? userAgent
             config.cookieStorage = nil
             return config
+        }
+
+        /// A URL list (`.txt`) has no columns: an option naming one would be ignored, so it is refused.
+        private func checkColumnsApply() throws {
+            guard BulkInputFormat(fileName: input) == .txt else { return }
+            let named: [(String, Bool)] = [
+                ("--url-col", urlCol != nil), ("--caption-col", captionCol != nil), ("--save-cols", saveCols != nil),
+                ("--bbox-col", bboxCol != nil), ("--verify-hash", verifyHash != nil),
+            ]
+            let given = named.filter(\.1).map(\.0)
+            guard given.isEmpty else {
+                throw ValidationError(
+                    "\(given.joined(separator: ", ")) name\(given.count == 1 ? "s" : "") a column, and a .txt input has "
+                        + "none (one URL per line): use a .csv, .tsv, .jsonl or .parquet input.")
+            }
         }
 
         /// `--shards 3,7,12`; nil without it.

@@ -287,4 +287,31 @@ struct BulkModesTests {
         let agents = server.requests.compactMap { $0.request.header("User-Agent") }
         #expect(agents.contains { $0.hasSuffix(" (compatible; MyBot)") && $0.hasPrefix("webimage-bulk/") })
     }
+
+    @Test("an option naming a column is refused on a .txt list (exit 2), which has none, instead of ignored")
+    func columnOptionsOnATextList() async throws {
+        let cases: [([String], String)] = [
+            (["--caption-col", "caption"], "--caption-col names a column"),
+            (["--save-cols", "a,b", "--bbox-col", "faces"], "--save-cols, --bbox-col name a column"),
+            (["--url-col", "link"], "--url-col names a column"),
+            (["--verify-hash", "sha256"], "--verify-hash names a column"),
+        ]
+        for (options, message) in cases {
+            for name in ["urls.txt", "urls.txt.gz"] {
+                let run = try await CLIRunner.run("webimage", ["bulk", name, "--output", "out"] + options)
+                #expect(run.status == 2, "\(options)")
+                #expect(run.stderr.contains(message) && run.stderr.contains(".txt input has none"), "\(run.stderr)")
+            }
+        }
+        // The same options on a table reach the input (which does not exist here): a different error.
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let csv = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", folder.appendingPathComponent("missing.csv").path, "--output",
+                folder.appendingPathComponent("out").path, "--caption-col", "c",
+            ])
+        #expect(csv.status == 2 && !csv.stderr.contains("names a column"), "\(csv.stderr)")
+    }
 }
