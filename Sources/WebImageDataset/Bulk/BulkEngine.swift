@@ -137,6 +137,20 @@ public final class BulkEngine: Sendable {
         defer { continuation.finish() }
         var summary = BulkRetrySummary(retriedRows: 0, busy: 0)
         var remaining = assigned.sorted()[...]
+        // The jsonl keeps neither the boxes to blur nor the expected digest: those rows come from the
+        // input again, read once, front to back, as the shards are taken in order.
+        let source =
+            columns.boxes != nil || columns.verifyHash != nil
+            ? try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes) : nil
+        var inputPosition = 0
+        func inputRows(shard: Int) throws -> [BulkRow] {
+            guard let source else { return [] }
+            while inputPosition < shard * plan.shardSize, try source.next() != nil { inputPosition += 1 }
+            var rows: [BulkRow] = []
+            while rows.count < plan.shardSize, let row = try source.next() { rows.append(row) }
+            inputPosition += rows.count
+            return rows
+        }
         func nextJob() throws -> ShardJob? {
             while let shard = remaining.popFirst() {
                 let stem = String(format: "%05d", shard)
@@ -144,13 +158,23 @@ public final class BulkEngine: Sendable {
                     FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem + "_stats.json").path)
                 else { continue }
                 let (latest, attempt) = latestRecords(shard: shard)
-                let rows = latest.values.filter { record in
+                let original = try inputRows(shard: shard)
+                let rows = try latest.values.filter { record in
                     record.status == .failed && !(record.failure?.isPermanent ?? false)
                 }.sorted { $0.key < $1.key }.map { record -> (key: String, row: BulkRow) in
                     let saved = columns.saved.map { name in
                         BulkColumnValue(name: name, value: record.saved.first { $0.name == name }?.value ?? .null)
                     }
-                    return (record.key, BulkRow(url: record.url, caption: record.caption, saved: saved))
+                    var row = BulkRow(url: record.url, caption: record.caption, saved: saved)
+                    if source != nil {
+                        guard let index = BulkShardRunner.index(ofKey: record.key, shard: shard), index < original.count
+                        else {
+                            throw BulkInputError("the input has no row for key \(record.key): it changed since the run")
+                        }
+                        row.boxes = original[index].boxes
+                        row.expectedHash = original[index].expectedHash
+                    }
+                    return (record.key, row)
                 }
                 guard !rows.isEmpty else { continue }
                 let retryStem = "\(stem)-retry\(attempt + 1)"

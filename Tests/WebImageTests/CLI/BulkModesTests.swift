@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import Locking
 import Testing
 
 @testable import WebImage
@@ -31,6 +32,15 @@ struct BulkModesTests {
             ImageFrame(width: 120, height: 80, bytesPerRow: 480, pixels: Self.checkerboard))
         server.route("/check.png") { _ in
             LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(check))
+        }
+        // `/flaky/NAME.png`: a 503 the first time, the checkerboard after.
+        let seen = Lock<Set<String>>([])
+        server.route("/flaky/") { request in
+            guard seen.withLock({ $0.insert(request.path).inserted }) else {
+                return LocalImageServer.Response(
+                    status: 200, headers: [("Content-Type", "image/png")], body: .data(check))
+            }
+            return .text("try later", status: 503)
         }
         // `/robots/NAME.png?tag=VALUE`: the checkerboard with `X-Robots-Tag: VALUE`.
         server.route("/robots/") { request in
@@ -313,5 +323,47 @@ struct BulkModesTests {
                 folder.appendingPathComponent("out").path, "--caption-col", "c",
             ])
         #expect(csv.status == 2 && !csv.stderr.contains("names a column"), "\(csv.stderr)")
+    }
+
+    @Test("--retry-failed takes the boxes and the expected digest from the input again: the jsonl keeps neither")
+    func retryKeepsBoxesAndHashes() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The checkerboard's digest, from a first run.
+        let (first, records) = try await Self.run(server, ["/check.png"], ["--resize-mode", "none"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let sha256 = try #require(records["/check.png"]?["sha256"] as? String)
+        let list = folder.appendingPathComponent("faces.csv")
+        let rows = [
+            "url,sha256,faces", "\(server.url("/flaky/a.png")),\(sha256),\"[[0.25,0.25,0.5,0.5]]\"",
+            "\(server.url("/flaky/b.png")),\(String(repeating: "0", count: 64)),[]",
+        ]
+        try rows.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+        let output = folder.appendingPathComponent("faces")
+        let arguments = [
+            "bulk", "--allow-destination", "127.0.0.0/8", list.path, "--output", output.path, "--verify-hash",
+            "sha256", "--bbox-col", "faces", "--resize-mode", "none", "--encode", "png", "--format", "files",
+        ]
+        let run = try await CLIRunner.run("webimage", arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(
+            try BulkCommandTests.jsonl(output).map { $0["error_code"] as? String } == [
+                "invalidDownloadStatusCode", "invalidDownloadStatusCode",
+            ])
+        let retry = try await CLIRunner.run("webimage", arguments + ["--retry-failed"])
+        #expect(retry.status == 0, "\(retry.stderr)")
+        let retried = try String(contentsOf: output.appendingPathComponent("00000-retry1.jsonl"), encoding: .utf8)
+            .split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            .sorted { ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "") }
+        #expect(retried.map { $0["status"] as? String } == ["success", "failed"])
+        #expect(retried.map { $0["error_code"] as? String } == [nil, "hashMismatch"])
+        let data = try Data(contentsOf: output.appendingPathComponent("00000-retry1/000000000.png"))
+        let pixels = try #require(try PNGDecoder().decode(data, options: ImageDecodingOptions()).frames.first).pixels
+        #expect(pixels != Self.checkerboard)
+        #expect(pixels[0..<(120 * 4 * 10)] == Self.checkerboard[0..<(120 * 4 * 10)])
     }
 }
