@@ -264,6 +264,12 @@ extension WebImageCLI {
         }
 
         private func execute() async throws {
+            let clock = ContinuousClock()
+            let start = clock.now
+            func wallSeconds() -> Double {
+                let elapsed = clock.now - start
+                return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            }
             let settings = try makeSettings()
             let policy = try destinationPolicy()
             let (index, count) = try Self.resolveIndex(
@@ -314,7 +320,9 @@ extension WebImageCLI {
                     throw error
                 }
                 await stop()
-                Console.write("retried \(summary.retriedRows) failed row(s)\n", to: .standardError)
+                Console.write(
+                    "retried \(summary.retriedRows) failed row(s): \(summary.succeeded) ok, \(summary.failed) failed "
+                        + "in \(Self.seconds(wallSeconds()))\n", to: .standardError)
                 try Self.checkBusy(summary.busy)
                 return
             }
@@ -335,12 +343,14 @@ extension WebImageCLI {
             if json {
                 BulkRenderer.writeJSONLine([
                     "event": "summary", "written": summary.written, "skipped": summary.skipped, "busy": summary.busy,
-                    "assigned": assigned.count, "shards": plan.shards,
+                    "assigned": assigned.count, "shards": plan.shards, "ok": summary.succeeded,
+                    "failed": summary.failed, "wall_seconds": (wallSeconds() * 1000).rounded() / 1000,
                 ])
             } else {
                 Console.write(
                     "\(summary.written) shard(s) written, \(summary.skipped) already done, \(assigned.count) assigned "
-                        + "of \(plan.shards)\n", to: .standardError)
+                        + "of \(plan.shards): \(summary.succeeded) ok, \(summary.failed) failed in "
+                        + "\(Self.seconds(wallSeconds()))\n", to: .standardError)
             }
             try Self.checkBusy(summary.busy)
         }
@@ -392,6 +402,11 @@ extension WebImageCLI {
                     return value
                 }
             }
+        }
+
+        /// `seconds` for people: `2.4 s`, `3m05s`, `1h02m`.
+        static func seconds(_ seconds: Double) -> String {
+            seconds < 60 ? String(format: "%.1f s", seconds) : BulkRenderer.duration(seconds)
         }
 
         /// Shards another process was writing are not done by this run: exit 1, as a rerun (which skips

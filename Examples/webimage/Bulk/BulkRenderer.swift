@@ -7,7 +7,8 @@ import WebImageDataset
 ///   a finished shard's line is printed above it.
 /// - With `--json` each event is a JSON line on stdout: `{"event":"progress",…}`, `{"event":"shard",…}`
 ///   (the shard's stats), `{"event":"busy",…}`.
-/// - Otherwise only finished shards and busy ones print a line (stderr).
+/// - Otherwise only finished shards and busy ones print a line (stderr); a shard line's images/s counts
+///   the images it saved, not its failed rows.
 final class BulkRenderer: Sendable {
     enum Mode: Sendable { case silent, terminal, json }
 
@@ -67,7 +68,7 @@ final class BulkRenderer: Sendable {
                 String(
                     format: "shard %05d: %d of %d ok, %d failed, %.1f MB, %.1f s (%.0f images/s)\n", stats.shard,
                     stats.successes, stats.count, failed, Double(stats.bytes) / 1e6, stats.duration,
-                    Double(stats.count) / max(stats.duration, 0.001)), to: .standardError)
+                    Double(stats.successes) / max(stats.duration, 0.001)), to: .standardError)
         }
     }
 

@@ -40,10 +40,20 @@ extension WebImageCLI {
             var shards = 0
             var retried = 0
             var recovered = 0
+            // Wall time: from the first shard's start to the last one's end, retries included; shards run
+            // side by side, so the sum of their durations overstates it.
+            var firstStart: Double?
+            var lastEnd: Double?
             for name in names.sorted() where name.hasSuffix("_stats.json") {
                 guard let data = try? Data(contentsOf: url.appendingPathComponent(name)),
                     let stats = try? JSONDecoder().decode(BulkShardStats.self, from: data)
                 else { continue }
+                if let started = stats.started, let finished = stats.finished, started.isFinite, finished.isFinite,
+                    started <= finished
+                {
+                    firstStart = min(firstStart ?? started, started)
+                    lastEnd = max(lastEnd ?? finished, finished)
+                }
                 func add(_ value: Int, to sum: inout Int) throws {
                     let (result, overflow) = sum.addingReportingOverflow(value)
                     guard !overflow, value >= 0 else { throw CLIError("\(name): counts out of range (\(value))") }
@@ -64,8 +74,10 @@ extension WebImageCLI {
             }
             let plan = (try? Data(contentsOf: url.appendingPathComponent("plan.json")))
                 .flatMap { try? JSONDecoder().decode(BulkPlan.self, from: $0) }
+            let wall = firstStart.flatMap { start in lastEnd.map { $0 - start } }
             if json {
                 let object: [String: Any] = [
+                    "wallSeconds": wall.map { ($0 * 1000).rounded() / 1000 as Any } ?? NSNull(),
                     "shardsDone": shards, "shardsPlanned": plan?.shards ?? NSNull(), "count": total.count,
                     "successes": total.successes, "failures": total.failures, "bytes": total.bytes,
                     "duration": total.duration, "retried": retried, "recovered": recovered,
@@ -79,7 +91,12 @@ extension WebImageCLI {
                 "images: \(total.count), ok \(total.successes) (\(String(format: "%.1f", 100 * Double(total.successes) / Double(max(1, total.count))))%)"
             )
             for (code, count) in total.failures.sorted(by: { $0.value > $1.value }) { print("  \(code): \(count)") }
-            print(String(format: "bytes: %.1f MB, shard time: %.1f s", Double(total.bytes) / 1e6, total.duration))
+            print(String(format: "bytes: %.1f MB", Double(total.bytes) / 1e6))
+            print(
+                "wall time: "
+                    + (wall.map { Bulk.seconds($0) + " (first shard start to last shard end)" }
+                        ?? "unknown (stats without start and end times)"))
+            print(String(format: "shard time: %.1f s (summed over shards that ran side by side)", total.duration))
             if retried > 0 { print("retried with --retry-failed: \(retried) row(s), \(recovered) recovered") }
         }
     }

@@ -9,6 +9,10 @@ public struct BulkRunSummary: Sendable, Equatable {
     public var skipped: Int
     /// Assigned shards skipped because another live process writes them: a rerun may finish them.
     public var busy: Int
+    /// Rows of the shards this run wrote that gave an image.
+    public var succeeded = 0
+    /// Rows of the shards this run wrote that did not.
+    public var failed = 0
 }
 
 /// The end of a ``BulkEngine/retryFailed()``.
@@ -17,6 +21,10 @@ public struct BulkRetrySummary: Sendable, Equatable {
     public var retriedRows: Int
     /// Shards skipped because another live process writes their next retry.
     public var busy: Int
+    /// Retried rows that gave an image.
+    public var succeeded = 0
+    /// Retried rows that failed again.
+    public var failed = 0
 }
 
 /// Runs a plan's assigned shards into a directory: reads the input a shard at a time, downloads, filters,
@@ -124,6 +132,8 @@ public final class BulkEngine: Sendable {
         }
         try await runner.run(jobs: nextJob) { stats in
             summary.written += 1
+            summary.succeeded += stats.successes
+            summary.failed += stats.count - stats.successes
             progress.recordShard()
             continuation.yield(.shardFinished(stats))
         }
@@ -193,7 +203,11 @@ public final class BulkEngine: Sendable {
             }
             return nil
         }
-        try await runner.run(jobs: nextJob) { continuation.yield(.shardFinished($0)) }
+        try await runner.run(jobs: nextJob) { stats in
+            summary.succeeded += stats.successes
+            summary.failed += stats.count - stats.successes
+            continuation.yield(.shardFinished(stats))
+        }
         return summary
     }
 

@@ -140,6 +140,10 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
     public var bytes = 0
     /// Seconds from opening the shard to writing its stats.
     public var duration = 0.0
+    /// When the shard was opened, in seconds since 1970; nil in stats written before it was recorded.
+    public var started: Double?
+    /// When its stats were written, in seconds since 1970; nil in stats written before it was recorded.
+    public var finished: Double?
 
     /// Empty totals of shard `shard`.
     public init(shard: Int) { self.shard = shard }

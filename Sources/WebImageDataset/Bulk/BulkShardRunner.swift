@@ -145,6 +145,8 @@ struct BulkShardRunner: Sendable {
         try shard.sink.finish()
         var stats = shard.stats
         stats.duration = Double(DispatchTime.now().uptimeNanoseconds - shard.opened) / 1e9
+        stats.started = shard.openedAt
+        stats.finished = Date().timeIntervalSince1970
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(

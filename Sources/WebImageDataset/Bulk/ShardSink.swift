@@ -27,6 +27,7 @@ final class OpenShard {
     let names: ShardFileNames
     let sink: ShardSink
     let opened = DispatchTime.now().uptimeNanoseconds
+    let openedAt = Date().timeIntervalSince1970
     var stats: BulkShardStats
     var started = 0
     var finished = 0

@@ -73,10 +73,15 @@ struct BulkEngineTests {
 
         let first = Self.engine(input: input, directory: directory, plan: plan)
         let (summary, events) = try await Self.collect(first) { try await first.run() }
-        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0))
+        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0, succeeded: 6, failed: 1))
         let stats = Self.finishedStats(events).sorted { $0.shard < $1.shard }
         #expect(stats.map(\.shard) == [0, 1, 2] && stats.map(\.count) == [3, 3, 1])
         #expect(stats[1].failures == ["invalidDownloadStatusCode": 1] && stats[1].successes == 2)
+        let now = Date().timeIntervalSince1970
+        for shard in stats {
+            let (started, finished) = (try #require(shard.started), try #require(shard.finished))
+            #expect(now - 300 < started && started <= finished && finished <= now + 1)
+        }
         let snapshot = first.progressSnapshot()
         #expect(snapshot.images == 7 && snapshot.shardsDone == 3 && snapshot.successRate == 6.0 / 7)
         for name in ["00000.tar", "00001.jsonl", "00001.parquet", "00002_stats.json"] {
@@ -90,7 +95,7 @@ struct BulkEngineTests {
 
         let third = Self.engine(input: input, directory: directory, plan: plan)
         let (retry, retryEvents) = try await Self.collect(third) { try await third.retryFailed() }
-        #expect(retry == BulkRetrySummary(retriedRows: 1, busy: 0))
+        #expect(retry == BulkRetrySummary(retriedRows: 1, busy: 0, succeeded: 0, failed: 1))
         #expect(Self.finishedStats(retryEvents).map(\.shard) == [1])
         let line = try String(
             contentsOf: directory.appendingPathComponent("00001-retry1.jsonl"), encoding: .utf8)

@@ -366,4 +366,44 @@ struct BulkModesTests {
         #expect(pixels != Self.checkerboard)
         #expect(pixels[0..<(120 * 4 * 10)] == Self.checkerboard[0..<(120 * 4 * 10)])
     }
+
+    @Test("the end of a run gives ok and failed totals and wall time; a shard's images/s counts its images only")
+    func totalsAndWallTime() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let paths = ["/img/10x10.png", "/img/11x10.png", "/img/bad.png", "/img/worse.png", "/img/12x10.png"]
+        let (run, _) = try await Self.run(server, paths, ["--shard-size", "2", "--size", "8"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("shard 00001: 0 of 2 ok, 2 failed") && $0.hasSuffix("(0 images/s)") })
+        let last = try #require(lines.last)
+        #expect(last.hasPrefix("3 shard(s) written, 0 already done, 3 assigned of 3: 3 ok, 2 failed in "), "\(last)")
+        #expect(last.hasSuffix(" s"), "\(last)")
+
+        let stats = try await CLIRunner.run(
+            "webimage", ["bulk-stats", "--json", folder.appendingPathComponent("out").path])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as? [String: Any])
+        let wall = try #require(object["wallSeconds"] as? Double)
+        #expect(wall > 0 && wall < 600)
+
+        // Two shards that ran side by side for 10 s each, 2 s apart: 12 s of wall time, 20 of shard time.
+        let made = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: made) }
+        for (shard, start) in [(0, 1_000.0), (1, 1_002.0)] {
+            let text =
+                "{\"shard\":\(shard),\"count\":2,\"successes\":2,\"failures\":{},\"bytes\":10,\"duration\":10,"
+                + "\"started\":\(start),\"finished\":\(start + 10)}"
+            try text.write(
+                to: made.appendingPathComponent(String(format: "%05d_stats.json", shard)), atomically: true,
+                encoding: .utf8)
+        }
+        let text = try await CLIRunner.run("webimage", ["bulk-stats", made.path])
+        #expect(text.stdout.contains("wall time: 12.0 s (first shard start to last shard end)"), "\(text.stdout)")
+        #expect(text.stdout.contains("shard time: 20.0 s"), "\(text.stdout)")
+        let json = try await CLIRunner.run("webimage", ["bulk-stats", "--json", made.path])
+        let totals = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(totals["wallSeconds"] as? Double == 12 && totals["duration"] as? Double == 20)
+    }
 }
