@@ -9,7 +9,8 @@ import WebImage
 /// edge is soft.
 ///
 /// Pixels further than the kernel's radius from every grown box keep their exact value; only the region
-/// around the boxes is computed. Edges reflect (OpenCV's default border). All four channels are blurred.
+/// around the boxes is computed, in bands of rows, so the working memory stays a few bands of that
+/// region. Edges reflect (OpenCV's default border). All four channels are blurred.
 enum BoundingBoxBlur {
     /// `frame` with `boxes` blurred; `frame` itself when there is nothing to blur.
     static func blur(_ frame: ImageFrame, boxes: [BlurBox]) -> ImageFrame {
@@ -19,11 +20,13 @@ enum BoundingBoxBlur {
         var rects: [(x0: Int, y0: Int, x1: Int, y1: Int)] = []
         var largest = 0
         for box in boxes {
-            // Python's int() truncates toward zero; the same here.
-            var x0 = Int(box.x0 * Double(width))
-            var y0 = Int(box.y0 * Double(height))
-            var x1 = Int(box.x1 * Double(width))
-            var y1 = Int(box.y1 * Double(height))
+            // Python's int() truncates toward zero; the same here. Fractions far outside the image are
+            // held to -1…2 first, so that no product overflows an Int.
+            func scaled(_ fraction: Double, _ side: Int) -> Int { Int(min(max(fraction, -1), 2) * Double(side)) }
+            var x0 = scaled(box.x0, width)
+            var y0 = scaled(box.y0, height)
+            var x1 = scaled(box.x1, width)
+            var y1 = scaled(box.y1, height)
             let side = max(x1 - x0, y1 - y0)
             largest = max(largest, side)
             let grow = 0.1 * Double(side)
@@ -34,82 +37,78 @@ enum BoundingBoxBlur {
             if x1 > x0 && y1 > y0 { rects.append((x0, y0, x1, y1)) }
         }
         guard !rects.isEmpty else { return frame }
-        let kernel = gaussianKernel(side: largest)
+        // A box larger than the image blurs as one the image's size (img2dataset's would grow further).
+        let kernel = gaussianKernel(side: min(largest, max(width, height)))
         let radius = kernel.count / 2
 
-        // The mask's extent, the region the blurred mask reaches (`out`), and the pixels that region's
-        // blur reads (`work`, one more radius out).
-        let mask = (
-            x0: rects.map(\.x0).min()!, y0: rects.map(\.y0).min()!, x1: rects.map(\.x1).max()!,
-            y1: rects.map(\.y1).max()!
-        )
+        // The region the blurred mask reaches (`out`): the mask's extent and one radius around it.
         let out = (
-            x0: max(0, mask.x0 - radius), y0: max(0, mask.y0 - radius), x1: min(width, mask.x1 + radius),
-            y1: min(height, mask.y1 + radius)
+            x0: max(0, rects.map(\.x0).min()! - radius), y0: max(0, rects.map(\.y0).min()! - radius),
+            x1: min(width, rects.map(\.x1).max()! + radius), y1: min(height, rects.map(\.y1).max()! + radius)
         )
-        let work = (
-            x0: max(0, out.x0 - radius), y0: max(0, out.y0 - radius), x1: min(width, out.x1 + radius),
-            y1: min(height, out.y1 + radius)
-        )
-        let workWidth = work.x1 - work.x0
-        let workHeight = work.y1 - work.y0
         let outWidth = out.x1 - out.x0
-
-        // Five planes: the mask, then R, G, B, A; each as wide as `out`, as tall as `work` after the
-        // horizontal pass.
-        var maskPlane = [Float](repeating: 0, count: workWidth * workHeight)
-        for rect in rects {
-            for y in rect.y0..<rect.y1 {
-                let row = (y - work.y0) * workWidth
-                for x in rect.x0..<rect.x1 { maskPlane[row + x - work.x0] = 1 }
-            }
-        }
-        var horizontal = [Float](repeating: 0, count: outWidth * workHeight * 5)
-        for y in work.y0..<work.y1 {
-            let wy = y - work.y0
-            for x in out.x0..<out.x1 {
-                var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
-                for (offset, weight) in kernel.enumerated() {
-                    let sx = reflect(x + offset - radius, width)
-                    let pixel = y * frame.bytesPerRow + sx * 4
-                    sums.0 += weight * maskPlane[wy * workWidth + sx - work.x0]
-                    sums.1 += weight * Float(frame.pixels[pixel])
-                    sums.2 += weight * Float(frame.pixels[pixel + 1])
-                    sums.3 += weight * Float(frame.pixels[pixel + 2])
-                    sums.4 += weight * Float(frame.pixels[pixel + 3])
-                }
-                let index = (wy * outWidth + x - out.x0) * 5
-                horizontal[index] = sums.0
-                horizontal[index + 1] = sums.1
-                horizontal[index + 2] = sums.2
-                horizontal[index + 3] = sums.3
-                horizontal[index + 4] = sums.4
-            }
-        }
         var result = frame
-        for y in out.y0..<out.y1 {
-            for x in out.x0..<out.x1 {
-                var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
-                for (offset, weight) in kernel.enumerated() {
-                    let sy = reflect(y + offset - radius, height)
-                    let index = ((sy - work.y0) * outWidth + x - out.x0) * 5
-                    sums.0 += weight * horizontal[index]
-                    sums.1 += weight * horizontal[index + 1]
-                    sums.2 += weight * horizontal[index + 2]
-                    sums.3 += weight * horizontal[index + 3]
-                    sums.4 += weight * horizontal[index + 4]
+        // Bands of output rows, each reading its rows one radius above and below (reflected at the
+        // edges): the working memory is (band + 2 radius) rows of `out`, five floats a pixel, whatever the
+        // image's height; a band at least twice the radius keeps the recomputed rows under half the work.
+        let band = max(64, 2 * radius)
+        var maskRow = [Float](repeating: 0, count: width)
+        var horizontal: [Float] = []
+        for bandStart in stride(from: out.y0, to: out.y1, by: band) {
+            let bandEnd = min(out.y1, bandStart + band)
+            let first = max(0, bandStart - radius)
+            let last = min(height, bandEnd + radius)
+            horizontal.removeAll(keepingCapacity: true)
+            horizontal.reserveCapacity((last - first) * outWidth * 5)
+            for y in first..<last {
+                for x in 0..<width { maskRow[x] = 0 }
+                for rect in rects where (rect.y0..<rect.y1).contains(y) {
+                    for x in rect.x0..<rect.x1 { maskRow[x] = 1 }
                 }
-                let amount = min(1, max(0, sums.0))
-                guard amount > 0 else { continue }
-                let pixel = y * frame.bytesPerRow + x * 4
-                func mix(_ channel: Int, _ blurred: Float) {
-                    let mixed = Float(frame.pixels[pixel + channel]) * (1 - amount) + blurred * amount
-                    result.pixels[pixel + channel] = UInt8(min(255, max(0, mixed.rounded())))
+                let row = y * frame.bytesPerRow
+                for x in out.x0..<out.x1 {
+                    var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
+                    for (offset, weight) in kernel.enumerated() {
+                        let sx = reflect(x + offset - radius, width)
+                        let pixel = row + sx * 4
+                        sums.0 += weight * maskRow[sx]
+                        sums.1 += weight * Float(frame.pixels[pixel])
+                        sums.2 += weight * Float(frame.pixels[pixel + 1])
+                        sums.3 += weight * Float(frame.pixels[pixel + 2])
+                        sums.4 += weight * Float(frame.pixels[pixel + 3])
+                    }
+                    horizontal.append(sums.0)
+                    horizontal.append(sums.1)
+                    horizontal.append(sums.2)
+                    horizontal.append(sums.3)
+                    horizontal.append(sums.4)
                 }
-                mix(0, sums.1)
-                mix(1, sums.2)
-                mix(2, sums.3)
-                mix(3, sums.4)
+            }
+            for y in bandStart..<bandEnd {
+                for x in out.x0..<out.x1 {
+                    var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
+                    for (offset, weight) in kernel.enumerated() {
+                        // Reflected rows stay within first..<last (see the band's bounds above).
+                        let sy = reflect(y + offset - radius, height)
+                        let index = ((sy - first) * outWidth + x - out.x0) * 5
+                        sums.0 += weight * horizontal[index]
+                        sums.1 += weight * horizontal[index + 1]
+                        sums.2 += weight * horizontal[index + 2]
+                        sums.3 += weight * horizontal[index + 3]
+                        sums.4 += weight * horizontal[index + 4]
+                    }
+                    let amount = min(1, max(0, sums.0))
+                    guard amount > 0 else { continue }
+                    let pixel = y * frame.bytesPerRow + x * 4
+                    func mix(_ channel: Int, _ blurred: Float) {
+                        let mixed = Float(frame.pixels[pixel + channel]) * (1 - amount) + blurred * amount
+                        result.pixels[pixel + channel] = UInt8(min(255, max(0, mixed.rounded())))
+                    }
+                    mix(0, sums.1)
+                    mix(1, sums.2)
+                    mix(2, sums.3)
+                    mix(3, sums.4)
+                }
             }
         }
         return result

@@ -57,6 +57,21 @@ struct BulkBlurTests {
         #expect(Self.detail(blurred, 40, 90, 52, 91) > 20)
     }
 
+    @Test("a tall image is blurred in bands that join without a seam")
+    func bandsJoinSeamlessly() {
+        // 40×400 with a box over most of it: several 64-row bands. Each column of a horizontal-stripe image
+        // blurs alike, and rows far from the box's ends come out as the same rows of a vertical ramp.
+        var pixels: [UInt8] = []
+        for y in 0..<400 { for _ in 0..<40 { pixels += [UInt8((y / 3) % 2 == 0 ? 200 : 40), 0, 0, 255] } }
+        let frame = ImageFrame(width: 40, height: 400, bytesPerRow: 160, pixels: pixels)
+        let blurred = BoundingBoxBlur.blur(frame, boxes: [BlurBox(x0: 0, y0: 0.05, x1: 1, y1: 0.95)])
+        // Rows 6 apart hold the same stripe phase: deep inside the box they must match, across band seams.
+        for y in stride(from: 100, to: 290, by: 6) {
+            #expect(abs(Int(blurred.pixels[y * 160 + 80]) - Int(blurred.pixels[(y + 6) * 160 + 80])) <= 1, "row \(y)")
+        }
+        #expect(abs(Int(blurred.pixels[150 * 160 + 80]) - 120) < 20)
+    }
+
     @Test("the blur grows with the largest box: a small box keeps coarse detail a large box removes")
     func strengthScalesWithTheBox() {
         #expect(BoundingBoxBlur.gaussianKernel(side: 20).count == 5)
@@ -72,7 +87,7 @@ struct BulkBlurTests {
         #expect(Self.detail(large, 125, 125, 145, 145) < original * 0.02)
     }
 
-    @Test("OpenCV's reflect-101 border; no boxes or a reversed one change nothing")
+    @Test("OpenCV's reflect-101 border; no boxes or a reversed one change nothing; wild boxes are held")
     func edges() {
         #expect((-3..<8).map { BoundingBoxBlur.reflect($0, 5) } == [3, 2, 1, 0, 1, 2, 3, 4, 3, 2, 1])
         #expect(BoundingBoxBlur.reflect(-7, 3) == 1 && BoundingBoxBlur.reflect(4, 1) == 0)
@@ -80,6 +95,9 @@ struct BulkBlurTests {
         #expect(BoundingBoxBlur.blur(frame, boxes: []).pixels == frame.pixels)
         #expect(
             BoundingBoxBlur.blur(frame, boxes: [BlurBox(x0: 0.6, y0: 0.5, x1: 0.5, y1: 0.9)]).pixels == frame.pixels)
+        // Coordinates far outside the image neither trap nor make a kernel larger than the image's.
+        let far = BoundingBoxBlur.blur(frame, boxes: [BlurBox(x0: -1e300, y0: 0, x1: 1e300, y1: 1)])
+        #expect(far.pixels != frame.pixels && far.pixels.count == frame.pixels.count)
         // A box over the whole image, larger than it, blurs without reading outside it.
         let whole = BoundingBoxBlur.blur(frame, boxes: [BlurBox(x0: -1, y0: -1, x1: 2, y1: 2)])
         #expect(Self.detail(whole, 2, 2, 17, 17) < Self.detail(frame, 2, 2, 17, 17) * 0.2)
