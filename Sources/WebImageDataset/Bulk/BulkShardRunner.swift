@@ -205,14 +205,8 @@ struct BulkShardRunner: Sendable {
             sample.fail(.download(code: ImageDownloaderError.Code.badImageData.description), "nothing decoded")
             return
         }
-        if image.isPartial && !settings.allowsPartial {
-            sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
-            return
-        }
-        sample.width = image.width
-        sample.height = image.height
-        sample.originalWidth = image.originalWidth
-        sample.originalHeight = image.originalHeight
+        // The digest first, as img2dataset checks it before it decodes: a file that is not the expected
+        // one gets no sizes either.
         if let algorithm = settings.hashAlgorithm {
             let hash = algorithm.hex(result.data)
             if let column = sample.row.expectedHash.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() })
@@ -227,6 +221,14 @@ struct BulkShardRunner: Sendable {
             }
             sample.hash = hash
         }
+        if image.isPartial && !settings.allowsPartial {
+            sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
+            return
+        }
+        sample.width = image.width
+        sample.height = image.height
+        sample.originalWidth = image.originalWidth
+        sample.originalHeight = image.originalHeight
         if let (failure, message) = settings.rejection(width: image.originalWidth, height: image.originalHeight) {
             sample.fail(failure, message)
             return
