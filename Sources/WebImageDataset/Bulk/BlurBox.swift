@@ -21,7 +21,8 @@ public struct BlurBox: Sendable, Hashable {
     }
 
     /// The boxes a cell holds: a list of `[x0, y0, x1, y1]` lists of numbers (a Parquet LIST of LISTs,
-    /// a JSON array of arrays in JSON Lines, or that JSON as text in CSV and TSV). `null`, an empty cell
+    /// a JSON array of arrays in JSON Lines, or that JSON as text: in CSV and TSV, and in a JSON Lines
+    /// string or a Parquet text column). `null`, an empty cell
     /// and an empty list are no boxes. Throws a description of what is wrong for anything else.
     static func boxes(in cell: BoxCell) throws -> [BlurBox] {
         switch cell {
@@ -35,6 +36,7 @@ public struct BlurBox: Sendable, Hashable {
             return try boxes(in: .json(value))
         case .json(let value):
             if value is NSNull { return [] }
+            if let text = value as? String { return try boxes(in: .text(text)) }
             guard let list = value as? [Any] else { throw BoxParseError("not a list of boxes") }
             return try list.map { item throws in
                 guard let numbers = item as? [Any], numbers.count == 4 else {
@@ -52,6 +54,7 @@ public struct BlurBox: Sendable, Hashable {
             }
         case .parquet(let value):
             if value.isNull { return [] }
+            if let text = value.stringValue { return try boxes(in: .text(text)) }
             guard let list = value.listValue else { throw BoxParseError("not a list of boxes") }
             return try list.map { item throws in
                 guard let numbers = item.listValue, numbers.count == 4 else {

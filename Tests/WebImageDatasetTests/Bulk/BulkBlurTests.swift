@@ -135,6 +135,9 @@ struct BulkBlurTests {
             .list([.int64(0), .int32(0), .float(1), .double(1)]),
         ])
         #expect(try BlurBox.boxes(in: .parquet(parquet)) == expected)
+        let text = "[[0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1]]"
+        #expect(try BlurBox.boxes(in: .json(text)) == expected)
+        #expect(try BlurBox.boxes(in: .parquet(.string(text))) == expected)
         for none: BlurBox.BoxCell in [.null, .text(""), .text(" null "), .text("[]"), .json(NSNull()), .parquet(.null)]
         {
             #expect(try BlurBox.boxes(in: none).isEmpty)
