@@ -18,6 +18,9 @@ public struct BulkImageTransformer: ImageTransforming {
     public var resize: BulkResize?
     /// The regions to blur; none by default.
     public var boxes: [BlurBox]
+    /// Says, from the file's width and height, that the image will be thrown away (a size filter): it is
+    /// then handed back untouched, as img2dataset filters before it resizes. None by default.
+    var leavesAlone: (@Sendable (_ width: Int, _ height: Int) -> Bool)?
 
     /// A transformer that resizes with `resize` and blurs `boxes`.
     public init(resize: BulkResize?, boxes: [BlurBox] = []) {
@@ -35,6 +38,7 @@ public struct BulkImageTransformer: ImageTransforming {
     public func transform(_ image: Image) throws -> Image { try transform(image, budget: nil) }
 
     public func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
+        if let leavesAlone, leavesAlone(image.originalWidth, image.originalHeight) { return image }
         guard let resize,
             let plan = resize.plan(
                 original: PixelSize(width: image.originalWidth, height: image.originalHeight),

@@ -168,7 +168,10 @@ struct BulkShardRunner: Sendable {
         }
         var context = ImageDownloadContext()
         if settings.resize != nil || !row.boxes.isEmpty {
-            context.transformer = BulkImageTransformer(resize: settings.resize, boxes: row.boxes)
+            var transformer = BulkImageTransformer(resize: settings.resize, boxes: row.boxes)
+            let filters = settings
+            transformer.leavesAlone = { filters.rejection(width: $0, height: $1) != nil }
+            context.transformer = transformer
         }
         let robots = RobotsTagCheck(
             disallowed: settings.disallowedHeaderDirectives, userAgentToken: settings.userAgentToken)
@@ -225,14 +228,16 @@ struct BulkShardRunner: Sendable {
             sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
             return
         }
-        sample.width = image.width
-        sample.height = image.height
         sample.originalWidth = image.originalWidth
         sample.originalHeight = image.originalHeight
+        // A filtered image was left unresized (BulkImageTransformer.leavesAlone): only its file's size is
+        // recorded.
         if let (failure, message) = settings.rejection(width: image.originalWidth, height: image.originalHeight) {
             sample.fail(failure, message)
             return
         }
+        sample.width = image.width
+        sample.height = image.height
         if let encoder = settings.encoder {
             do {
                 sample.bytes = try encoder.encode(image)

@@ -111,4 +111,15 @@ struct BulkImageModesTests {
         // Too small wins over the ratio, as img2dataset checks it first.
         #expect(settings.rejection(width: 20, height: 2000)?.0 == .tooSmall)
     }
+
+    @Test("an image the size filters will throw away is handed back unresized, as img2dataset filters first")
+    func filteredImagesAreNotResized() throws {
+        var transformer = BulkImageTransformer(resize: BulkResize(mode: .centerCrop, size: 32))
+        var settings = BulkSettings()
+        settings.minimumSize = 50
+        let filters = settings
+        transformer.leavesAlone = { filters.rejection(width: $0, height: $1) != nil }
+        #expect(Self.size(try transformer.transform(Self.image(40, 90))) == [40, 90])
+        #expect(Self.size(try transformer.transform(Self.image(60, 90))) == [32, 32])
+    }
 }

@@ -131,6 +131,7 @@ struct BulkModesTests {
         for (path, code, message) in expected {
             #expect(records[path]?["status"] as? String == "failed", "\(path)")
             #expect(records[path]?["error_code"] as? String == code, "\(path)")
+            #expect(records[path]?["width"] is NSNull && records[path]?["original_width"] as? Int != nil, "\(path)")
             #expect(
                 (records[path]?["error"] as? String)?.hasPrefix(message) == true, "\(path): \(records[path] ?? [:])")
         }
