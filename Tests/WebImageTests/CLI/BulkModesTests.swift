@@ -407,4 +407,57 @@ struct BulkModesTests {
         let totals = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(totals["wallSeconds"] as? Double == 12 && totals["duration"] as? Double == 20)
     }
+
+    @Test(
+        "DataComp's recipe through the binary on a pyarrow file: list<list<float>> face boxes, sha256 verified",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: BulkCommandTests.webdatasetPython),
+            "make test-python sets up .venv-test with pyarrow"))
+    func dataCompRecipeOnPyarrowParquet() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (first, records) = try await Self.run(server, ["/check.png"], ["--resize-mode", "none"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        let sha256 = try #require(records["/check.png"]?["sha256"] as? String)
+        let input = folder.appendingPathComponent("datacomp.parquet")
+        let script = """
+            import sys, pyarrow as pa, pyarrow.parquet as pq
+            url, digest = sys.argv[2], sys.argv[3]
+            boxes = pa.list_(pa.list_(pa.float32()))
+            pq.write_table(pa.table({
+                "uid": pa.array(["a1", "b2", "c3"]),
+                "url": pa.array([url + "?n=0", url + "?n=1", url + "?n=2"]),
+                "text": pa.array(["one", None, "three"]),
+                "sha256": pa.array([digest, digest, "0" * 64]),
+                "face_bboxes": pa.array([[[0.25, 0.25, 0.5, 0.5]], [], None], boxes),
+            }), sys.argv[1])
+            """
+        _ = try await BulkParquetTests.python(script, [input.path, server.url("/check.png").absoluteString, sha256])
+        let output = folder.appendingPathComponent("datacomp")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", "--allow-destination", "127.0.0.0/8", input.path, "--output", output.path, "--url-col", "url",
+                "--caption-col", "text", "--save-cols", "uid", "--resize-mode", "keep-ratio-largest", "--size", "512",
+                "--resize-only-if-bigger", "--compute-hash", "sha256", "--verify-hash", "sha256", "--bbox-col",
+                "face_bboxes", "--encode", "png", "--format", "files",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkCommandTests.jsonl(output).sorted {
+            ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "")
+        }
+        #expect(rows.map { $0["uid"] as? String } == ["a1", "b2", "c3"])
+        #expect(rows.map { $0["error_code"] as? String } == [nil, nil, "hashMismatch"])
+        #expect(rows.map { $0["width"] as? Int } == [120, 120, nil])  // 120×80 is not above 512: kept
+        func pixels(_ key: String) throws -> [UInt8] {
+            let data = try Data(contentsOf: output.appendingPathComponent("00000/\(key).png"))
+            return try #require(try PNGDecoder().decode(data, options: ImageDecodingOptions()).frames.first).pixels
+        }
+        let blurred = try pixels("000000000")
+        #expect(try pixels("000000001") == Self.checkerboard)
+        #expect(blurred != Self.checkerboard)
+        #expect(blurred[0..<(120 * 4 * 10)] == Self.checkerboard[0..<(120 * 4 * 10)])
+    }
 }
