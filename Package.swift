@@ -121,7 +121,7 @@ let package = Package(
         .target(
             name: "WebImageDataset",
             dependencies: [
-                "WebImage", "Locking", "CSnappy", "CZstd", "CZlib",
+                "WebImage", "WebImageTransport", "Locking", "CCurl", "CSnappy", "CZstd", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -36,10 +36,14 @@ extension WebImageCLI {
                     --resize-mode fill --size 256 --encode jpeg --quality 90 --concurrency 64 --per-host 8
                 """)
 
-        @Argument(help: "The URL list: .txt, .csv, .tsv or .jsonl, optionally .gz, or .parquet.")
+        @Argument(
+            help: "The URL list: .txt, .csv, .tsv or .jsonl, optionally .gz, or .parquet; a path or s3://bucket/key.")
         var input: String
 
-        @Option(help: ArgumentHelp("The output directory.", valueName: "dir"))
+        @Option(
+            help: ArgumentHelp(
+                "The output directory, or s3://bucket/prefix (credentials from AWS_ACCESS_KEY_ID and friends).",
+                valueName: "dir"))
         var output: String
 
         @Option(help: ArgumentHelp("webdataset (tar shards) or files (a folder per shard).", valueName: "format"))
@@ -260,6 +264,11 @@ extension WebImageCLI {
                 throw ExitCode(2)
             } catch let error as BulkFileError {
                 throw CLIError(error.description)
+            } catch let error as S3Error {
+                // Credentials, configuration, a missing bucket: no rerun fixes them (2); the store's or the
+                // network's failures may pass (1).
+                Console.write("webimage bulk: \(error.description)\n", to: .standardError)
+                throw ExitCode(error.isPermanent ? 2 : 1)
             }
         }
 
@@ -277,17 +286,20 @@ extension WebImageCLI {
             let columns = BulkColumns(
                 url: urlCol ?? "url", caption: captionCol, saved: settings.savedColumns, boxes: bboxCol,
                 verifyHash: verifyHash)
-            let directory = URL(fileURLWithPath: output, isDirectory: true)
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            } catch {
-                throw CLIError("cannot create '\(output)': \(error.localizedDescription)")
-            }
-            let plan = try BulkPlan.settle(
-                try BulkPlan.make(
-                    input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize,
-                    format: format.rawValue),
-                in: directory)
+            // s3:// input and output (BulkObjectStorage); a local input and directory pass through.
+            let storage = try await BulkObjectStorage.open(input: input, output: output)
+            defer { storage.removeTemporaryFiles() }
+            let input = storage.input
+            let directory = storage.directory
+            let made = try BulkPlan.make(
+                input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize,
+                format: format.rawValue)
+            let plan =
+                if let store = storage.output {
+                    try await store.settle(made, in: directory)
+                } else {
+                    try BulkPlan.settle(made, in: directory)
+                }
             if planOnly {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -295,10 +307,11 @@ extension WebImageCLI {
                 return
             }
             let assigned = plan.assigned(index: index, count: count, explicit: try explicitShards())
+            try await storage.output?.prepare(in: directory, assigned: assigned, includingRecords: retryFailed)
             let downloader = ImageDownloader(config: downloaderConfig(policy: policy, settings: settings))
             let engine = BulkEngine(
                 input: input, plan: plan, assigned: assigned, directory: directory, downloader: downloader,
-                settings: settings, columns: columns, maxLineBytes: maxLineBytes)
+                settings: settings, columns: columns, maxLineBytes: maxLineBytes, publisher: storage.output)
             // A retry's row count is known only as it reads the finished shards' jsonl: no progress line.
             let mode: BulkRenderer.Mode =
                 retryFailed ? .silent : json ? .json : Console.stderrIsTerminal ? .terminal : .silent

@@ -58,10 +58,13 @@ public final class BulkEngine: Sendable {
     private let progress: BulkProgress
 
     /// An engine for the shards `assigned` of `plan` (made from `input` and `columns`), written into
-    /// `directory` with `settings`, downloading through `downloader`.
+    /// `directory` with `settings`, downloading through `downloader`. With `publisher`, each finished
+    /// shard's files then go there (an object store), and `directory` is only where they are made: it
+    /// must hold the stats (and, for ``retryFailed()``, the jsonl files) of the shards already published.
     public init(
         input: String, plan: BulkPlan, assigned: [Int], directory: URL, downloader: ImageDownloader,
-        settings: BulkSettings, columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
+        settings: BulkSettings, columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes,
+        publisher: (any ShardPublishing)? = nil
     ) {
         (events, continuation) = AsyncStream.makeStream(of: BulkEvent.self)
         self.input = input
@@ -74,6 +77,7 @@ public final class BulkEngine: Sendable {
         progress = BulkProgress(shards: self.assigned.count, expectedImages: rows)
         var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
         runner.progress = progress
+        runner.publisher = publisher
         self.runner = runner
     }
 

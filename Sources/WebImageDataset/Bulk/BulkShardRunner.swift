@@ -9,6 +9,8 @@ struct BulkShardRunner: Sendable {
     let directory: URL
     /// Told of every finished row (the progress events).
     var progress: BulkProgress?
+    /// Where each finished shard's files go after they are written in `directory`; nil keeps them there.
+    var publisher: (any ShardPublishing)?
 
     /// The 9-digit sample key: 5 digits of shard, 4 of index.
     static func key(shard: Int, index: Int) -> String { String(format: "%05d%04d", shard, index) }
@@ -79,7 +81,7 @@ struct BulkShardRunner: Sendable {
                             open[shard.id] = shard
                             if job.rows.isEmpty {
                                 open[shard.id] = nil
-                                finished(try close(shard))
+                                finished(try await close(shard))
                                 continue
                             }
                             feeding = shard
@@ -123,7 +125,7 @@ struct BulkShardRunner: Sendable {
                         progress?.recordImage(succeeded: sample.succeeded)
                         if shard.finished == shard.job.rows.count {
                             open[id] = nil
-                            finished(try close(shard))
+                            finished(try await close(shard))
                         }
                     }
                 }
@@ -140,8 +142,8 @@ struct BulkShardRunner: Sendable {
         case slotFree
     }
 
-    /// Renames a shard's files into place and writes its stats, last.
-    private func close(_ shard: OpenShard) throws -> BulkShardStats {
+    /// Renames a shard's files into place and writes its stats, last; then hands them to the publisher.
+    private func close(_ shard: OpenShard) async throws -> BulkShardStats {
         try shard.sink.finish()
         var stats = shard.stats
         stats.duration = Double(DispatchTime.now().uptimeNanoseconds - shard.opened) / 1e9
@@ -151,6 +153,12 @@ struct BulkShardRunner: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(
             try encoder.encode(stats) + Data("\n".utf8), to: directory.appendingPathComponent(shard.names.stats))
+        if let publisher {
+            // The shard's loop waits for the upload: an object store takes the shard's files at its own
+            // pace, and no more shards' files than ``maximumOpenShards`` wait on the disk.
+            try await publisher.publish(
+                names: shard.names.written(in: directory), stats: shard.names.stats, in: directory)
+        }
         shard.job.lock?.finish()
         return stats
     }

@@ -7,6 +7,18 @@ struct ShardFileNames {
     var parquet: String
     var stats: String
     var folder: String
+
+    /// The names of those files (a folder's files one by one, as `folder/name`) that are in `directory`,
+    /// but the stats.
+    func written(in directory: URL) -> [String] {
+        let manager = FileManager.default
+        var names = [tar, jsonl, parquet].filter {
+            manager.fileExists(atPath: directory.appendingPathComponent($0).path)
+        }
+        let inFolder = (try? manager.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? []
+        names += inFolder.sorted().map { folder + "/" + $0 }
+        return names
+    }
 }
 
 /// The rows to run into the files named by `stem` (`00003`, or `00003-retry1` for a retry), each

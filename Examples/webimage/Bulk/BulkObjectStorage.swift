@@ -1,0 +1,63 @@
+import Foundation
+import WebImageDataset
+
+/// `webimage bulk`'s `s3://` input and output: the object store's client from the AWS variables, the
+/// input downloaded to a local file, and a fresh working directory where the shards are made before
+/// they are uploaded.
+struct BulkObjectStorage {
+    /// The input as a local path: the downloaded copy of an `s3://` input, else as given.
+    var input: String
+    /// Where the shards are written: the output directory, or the working directory for `s3://`.
+    var directory: URL
+    /// The store the shards go to; nil for a local output.
+    var output: S3ShardOutput?
+    /// The temporary directory to remove at the end; nil when nothing was downloaded or staged.
+    private var temporary: URL?
+
+    /// Resolves `input` and `output`: downloads an `s3://` input and makes the working directory of an
+    /// `s3://` output, or creates the local output directory.
+    static func open(input: String, output: String) async throws -> BulkObjectStorage {
+        let inputLocation = try S3Location.parse(input)
+        let outputLocation = try S3Location.parse(output)
+        guard inputLocation != nil || outputLocation != nil else {
+            let directory = URL(fileURLWithPath: output, isDirectory: true)
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw CLIError("cannot create '\(output)': \(error.localizedDescription)")
+            }
+            return BulkObjectStorage(input: input, directory: directory, output: nil, temporary: nil)
+        }
+        let client = S3Client(configuration: try S3Configuration.fromEnvironment())
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "webimage-bulk-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
+        var storage = BulkObjectStorage(input: input, directory: temporary, output: nil, temporary: temporary)
+        do {
+            try FileManager.default.createDirectory(
+                at: temporary.appendingPathComponent("shards"), withIntermediateDirectories: true)
+            if let inputLocation {
+                // The file keeps the key's name: its extension says the format (.csv.gz, .parquet).
+                let name = inputLocation.key.split(separator: "/").last.map(String.init) ?? "input"
+                let file = temporary.appendingPathComponent(name)
+                try await S3Client.detached { try client.download(inputLocation, to: file) }
+                storage.input = file.path
+            }
+            if let outputLocation {
+                storage.directory = temporary.appendingPathComponent("shards", isDirectory: true)
+                storage.output = S3ShardOutput(client: client, prefix: outputLocation)
+            } else {
+                storage.directory = URL(fileURLWithPath: output, isDirectory: true)
+                try FileManager.default.createDirectory(at: storage.directory, withIntermediateDirectories: true)
+            }
+        } catch {
+            storage.removeTemporaryFiles()
+            throw error
+        }
+        return storage
+    }
+
+    /// Removes the downloaded input and the working directory.
+    func removeTemporaryFiles() {
+        if let temporary { try? FileManager.default.removeItem(at: temporary) }
+    }
+}
