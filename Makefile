@@ -27,12 +27,13 @@ build: deps
 		echo "error: the build printed warnings (above)"; exit 1; fi
 	@rm -f .build-log.txt
 
-# Python for the tests that read the bulk tars with the `webdataset` package and check the Parquet reader
-# against pyarrow and fastparquet, and kubernetes-validate for deploy/kubernetes (pip, into .venv-test; test tools,
-# never dependencies of the library).
+# Python for the tests that read the bulk tars with the `webdataset` package, check the Parquet reader
+# against pyarrow and fastparquet, run `bulk` against moto's S3 server (boto3 checks the objects), and check
+# deploy/kubernetes with kubernetes-validate (pip, into .venv-test; test tools, never dependencies of the
+# library).
 test-python:
-	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, kubernetes_validate' 2>/dev/null || \
-		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet kubernetes-validate; }
+	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate' 2>/dev/null || \
+		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate; }
 
 test: build test-python
 	$(SWIFT) test --skip-build

@@ -149,6 +149,8 @@ let package = Package(
             name: "WebImageTests",
             dependencies: [
                 "WebImage", "WebImageCodecs", "WebImageTransport", "WebImageProxy", "LocalImageServer", "Locking",
+                // The object-store client's tests (moto's S3 server).
+                "WebImageDataset",
                 // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves.
                 "CLCMS", "CJPEG",
                 .product(name: "Logging", package: "swift-log"),

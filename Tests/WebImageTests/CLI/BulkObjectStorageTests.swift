@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+
+/// `webimage bulk` with `s3://` input and output, run as built against moto's S3 server on loopback
+/// (signatures checked), through a proxy that answers the first PUT of a tar with a 500.
+@Suite(
+    "webimage bulk on an object store", .timeLimit(.minutes(10)),
+    .enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
+struct BulkObjectStorageTests {
+    /// The arguments of a run of `list` into `output`.
+    static func arguments(_ list: String, _ output: String, _ extra: [String] = []) -> [String] {
+        [
+            "bulk", "--allow-destination", "127.0.0.0/8", list, "--output", output, "--shard-size", "25", "--size",
+            "32", "--concurrency", "8",
+        ] + extra
+    }
+
+    @Test func aRunWritesEveryShardWholeAndARerunSkipsThem() async throws {
+        let store = try MotoS3()
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<100).filter { BulkCommandTests.Kind.of($0) == .ok }.map {
+            server.url("/gen/\($0).png").absoluteString
+        }
+        let list = try BulkCommandTests.writeList(urls, to: folder)
+        let local = folder.appendingPathComponent("local")
+        #expect(try await CLIRunner.run("webimage", Self.arguments(list.path, local.path)).status == 0)
+
+        // Through the proxy: its 500 for the first tar is retried.
+        let run = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/full"), environment: store.environment(viaProxy: true))
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try await store.faultsInjected() == 1)
+        let shards = (urls.count + 24) / 25
+        let keys = Set(try await store.keys(prefix: "full/"))
+        for shard in 0..<shards {
+            let stem = String(format: "full/%05d", shard)
+            #expect(keys.isSuperset(of: [stem + ".tar", stem + ".jsonl", stem + ".parquet", stem + "_stats.json"]))
+        }
+        #expect(keys.contains("full/plan.json"))
+        let copy = folder.appendingPathComponent("copy")
+        try await store.download(prefix: "full/", to: copy)
+        #expect(try await BulkCommandTests.tarImages(copy) == (try await BulkCommandTests.tarImages(local)))
+        #expect(try BulkCommandTests.jsonl(copy).count == urls.count)
+
+        let rerun = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/full"), environment: store.environment())
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(rerun.stderr.contains("0 shard(s) written, \(shards) already done"), "\(rerun.stderr)")
+
+        // Another input under the same prefix is refused, naming the plan's object.
+        let other = try BulkCommandTests.writeList(Array(urls.prefix(3)), to: folder, name: "other.csv")
+        let refused = try await CLIRunner.run(
+            "webimage", Self.arguments(other.path, "s3://bulk/full"), environment: store.environment())
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("s3://bulk/full/plan.json describes another input"), "\(refused.stderr)")
+    }
+
+    @Test func aKilledRunResumesToTheSameSamples() async throws {
+        let store = try MotoS3()
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<300).filter { BulkCommandTests.Kind.of($0) == .ok }.map {
+            server.url("/gen/\($0).png").absoluteString
+        }
+        let list = try BulkCommandTests.writeList(urls, to: folder)
+        let reference = folder.appendingPathComponent("reference")
+        #expect(try await CLIRunner.run("webimage", Self.arguments(list.path, reference.path)).status == 0)
+
+        var generator = SystemRandomNumberGenerator()
+        var interrupted = 0
+        for _ in 0..<6 {
+            let killed = try await CLIRunner.run(
+                "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: store.environment(),
+                killAfterMilliseconds: Int.random(in: 100...1500, using: &generator))
+            if killed.signalled || killed.status != 0 { interrupted += 1 }
+            // Whatever the kill interrupted, a shard's stats object is there only with its tar and jsonl.
+            let keys = Set(try await store.keys(prefix: "killed/"))
+            for key in keys where key.hasSuffix("_stats.json") {
+                let stem = String(key.dropLast("_stats.json".count))
+                #expect(keys.contains(stem + ".tar") && keys.contains(stem + ".jsonl"), "\(key) without its files")
+            }
+        }
+        #expect(interrupted > 0, "no run was killed mid-way")
+        let rerun = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: store.environment())
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let copy = folder.appendingPathComponent("copy")
+        try await store.download(prefix: "killed/", to: copy)
+        #expect(try await BulkCommandTests.tarImages(copy) == (try await BulkCommandTests.tarImages(reference)))
+    }
+
+    @Test func retryFailedRunsAgainTheFailuresOfPublishedShards() async throws {
+        let store = try MotoS3()
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = 60
+        let list = try BulkCommandTests.writeList(
+            (0..<count).map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        // No --retries: the throttled rows fail with their first 429, then succeed when retried.
+        let arguments = Self.arguments(list.path, "s3://bulk/retry")
+        #expect(try await CLIRunner.run("webimage", arguments, environment: store.environment()).status == 0)
+        let retry = try await CLIRunner.run(
+            "webimage", arguments + ["--retry-failed"], environment: store.environment())
+        #expect(retry.status == 0, "\(retry.stderr)")
+        let keys = Set(try await store.keys(prefix: "retry/"))
+        #expect(keys.isSuperset(of: ["retry/00000-retry1.jsonl", "retry/00000-retry1_stats.json"]), "\(keys)")
+        let copy = folder.appendingPathComponent("copy")
+        try await store.download(prefix: "retry/", to: copy)
+        var retried: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: copy.path) where name.contains("-retry1.jsonl")
+        {
+            for line in try String(contentsOf: copy.appendingPathComponent(name), encoding: .utf8).split(
+                separator: "\n")
+            {
+                let record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                retried[record["key"] as? String ?? ""] = record["status"] as? String
+            }
+        }
+        let throttled = (0..<count).filter { BulkCommandTests.Kind.of($0) == .throttled }.map {
+            String(format: "%05d%04d", $0 / 25, $0 % 25)
+        }
+        #expect(!throttled.isEmpty && throttled.allSatisfy { retried[$0] == "success" }, "\(retried)")
+        let missing = (0..<count).filter { BulkCommandTests.Kind.of($0) == .missing }.map {
+            String(format: "%05d%04d", $0 / 25, $0 % 25)
+        }
+        #expect(missing.allSatisfy { retried[$0] == "failed" })
+    }
+
+    @Test func wrongCredentialsExitWith2AndSaySo() async throws {
+        let store = try MotoS3()
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try BulkCommandTests.writeList(["http://127.0.0.1:9/a.png"], to: folder)
+        let wrongSecret = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/denied"), environment: store.environment(secret: "wrong"))
+        #expect(wrongSecret.status == 2)
+        #expect(wrongSecret.stderr.contains("HTTP 403 (SignatureDoesNotMatch"), "\(wrongSecret.stderr)")
+        #expect(wrongSecret.stderr.contains("check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY"))
+
+        var unknownKey = store.environment()
+        unknownKey["AWS_ACCESS_KEY_ID"] = "AKIAUNKNOWNKEY000000"
+        let unknown = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/denied"), environment: unknownKey)
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("InvalidAccessKeyId"), "\(unknown.stderr)")
+
+        var none = store.environment()
+        none["AWS_ACCESS_KEY_ID"] = ""
+        let missing = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/denied"), environment: none)
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), "\(missing.stderr)")
+        #expect(try await store.keys(prefix: "denied/").isEmpty)
+
+        // A store that does not answer: a network error naming the address, exit 1 (a rerun may pass).
+        var closed = store.environment()
+        closed["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9"
+        let offline = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://bulk/denied"), environment: closed)
+        #expect(offline.status == 1)
+        #expect(offline.stderr.contains("127.0.0.1:9/bulk/denied/plan.json: Couldn't connect"), "\(offline.stderr)")
+    }
+
+    @Test func everyInputFormatIsReadFromTheStore() async throws {
+        let store = try MotoS3()
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<6).map { server.url("/gen/\($0).png").absoluteString }
+        let inputs: [(String, String)] = [
+            ("list.txt", urls.joined(separator: "\n")),
+            ("list.tsv", (["url\tcaption"] + urls.map { "\($0)\tcap" }).joined(separator: "\n")),
+            ("list.jsonl", urls.map { "{\"url\": \"\($0)\"}" }.joined(separator: "\n")),
+            ("list.csv", (["url"] + urls).joined(separator: "\n")),
+        ]
+        var files: [URL] = []
+        for (name, text) in inputs {
+            let url = folder.appendingPathComponent(name)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            files += [url, try BulkCommandTests.gzip(url)]
+        }
+        let parquet = folder.appendingPathComponent("list.parquet")
+        let write = try await CLIRunner.runProgram(
+            MotoS3.python,
+            [
+                "-c",
+                "import sys, pyarrow as pa, pyarrow.parquet as pq; "
+                    + "pq.write_table(pa.table({'url': sys.argv[2:]}), sys.argv[1])", parquet.path,
+            ] + urls)
+        #expect(write.status == 0, "\(write.stderr)")
+        files.append(parquet)
+        for file in files {
+            try await store.upload(file, key: "inputs/" + file.lastPathComponent)
+            let out = folder.appendingPathComponent("out-" + file.lastPathComponent)
+            let run = try await CLIRunner.run(
+                "webimage", Self.arguments("s3://bulk/inputs/" + file.lastPathComponent, out.path),
+                environment: store.environment())
+            #expect(run.status == 0, "\(file.lastPathComponent): \(run.stderr)")
+            let rows = try BulkCommandTests.jsonl(out).sorted {
+                ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "")
+            }
+            #expect(rows.compactMap { $0["url"] as? String } == urls, "\(file.lastPathComponent)")
+        }
+        let absent = try await CLIRunner.run(
+            "webimage", Self.arguments("s3://bulk/inputs/none.csv", folder.appendingPathComponent("x").path),
+            environment: store.environment())
+        #expect(absent.status == 2)
+        #expect(absent.stderr.contains("GetObject s3://bulk/inputs/none.csv failed with HTTP 404 (NoSuchKey"))
+    }
+}

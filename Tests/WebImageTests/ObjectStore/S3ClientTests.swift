@@ -1,0 +1,140 @@
+import Foundation
+import LocalImageServer
+import Locking
+import Testing
+import WebImageDataset
+
+/// The object-store client against moto's S3 server (signatures checked) and, for answers moto never
+/// gives, the loopback test server.
+@Suite("S3 client", .timeLimit(.minutes(5)))
+struct S3ClientTests {
+    static func client(_ store: MotoS3, _ change: (inout S3Configuration) -> Void = { _ in }) throws -> S3Client {
+        var configuration = try S3Configuration.fromEnvironment(store.environment())
+        change(&configuration)
+        return S3Client(configuration: configuration)
+    }
+
+    @Test(.enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
+    func multipartUploadsGiveTheSameBytes() async throws {
+        let store = try MotoS3()
+        // S3 refuses parts under 5 MiB but the last: 11 MiB in 5 MiB parts is three parts.
+        let client = try Self.client(store) {
+            $0.multipartThreshold = 5 << 20
+            $0.partSize = 5 << 20
+        }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = Data((0..<(11 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let file = folder.appendingPathComponent("big.bin")
+        try bytes.write(to: file)
+        let location = S3Location(bucket: MotoS3.bucket, key: "parts/a big ü+file.bin")
+        try await S3Client.detached { try client.upload(file: file, to: location) }
+        let etag = try await store.tool("etag", [MotoS3.bucket, location.key])
+        #expect(etag.contains("-3"), "a multipart ETag names its part count: \(etag)")
+        let back = folder.appendingPathComponent("back.bin")
+        try await S3Client.detached { try client.download(location, to: back) }
+        #expect(try Data(contentsOf: back) == bytes)
+        #expect(try await S3Client.detached { try client.size(of: location) } == bytes.count)
+        try await S3Client.detached { try client.delete(location) }
+        #expect(try await S3Client.detached { try client.size(of: location) } == nil)
+    }
+
+    @Test(.enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
+    func listingFollowsContinuationTokens() async throws {
+        let store = try MotoS3()
+        let client = try Self.client(store)
+        // 1,005 keys: two pages of ListObjectsV2. Names with a space, a plus, an ampersand and non-ASCII come
+        // back as they were written.
+        _ = try await store.tool("fill", [MotoS3.bucket, "many/", "1005"])
+        let objects = try await S3Client.detached {
+            try client.list(prefix: S3Location(bucket: MotoS3.bucket, key: "many/"))
+        }
+        #expect(objects.count == 1005)
+        #expect(Set(objects.map(\.key)) == Set((0..<1005).map { String(format: "many/k %04d+&é.txt", $0) }))
+        #expect(objects.allSatisfy { $0.size == 3 })
+        let none = try await S3Client.detached {
+            try client.list(prefix: S3Location(bucket: MotoS3.bucket, key: "nothing/"))
+        }
+        #expect(none.isEmpty)
+    }
+
+    @Test(.enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
+    func errorsCarryTheStoresCodeAndMessage() async throws {
+        let store = try MotoS3()
+        let client = try Self.client(store)
+        let missingBucket = S3Location(bucket: "no-such-bucket", key: "a")
+        do {
+            try await S3Client.detached { try client.put(Data("x".utf8), to: missingBucket) }
+            Issue.record("a PUT into a missing bucket succeeded")
+        } catch let error as S3Error {
+            #expect(error.kind == .notFound && error.code == "NoSuchBucket" && error.status == 404)
+            #expect(error.isPermanent)
+            #expect(error.description.contains("PutObject s3://no-such-bucket/a failed with HTTP 404 (NoSuchBucket"))
+        }
+        let wrong = try Self.client(store) { $0.secretAccessKey = "wrong" }
+        do {
+            _ = try await S3Client.detached { try wrong.list(prefix: S3Location(bucket: MotoS3.bucket, key: "")) }
+            Issue.record("a wrong secret was accepted")
+        } catch let error as S3Error {
+            #expect(error.kind == .credentials && error.code == "SignatureDoesNotMatch", "\(error)")
+        }
+    }
+
+    @Test func fiveHundredsAreRetriedABoundedNumberOfTimes() async throws {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let requests = Lock(0)
+        server.route("/flaky/") { _ in
+            let count = requests.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            // The first two attempts fail; the third succeeds.
+            return count <= 2
+                ? .text("<Error><Code>SlowDown</Code><Message>busy</Message></Error>", status: 503) : .text("ok")
+        }
+        server.route("/down/") { _ in
+            .text("<Error><Code>InternalError</Code><Message>no</Message></Error>", status: 500)
+        }
+        var configuration = S3Configuration(
+            accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret", endpoint: server.url("/"))
+        configuration.retryDelay = 0.01
+        let client = S3Client(configuration: configuration)
+        let flaky = try await S3Client.detached { try client.data(S3Location(bucket: "flaky", key: "k")) }
+        #expect(String(decoding: flaky, as: UTF8.self) == "ok")
+        #expect(requests.withLock { $0 } == 3)
+        do {
+            _ = try await S3Client.detached { try client.data(S3Location(bucket: "down", key: "k")) }
+            Issue.record("a store that always fails gave an answer")
+        } catch let error as S3Error {
+            #expect(error.kind == .server && error.code == "InternalError" && !error.isPermanent)
+            #expect(error.description.hasSuffix("(after 4 attempts)"), "\(error)")
+        }
+    }
+
+    @Test func configurationComesFromTheStandardVariables() throws {
+        let configuration = try S3Configuration.fromEnvironment([
+            "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "TOKEN",
+            "AWS_DEFAULT_REGION": "eu-west-3",
+        ])
+        #expect(configuration.region == "eu-west-3" && configuration.sessionToken == "TOKEN")
+        #expect(configuration.endpoint == nil)
+        #expect(
+            try S3Configuration.fromEnvironment([
+                "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_REGION": "us-west-2",
+                "AWS_DEFAULT_REGION": "eu-west-3",
+            ]).region == "us-west-2")
+        #expect(throws: S3Error.self) { try S3Configuration.fromEnvironment(["AWS_ACCESS_KEY_ID": "AK"]) }
+        #expect(throws: S3Error.self) {
+            try S3Configuration.fromEnvironment([
+                "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_ENDPOINT_URL": "ftp://x",
+            ])
+        }
+        #expect(try S3Location.parse("s3://bucket/a/b.csv") == S3Location(bucket: "bucket", key: "a/b.csv"))
+        #expect(try S3Location.parse("s3://bucket") == S3Location(bucket: "bucket", key: ""))
+        #expect(try S3Location.parse("/data/list.csv") == nil)
+        #expect(throws: S3Error.self) { try S3Location.parse("s3:///key") }
+    }
+}
