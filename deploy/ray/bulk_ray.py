@@ -6,8 +6,9 @@
 
 Run it where `ray.init()` reaches your cluster (RAY_ADDRESS, or `ray job submit`); without one, Ray
 starts a local cluster. Every node needs `webimage` (--webimage names another path) and the input and
-output paths on a shared file system (deploy/README.md). The driver first runs
-`webimage bulk --plan-only` to write plan.json and learn the number of shards.
+output paths on a shared file system, or `s3://bucket/key` input and `s3://bucket/prefix` output with the
+AWS_* variables in every worker's environment (`runtime_env={"env_vars": ...}`; deploy/README.md).
+The driver first runs `webimage bulk --plan-only` to write plan.json and learn the number of shards.
 
 webimage's exit status decides the retry: 1 (a transient failure of the whole process) raises
 TransientFailure, which Ray retries (max_retries); a retry skips the shards already finished. 2 (bad

@@ -5,8 +5,10 @@
         --url-col url --caption-col caption --resize-mode fill --size 256 --encode jpeg
 
 Every executor needs `webimage` (the image from deploy/Dockerfile, or the binary on its PATH; --webimage
-names another path) and the input and output paths (a shared file system; see deploy/README.md). The
-driver first runs `webimage bulk --plan-only` to write plan.json and learn the number of shards.
+names another path) and the input and output paths: a shared file system, or `s3://bucket/key` input and
+`s3://bucket/prefix` output with the AWS_* variables set on the driver and the executors
+(`spark.executorEnv.AWS_ACCESS_KEY_ID` and friends; see deploy/README.md). The driver first runs
+`webimage bulk --plan-only` to write plan.json and learn the number of shards.
 
 A task whose webimage exits non-zero fails, and Spark retries it (spark.task.maxFailures): the retry
 skips the shards that task already finished. Spark cannot tell exit status 2 (bad input or options,

@@ -27,6 +27,11 @@ extension WebImageCLI {
                 Processes may share DIR: each locks a shard (DIR/.{shard:05}.lock) while it writes it, and skips, \
                 with a message, a shard another live process holds.
 
+                Object storage: INPUT may be s3://bucket/key and --output s3://bucket/prefix (AWS_ACCESS_KEY_ID, \
+                AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION; AWS_ENDPOINT_URL for MinIO, Ceph, R2 or GCS, \
+                path-style). Each shard is made under TMPDIR, then uploaded whole, its stats object last; a rerun \
+                skips the shards whose stats object exists.
+
                 Exit status: 0 when every assigned shard is done, 1 for a failure a retry may fix (network, \
                 disk, a shard skipped while another process writes it), 2 for one it cannot (bad input, bad \
                 option values), 64 for an unknown option or a value outside an option's choices.

@@ -549,7 +549,7 @@ struct BulkCommandTests {
         #expect(arguments.first == "bulk" && arguments.count > 10, "\(arguments)")
         let kubernetesOutput = folder.appendingPathComponent("kubernetes")
         arguments = arguments.map { argument in
-            if argument.hasPrefix("/data/input/") { return list.path }
+            if argument.hasPrefix("/data/input/") || argument.hasPrefix("s3://") { return list.path }
             if argument.hasPrefix("--output=") { return "--output=" + kubernetesOutput.path }
             return argument
         }
