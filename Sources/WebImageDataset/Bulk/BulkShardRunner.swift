@@ -34,7 +34,7 @@ struct BulkShardRunner: Sendable {
             folder: stem)
     }
 
-    /// Shards open at once. The next shard starts as soon as the last row of the one before is under
+    /// Shards open at once, counting finished ones whose files the publisher is still taking. The next shard starts as soon as the last row of the one before is under
     /// way, so a slow row (a trickling server, a long `Retry-After`) holds only its own shard's files
     /// open and its own row slot, not the process's connections. Each open shard keeps its rows and its open files; four
     /// bound that while leaving room for a few shards that each wait on a straggler.
@@ -68,10 +68,25 @@ struct BulkShardRunner: Sendable {
                 var exhausted = false
                 var waitingForSlot = false  // a `.slotFree` task is in the group
                 var granted = false  // the slot that task acquired, not yet given to a row
+                var publishing = 0  // finished shards whose files the publisher is taking
+                // A finished shard is counted done at once, or once the publisher has its files: that runs
+                // as a task of the group, so rows keep starting meanwhile.
+                func complete(_ shard: OpenShard) throws {
+                    let stats = try close(shard)
+                    guard let publisher else { return finished(stats) }
+                    publishing += 1
+                    let (names, lock, directory) = (shard.names, shard.job.lock, directory)
+                    let written = names.written(in: directory)
+                    group.addTask {
+                        try await publisher.publish(names: written, stats: names.stats, in: directory)
+                        lock?.finish()
+                        return .published(stats)
+                    }
+                }
                 while true {
                     while true {
                         if feeding == nil {
-                            guard !exhausted, open.count < Self.maximumOpenShards else { break }
+                            guard !exhausted, open.count + publishing < Self.maximumOpenShards else { break }
                             guard let job = try next() else {
                                 exhausted = true
                                 break
@@ -81,7 +96,7 @@ struct BulkShardRunner: Sendable {
                             open[shard.id] = shard
                             if job.rows.isEmpty {
                                 open[shard.id] = nil
-                                finished(try await close(shard))
+                                try complete(shard)
                                 continue
                             }
                             feeding = shard
@@ -116,6 +131,9 @@ struct BulkShardRunner: Sendable {
                     }
                     guard let event = try await group.next() else { break }
                     switch event {
+                    case .published(let stats):
+                        publishing -= 1
+                        finished(stats)
                     case .slotFree:
                         waitingForSlot = false
                         granted = true
@@ -125,7 +143,7 @@ struct BulkShardRunner: Sendable {
                         progress?.recordImage(succeeded: sample.succeeded)
                         if shard.finished == shard.job.rows.count {
                             open[id] = nil
-                            finished(try await close(shard))
+                            try complete(shard)
                         }
                     }
                 }
@@ -136,14 +154,18 @@ struct BulkShardRunner: Sendable {
         }
     }
 
-    /// What a task of ``run(jobs:finished:)`` reports: a row done, or a download slot come free.
+    /// What a task of ``run(jobs:finished:)`` reports: a row done, a download slot come free, or a shard
+    /// published.
     private enum RowEvent: Sendable {
+        /// The publisher has taken a finished shard's files.
+        case published(BulkShardStats)
         case finished(job: Int, sample: BulkSample)
         case slotFree
     }
 
-    /// Renames a shard's files into place and writes its stats, last; then hands them to the publisher.
-    private func close(_ shard: OpenShard) async throws -> BulkShardStats {
+    /// Renames a shard's files into place and writes its stats, last. Without a publisher the shard is
+    /// done and its lock removed; with one, the lock stays until the publisher has the files.
+    private func close(_ shard: OpenShard) throws -> BulkShardStats {
         try shard.sink.finish()
         var stats = shard.stats
         stats.duration = Double(DispatchTime.now().uptimeNanoseconds - shard.opened) / 1e9
@@ -153,13 +175,7 @@ struct BulkShardRunner: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(
             try encoder.encode(stats) + Data("\n".utf8), to: directory.appendingPathComponent(shard.names.stats))
-        if let publisher {
-            // The shard's loop waits for the upload: an object store takes the shard's files at its own
-            // pace, and no more shards' files than ``maximumOpenShards`` wait on the disk.
-            try await publisher.publish(
-                names: shard.names.written(in: directory), stats: shard.names.stats, in: directory)
-        }
-        shard.job.lock?.finish()
+        if publisher == nil { shard.job.lock?.finish() }
         return stats
     }
 
