@@ -126,4 +126,66 @@ struct BulkEngineTests {
         #expect(first.shards == 1 && first.expectedImages == 1)
         #expect(Self.finishedStats(events).count == 1)
     }
+
+    /// A publisher that records what it is handed (and whether the files are there then), or fails.
+    struct RecordingPublisher: ShardPublishing {
+        actor Calls {
+            var calls: [(names: [String], stats: String, present: Bool)] = []
+            func append(_ call: (names: [String], stats: String, present: Bool)) { calls.append(call) }
+        }
+        let calls = Calls()
+        var fails = false
+
+        struct Refused: Error {}
+
+        func publish(names: [String], stats: String, in directory: URL) async throws {
+            if fails { throw Refused() }
+            let present = (names + [stats]).allSatisfy {
+                FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
+            }
+            await calls.append((names, stats, present))
+        }
+    }
+
+    @Test("a publisher is handed each finished shard's files and stats before the shard counts as done")
+    func publisherGetsEveryShard() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-publish-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("list.txt")
+        try (0..<7).map { server.url("/img/\($0).png").absoluteString }.joined(separator: "\n").write(
+            to: input, atomically: true, encoding: .utf8)
+        let plan = try BulkPlan.make(
+            input: input.path, columns: BulkColumns(), maxLineBytes: 1000, shardSize: 3, format: "webdataset")
+        var config = ImageDownloaderConfig()
+        config.destinationPolicy = DestinationPolicy.publicOnly.allowing(["127.0.0.0/8"])
+        var settings = BulkSettings()
+        settings.encoder = PNGEncoder()
+        func engine(_ directory: URL, _ publisher: RecordingPublisher) throws -> BulkEngine {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return BulkEngine(
+                input: input.path, plan: plan, assigned: Array(0..<plan.shards), directory: directory,
+                downloader: ImageDownloader(config: config), settings: settings, columns: BulkColumns(),
+                publisher: publisher)
+        }
+
+        let publisher = RecordingPublisher()
+        let summary = try await engine(folder.appendingPathComponent("out"), publisher).run()
+        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0))
+        let calls = await publisher.calls.calls.sorted { $0.stats < $1.stats }
+        #expect(calls.map(\.stats) == ["00000_stats.json", "00001_stats.json", "00002_stats.json"])
+        #expect(calls.allSatisfy { $0.present })
+        #expect(
+            calls.map { Set($0.names) }
+                == (0..<3).map { Set(["0000\($0).tar", "0000\($0).jsonl", "0000\($0).parquet"]) })
+
+        // A publisher that fails fails the run: the shard is not counted done.
+        var failing = RecordingPublisher()
+        failing.fails = true
+        await #expect(throws: RecordingPublisher.Refused.self) {
+            _ = try await engine(folder.appendingPathComponent("failed"), failing).run()
+        }
+    }
 }
