@@ -99,6 +99,12 @@ public struct S3Configuration: Sendable {
             let bucketPath = "/" + Self.encode(bucket, keepingSlashes: false)
             return base + bucketPath + (key.isEmpty ? "" : path) + suffix
         }
+        // A bucket name with a dot does not match the certificate's `*.s3.REGION.amazonaws.com`: AWS
+        // addresses such a bucket path-style, as its SDKs do.
+        if bucket.contains(".") {
+            return "https://s3.\(region).amazonaws.com/\(Self.encode(bucket, keepingSlashes: false))"
+                + (key.isEmpty ? "" : path) + suffix
+        }
         return "https://\(bucket).s3.\(region).amazonaws.com" + path + suffix
     }
 

@@ -57,8 +57,9 @@ final class S3Transfer {
         } catch {
             throw S3Error(.network, error.message)
         }
-        guard let easy = curl_easy_init() else { throw S3Error(.network, "curl_easy_init failed") }
-        defer { curl_easy_cleanup(easy) }
+        guard let easy = S3HandlePool.shared.checkOut() else { throw S3Error(.network, "curl_easy_init failed") }
+        var reusable = false
+        defer { S3HandlePool.shared.checkIn(easy, reusable: reusable) }
         let transfer = S3Transfer(sink: sink, limit: configuration.maximumResponseBytes)
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -134,6 +135,8 @@ final class S3Transfer {
             return withExtendedLifetime(transfer) { curl_easy_perform(easy) }
         }
         if let failure = transfer.failure { throw failure }
+        // A handle whose transfer failed may hold a broken connection: it is not reused.
+        reusable = code == CURLE_OK
         guard code == CURLE_OK else {
             let error = CurlRuntime.error(for: code, buffer: String(cString: errorBuffer), url: URL(string: url))
             throw S3Error(.network, "\(method) \(Self.redacted(url)): \(error.message)")

@@ -2,7 +2,8 @@ import Foundation
 import LocalImageServer
 import Locking
 import Testing
-import WebImageDataset
+
+@testable import WebImageDataset
 
 /// The object-store client against moto's S3 server (signatures checked) and, for answers moto never
 /// gives, the loopback test server.
@@ -133,6 +134,17 @@ struct S3ClientTests {
             ])
         }
         #expect(try S3Location.parse("s3://bucket/a/b.csv") == S3Location(bucket: "bucket", key: "a/b.csv"))
+        // Virtual-hosted on AWS (path-style for a dotted bucket), path-style on a custom endpoint; keys
+        // percent-encoded as SigV4 canonicalises them.
+        #expect(
+            configuration.url(bucket: "data", key: "a b/ü+.tar")
+                == "https://data.s3.eu-west-3.amazonaws.com/a%20b/%C3%BC%2B.tar")
+        #expect(configuration.url(bucket: "my.data", key: "k") == "https://s3.eu-west-3.amazonaws.com/my.data/k")
+        var custom = configuration
+        custom.endpoint = URL(string: "http://127.0.0.1:9000/")
+        #expect(
+            custom.url(bucket: "data", key: "", query: S3Configuration.query([("prefix", "a/b"), ("list-type", "2")]))
+                == "http://127.0.0.1:9000/data?list-type=2&prefix=a%2Fb")
         #expect(try S3Location.parse("s3://bucket") == S3Location(bucket: "bucket", key: ""))
         #expect(try S3Location.parse("/data/list.csv") == nil)
         #expect(throws: S3Error.self) { try S3Location.parse("s3:///key") }
