@@ -243,10 +243,13 @@ public struct S3Client: Sendable {
 }
 
 extension S3Client {
-    /// Runs `work` (blocking calls of this client) on a dispatch thread, off Swift's cooperative pool.
+    /// Runs `work` (blocking calls of this client) on a thread of its own: neither Swift's cooperative
+    /// pool nor Dispatch's global queues (as wide as the core count on Linux) wait on the network.
     public static func detached<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.name = "webimage-s3"
+            thread.start()
         }
     }
 }

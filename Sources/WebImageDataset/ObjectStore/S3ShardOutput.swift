@@ -85,13 +85,27 @@ public struct S3ShardOutput: ShardPublishing {
         return wanted.count
     }
 
-    /// Uploads the shard's files, then its stats, and removes the uploaded files but the stats.
+    /// Uploads at once, of one shard's files (a `files` shard has three per sample).
+    static let uploadsAtOnce = 8
+
+    /// Uploads the shard's files, ``uploadsAtOnce`` at a time, then its stats, and removes the uploaded
+    /// files but the stats.
     public func publish(names: [String], stats: String, in directory: URL) async throws {
-        for name in names + [stats] {
+        func upload(_ name: String) async throws {
             let file = directory.appendingPathComponent(name)
             let location = prefix.child(name)
             try await S3Client.detached { [client] in try client.upload(file: file, to: location) }
         }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var pending = names[...]
+            while let name = pending.popFirst() {
+                if names.count - pending.count > Self.uploadsAtOnce { try await group.next() }
+                group.addTask { try await upload(name) }
+            }
+            try await group.waitForAll()
+        }
+        // Last: the stats object says the shard is done.
+        try await upload(stats)
         let manager = FileManager.default
         for name in names { try? manager.removeItem(at: directory.appendingPathComponent(name)) }
         // A `files` shard's folder, now empty.

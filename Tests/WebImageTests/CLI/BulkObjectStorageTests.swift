@@ -58,6 +58,29 @@ struct BulkObjectStorageTests {
         #expect(refused.stderr.contains("s3://bulk/full/plan.json describes another input"), "\(refused.stderr)")
     }
 
+    @Test func theFilesFormatUploadsEverySamplesObjects() async throws {
+        let store = try MotoS3()
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = (0..<40).filter { BulkCommandTests.Kind.of($0) == .ok }.map {
+            server.url("/gen/\($0).png").absoluteString
+        }
+        let list = try BulkCommandTests.writeList(urls, to: folder)
+        let run = try await CLIRunner.run(
+            "webimage",
+            Self.arguments(list.path, "s3://bulk/files", ["--format", "files", "--caption-col", "caption"]),
+            environment: store.environment())
+        #expect(run.status == 0, "\(run.stderr)")
+        let keys = try await store.keys(prefix: "files/")
+        // Each sample's image, json and caption, under its shard's folder.
+        #expect(keys.filter { $0.hasSuffix(".jpg") }.count == urls.count)
+        #expect(keys.filter { $0.hasSuffix(".txt") }.count == urls.count)
+        #expect(keys.filter { $0.hasSuffix("_stats.json") }.count == (urls.count + 24) / 25)
+        #expect(keys.contains("files/00000/000000000.json"))
+    }
+
     @Test func aKilledRunResumesToTheSameSamples() async throws {
         let store = try MotoS3()
         let (server, _) = try BulkCommandTests.server()
