@@ -29,8 +29,9 @@ struct BulkObjectStorage {
             return BulkObjectStorage(input: input, directory: directory, output: nil, temporary: nil)
         }
         let client = S3Client(configuration: try S3Configuration.fromEnvironment())
+        removeAbandonedWorkingDirectories()
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "webimage-bulk-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
+            "\(workingPrefix)\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
         var storage = BulkObjectStorage(input: input, directory: temporary, output: nil, temporary: temporary)
         do {
             try FileManager.default.createDirectory(
@@ -54,6 +55,23 @@ struct BulkObjectStorage {
             throw error
         }
         return storage
+    }
+
+    /// `webimage-bulk-HOST-`: the working directories of this host's processes, each followed by its
+    /// process id.
+    private static let workingPrefix = "webimage-bulk-\(AtomicFile.host)-"
+
+    /// Removes the working directories a killed process of this host left in `TMPDIR` (its process no
+    /// longer runs). Other hosts' (a shared `TMPDIR`) stay.
+    private static func removeAbandonedWorkingDirectories() {
+        let temporary = FileManager.default.temporaryDirectory
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        for entry in entries where entry.hasPrefix(workingPrefix) {
+            guard let pid = pid_t(entry.dropFirst(workingPrefix.count).prefix { $0 != "-" }), pid > 0,
+                pid != ProcessInfo.processInfo.processIdentifier, kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            try? FileManager.default.removeItem(at: temporary.appendingPathComponent(entry))
+        }
     }
 
     /// Removes the downloaded input and the working directory.

@@ -94,11 +94,16 @@ struct BulkObjectStorageTests {
         let reference = folder.appendingPathComponent("reference")
         #expect(try await CLIRunner.run("webimage", Self.arguments(list.path, reference.path)).status == 0)
 
+        // The working directories go to a TMPDIR of the test's, so what the killed runs leave is seen.
+        let scratch = folder.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        var environment = store.environment()
+        environment["TMPDIR"] = scratch.path
         var generator = SystemRandomNumberGenerator()
         var interrupted = 0
         for _ in 0..<6 {
             let killed = try await CLIRunner.run(
-                "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: store.environment(),
+                "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: environment,
                 killAfterMilliseconds: Int.random(in: 100...1500, using: &generator))
             if killed.signalled || killed.status != 0 { interrupted += 1 }
             // Whatever the kill interrupted, a shard's stats object is there only with its tar and jsonl.
@@ -110,8 +115,10 @@ struct BulkObjectStorageTests {
         }
         #expect(interrupted > 0, "no run was killed mid-way")
         let rerun = try await CLIRunner.run(
-            "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: store.environment())
+            "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: environment)
         #expect(rerun.status == 0, "\(rerun.stderr)")
+        // The rerun removed the killed runs' working directories, and its own.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
         let copy = folder.appendingPathComponent("copy")
         try await store.download(prefix: "killed/", to: copy)
         #expect(try await BulkCommandTests.tarImages(copy) == (try await BulkCommandTests.tarImages(reference)))
