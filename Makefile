@@ -133,8 +133,9 @@ check-deploy: deps
 	$(SUDO) env "PATH=$$PATH" SWIFT=$(SWIFT) bash deploy/check-runtime.sh
 
 # deploy/spark/bulk_spark.py and deploy/ray/bulk_ray.py run for real (deploy/check-engines.sh): Spark
-# local[2] and a local Ray cluster, three tasks each, against sample images on 127.0.0.1; pyspark and ray
-# go into .venv-engines with pip the first time. Not part of `make test`.
+# local[2] and a local Ray cluster, three tasks each, against sample images on 127.0.0.1, then again with
+# --output s3://… against moto's S3 server when .venv-test has it (make test-python); pyspark and ray go
+# into .venv-engines with pip the first time. Not part of `make test`.
 check-engines: deps
 	SWIFT=$(SWIFT) bash deploy/check-engines.sh
 

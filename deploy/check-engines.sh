@@ -4,7 +4,8 @@
 # tasks, against sample images served on 127.0.0.1. Checks that each engine's output equals a plain
 # `webimage bulk` run's (the same keys, each a success, the same image bytes by sha256), that a second
 # run of the same job writes nothing new, and that a bad option ends the job with status 2 before any
-# task starts.
+# task starts. With .venv-test's moto (make test-python), both engines run again with --output s3://…
+# against moto's S3 server on 127.0.0.1.
 #
 # PySpark and Ray go into .venv-engines (pip, the first time; Spark also needs a Java 17+ runtime).
 # Not part of `make test`: the two packages are large and Spark starts slowly.
@@ -28,8 +29,10 @@ WEBIMAGE="$("$SWIFT" build --show-bin-path)/webimage"
 
 WORK=$(mktemp -d /tmp/webimage-engines-XXXXXX)
 SERVER_PID=""
+MOTO_PID=""
 cleanup() {
     [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
+    [ -n "$MOTO_PID" ] && kill "$MOTO_PID" 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -97,6 +100,38 @@ run_engine spark deploy/spark/bulk_spark.py
 echo "==> Ray (local cluster), 3 tasks"
 run_engine ray deploy/ray/bulk_ray.py
 
+# Object storage: each engine again with --output s3://engines/NAME, against moto's S3 server on 127.0.0.1
+# (from .venv-test, which `make test-python` sets up; skipped without it). The drivers hand their AWS_*
+# variables to the tasks; nothing here reaches AWS.
+S3_PYTHON=.venv-test/bin/python3
+S3_RAN=false
+if [ -x "$S3_PYTHON" ] && "$S3_PYTHON" -c 'import moto.server, boto3' 2>/dev/null; then
+    S3_PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$S3_PYTHON" -m moto.server -H 127.0.0.1 -p "$S3_PORT" >"$WORK/moto.log" 2>&1 &
+    MOTO_PID=$!
+    for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$S3_PORT/" && break; sleep 0.1; done
+    export AWS_ACCESS_KEY_ID=engines AWS_SECRET_ACCESS_KEY=engines AWS_REGION=us-east-1 \
+        AWS_ENDPOINT_URL="http://127.0.0.1:$S3_PORT"
+    unset AWS_SESSION_TOKEN AWS_PROFILE
+    "$S3_PYTHON" -c 'import boto3; boto3.client("s3").create_bucket(Bucket="engines")'
+    for name in spark ray; do
+        echo "==> $name, 3 tasks, --output s3://engines/$name"
+        "$PYTHON" "deploy/$name/bulk_$name.py" "$WORK/urls.csv" "s3://engines/$name" --tasks 3 \
+            --webimage "$WEBIMAGE" -- "${OPTIONS[@]}" >"$WORK/$name-s3.out" 2>"$WORK/$name-s3.err" \
+            || tail -20 "$WORK/$name-s3.err"
+        "$S3_PYTHON" - "$name/" "$WORK/$name-s3" <<'PY'
+import os, sys, boto3
+s3 = boto3.client("s3")
+for page in s3.get_paginator("list_objects_v2").paginate(Bucket="engines", Prefix=sys.argv[1]):
+    for item in page.get("Contents", []):
+        path = os.path.join(sys.argv[2], item["Key"][len(sys.argv[1]):])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        s3.download_file("engines", item["Key"], path)
+PY
+    done
+    S3_RAN=true
+fi
+
 echo
 echo "== deploy/check-engines.sh"
 check "reference: 60 of 60 downloaded" all_succeeded "$WORK/reference"
@@ -108,4 +143,12 @@ check "Ray: 60 of 60, in the 6 shards' stats" all_succeeded "$WORK/ray"
 check "Ray: the same images as one process (sha256 per member)" same_as_reference "$WORK/ray"
 check "Ray: a second run writes nothing (6 shards skipped)" wrote_nothing "$WORK/ray-2.out"
 check "Ray: a bad option ends the job with status 2" grep -qx 2 "$WORK/ray-bad.status"
+if $S3_RAN; then
+    check "Spark, s3:// output: 60 of 60, in the 6 shards' stats objects" all_succeeded "$WORK/spark-s3"
+    check "Spark, s3:// output: the same images as one process" same_as_reference "$WORK/spark-s3"
+    check "Ray, s3:// output: 60 of 60, in the 6 shards' stats objects" all_succeeded "$WORK/ray-s3"
+    check "Ray, s3:// output: the same images as one process" same_as_reference "$WORK/ray-s3"
+else
+    echo "  SKIP  s3:// output: .venv-test has no moto[server] and boto3 (make test-python installs them)"
+fi
 if [ "$failures" -eq 0 ]; then echo "PASS (${SECONDS} s)"; else echo "FAIL: $failures check(s)"; exit 1; fi

@@ -7,7 +7,8 @@
 Run it where `ray.init()` reaches your cluster (RAY_ADDRESS, or `ray job submit`); without one, Ray
 starts a local cluster. Every node needs `webimage` (--webimage names another path) and the input and
 output paths on a shared file system, or `s3://bucket/key` input and `s3://bucket/prefix` output with the
-AWS_* variables in every worker's environment (`runtime_env={"env_vars": ...}`; deploy/README.md).
+AWS_* variables set where the driver runs (it hands them to the workers through runtime_env;
+deploy/README.md).
 The driver first runs `webimage bulk --plan-only` to write plan.json and learn the number of shards.
 
 webimage's exit status decides the retry: 1 (a transient failure of the whole process) raises
@@ -17,6 +18,7 @@ input or options) raises PermanentFailure, which Ray does not retry.
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 
@@ -63,7 +65,9 @@ def main() -> int:
         return planned.returncode
     shards = json.loads(planned.stdout)["shards"]
 
-    ray.init()
+    # The driver's AWS_* variables (an s3:// input or output) go to every worker's environment.
+    aws = {name: value for name, value in os.environ.items() if name.startswith("AWS_")}
+    ray.init(runtime_env={"env_vars": aws} if aws else None)
     tasks = max(1, min(args.tasks, shards))
     groups = [list(range(first, shards, tasks)) for first in range(tasks)]
     results = ray.get([run_shards.remote(args.webimage, args.input, args.output, group, options) for group in groups])

@@ -6,8 +6,8 @@
 
 Every executor needs `webimage` (the image from deploy/Dockerfile, or the binary on its PATH; --webimage
 names another path) and the input and output paths: a shared file system, or `s3://bucket/key` input and
-`s3://bucket/prefix` output with the AWS_* variables set on the driver and the executors
-(`spark.executorEnv.AWS_ACCESS_KEY_ID` and friends; see deploy/README.md). The driver first runs
+`s3://bucket/prefix` output with the AWS_* variables set where the driver runs: it hands them to every
+task's webimage (rdd.pipe passes no other variables; see deploy/README.md). The driver first runs
 `webimage bulk --plan-only` to write plan.json and learn the number of shards.
 
 A task whose webimage exits non-zero fails, and Spark retries it (spark.task.maxFailures): the retry
@@ -17,6 +17,7 @@ which no retry fixes) from 1, so the driver's --plan-only run checks the input a
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -51,10 +52,13 @@ def main() -> int:
         [shlex.quote(args.webimage), "bulk", shlex.quote(args.input), "--output", shlex.quote(args.output)]
         + [shlex.quote(option) for option in options]
         + ['--shards "$(paste -sd, -)"', "--json"])
+    # rdd.pipe starts the command with only the variables it is handed: the driver's AWS_* (an s3://
+    # input or output) and TMPDIR go with it.
+    env = {name: value for name, value in os.environ.items() if name.startswith("AWS_") or name == "TMPDIR"}
     # checkCode: a task whose webimage exits non-zero fails (and Spark retries it).
     lines = (
         spark.sparkContext.parallelize(range(shards), min(args.tasks, shards))
-        .pipe(shlex.join(["/bin/sh", "-c", command]), checkCode=True)
+        .pipe(shlex.join(["/bin/sh", "-c", command]), env=env, checkCode=True)
         .collect())
     events = [json.loads(line) for line in lines if line.startswith("{")]
     done = [event for event in events if event.get("event") == "shard"]
