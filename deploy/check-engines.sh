@@ -112,7 +112,7 @@ if [ -x "$S3_PYTHON" ] && "$S3_PYTHON" -c 'import moto.server, boto3' 2>/dev/nul
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$S3_PORT/" && break; sleep 0.1; done
     export AWS_ACCESS_KEY_ID=engines AWS_SECRET_ACCESS_KEY=engines AWS_REGION=us-east-1 \
         AWS_ENDPOINT_URL="http://127.0.0.1:$S3_PORT"
-    unset AWS_SESSION_TOKEN AWS_PROFILE
+    unset AWS_SESSION_TOKEN AWS_PROFILE AWS_ENDPOINT_URL_S3
     "$S3_PYTHON" -c 'import boto3; boto3.client("s3").create_bucket(Bucket="engines")'
     for name in spark ray; do
         echo "==> $name, 3 tasks, --output s3://engines/$name"

@@ -6,7 +6,7 @@ import Foundation
 /// - `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` (both required) and `AWS_SESSION_TOKEN` (temporary
 ///   credentials, sent as `x-amz-security-token`);
 /// - `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`;
-/// - `AWS_ENDPOINT_URL`: another S3-compatible store (MinIO, Ceph, Cloudflare R2, Google Cloud Storage's
+/// - `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`: another S3-compatible store (MinIO, Ceph, Cloudflare R2, Google Cloud Storage's
 ///   interoperability API), addressed path-style (`ENDPOINT/bucket/key`), which such stores all accept.
 ///   Without it, AWS itself, virtual-hosted style (`https://bucket.s3.REGION.amazonaws.com/key`).
 ///
@@ -70,7 +70,8 @@ public struct S3Configuration: Sendable {
                     + "for temporary ones)")
         }
         var endpoint: URL?
-        if let text = value("AWS_ENDPOINT_URL") {
+        // The S3-specific variable wins over the general one, as in the AWS SDKs.
+        if let text = value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                 url.host?.isEmpty == false
             else {

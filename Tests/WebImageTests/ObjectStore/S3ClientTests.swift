@@ -128,6 +128,11 @@ struct S3ClientTests {
                 "AWS_DEFAULT_REGION": "eu-west-3",
             ]).region == "us-west-2")
         #expect(throws: S3Error.self) { try S3Configuration.fromEnvironment(["AWS_ACCESS_KEY_ID": "AK"]) }
+        #expect(
+            try S3Configuration.fromEnvironment([
+                "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
+                "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:2",
+            ]).endpoint == URL(string: "http://127.0.0.1:2"))
         #expect(throws: S3Error.self) {
             try S3Configuration.fromEnvironment([
                 "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_ENDPOINT_URL": "ftp://x",

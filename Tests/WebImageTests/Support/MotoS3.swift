@@ -77,7 +77,8 @@ final class MotoS3: Sendable {
         [
             "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secret ?? secretKey, "AWS_SESSION_TOKEN": "",
             "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ENDPOINT_URL": viaProxy ? proxy : endpoint, "AWS_PROFILE": "", "AWS_CONFIG_FILE": "/dev/null",
+            "AWS_ENDPOINT_URL": viaProxy ? proxy : endpoint, "AWS_ENDPOINT_URL_S3": "", "AWS_PROFILE": "",
+            "AWS_CONFIG_FILE": "/dev/null",
             "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
         ]
     }
