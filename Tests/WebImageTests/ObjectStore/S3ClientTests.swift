@@ -115,6 +115,34 @@ struct S3ClientTests {
         }
     }
 
+    @Test func requestsCarryTheSignatureTheTokenAndThePayloadHash() async throws {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let seen = Lock<[LocalImageServer.Request]>([])
+        server.route("/signed/") { request in
+            seen.withLock { $0.append(request) }
+            return .text("")
+        }
+        var configuration = S3Configuration(
+            accessKeyID: "AKIDEXAMPLE", secretAccessKey: "secret", sessionToken: "TOKEN", region: "eu-west-3",
+            endpoint: server.url("/"))
+        configuration.maximumAttempts = 1
+        let client = S3Client(configuration: configuration)
+        try await S3Client.detached { try client.put(Data("hello".utf8), to: S3Location(bucket: "signed", key: "k")) }
+        let request = try #require(seen.withLock { $0.first })
+        #expect(request.method == "PUT" && request.body == Data("hello".utf8))
+        #expect(request.header("x-amz-security-token") == "TOKEN")
+        // SHA-256 of "hello".
+        #expect(
+            request.header("x-amz-content-sha256")
+                == "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
+        let authorization = try #require(request.header("Authorization"))
+        #expect(authorization.hasPrefix("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/"))
+        #expect(authorization.contains("/eu-west-3/s3/aws4_request"))
+        #expect(authorization.contains("x-amz-content-sha256") && authorization.contains("x-amz-security-token"))
+    }
+
     @Test func configurationComesFromTheStandardVariables() throws {
         let configuration = try S3Configuration.fromEnvironment([
             "AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "SK", "AWS_SESSION_TOKEN": "TOKEN",
