@@ -70,7 +70,7 @@ extension WebImageCLI {
                   dimensions   \(image.width)x\(image.height)
                   frames       \(image.frameCount)\(timing)\(loop)
                   alpha        \(image.hasAlpha ? "yes" : "no")
-                  orientation  \(image.exifOrientation) (\(orientationName(image.exifOrientation)))
+                  orientation  \(image.fileOrientation) (\(orientationName(image.fileOrientation))\(applied(image)))
                   bytes        \(data.count)
                 """
         }
@@ -80,10 +80,15 @@ extension WebImageCLI {
                 "\"source\":\(DownloadOutcome.quote(source))", "\"format\":\"\(image.format.rawValue)\"",
                 "\"width\":\(image.width)", "\"height\":\(image.height)", "\"frames\":\(image.frameCount)",
                 "\"loopCount\":\(image.loopCount)", "\"hasAlpha\":\(image.hasAlpha)",
-                "\"exifOrientation\":\(image.exifOrientation)", "\"bytes\":\(data.count)",
+                "\"exifOrientation\":\(image.fileOrientation)", "\"bytes\":\(data.count)",
                 "\"partial\":\(image.isPartial)",
             ]
             return "{" + fields.joined(separator: ",") + "}"
+        }
+
+        /// How the dimensions relate to the file's orientation: the decoder turned the pixels upright.
+        static func applied(_ image: Image) -> String {
+            image.fileOrientation != 1 && image.exifOrientation == 1 ? ", applied: dimensions upright" : ""
         }
 
         /// EXIF orientation as the transform that displays it upright.

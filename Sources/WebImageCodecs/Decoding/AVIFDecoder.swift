@@ -10,8 +10,9 @@ import Foundation
 /// frames `DecodeSizing.animationPlan` allows. libavif cannot scale while decoding, so thumbnails and
 /// scale-down decode at full size and are then averaged down (`PixelResampler`). A frame's duration is
 /// its sample's duration; a sequence loops forever (libavif 0.11 does not read the edit list's repeat).
-/// The `irot`/`imir` transforms are reported as the equivalent `exifOrientation`, not applied, as the
-/// EXIF orientation of the other formats is. Data cut short fails with `badImageData` (AV1 frames decode
+/// The `irot`/`imir` transforms are applied (after the clean aperture) unless
+/// `ImageDecodingOptions.preserveOrientation` is set; then they are reported as the equivalent
+/// `exifOrientation`, as the EXIF orientation of the other formats is. Data cut short fails with `badImageData` (AV1 frames decode
 /// whole or not at all).
 ///
 /// Colour: an ICC profile in the `colr` box, or else its CICP (`nclx`) primaries and transfer curve, are
@@ -51,13 +52,16 @@ public struct AVIFDecoder: ImageDecoding {
             try Self.check(avifDecoderParse(decoder), "AVIF header unreadable")
             guard let header = decoder.pointee.image else { throw DecodingFailure.badImageData("AVIF has no image") }
             // The coded size bounds the memory; the clean aperture, when there is one, is the image.
+            let orientation = Self.orientation(header.pointee)
             let stored = try DecodeSizing(
                 width: Int(header.pointee.width), height: Int(header.pointee.height), format: .avif,
-                options: options)
+                options: options, orientation: orientation)
             let aperture = Self.cleanAperture(header)
             let sizing =
                 try aperture.map {
-                    try DecodeSizing(width: Int($0.width), height: Int($0.height), format: .avif, options: options)
+                    try DecodeSizing(
+                        width: Int($0.width), height: Int($0.height), format: .avif, options: options,
+                        orientation: orientation)
                 } ?? stored
             let declaredFrames = max(1, Int(decoder.pointee.imageCount))
             // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
@@ -104,7 +108,7 @@ public struct AVIFDecoder: ImageDecoding {
             var image = Image(
                 format: .avif, width: frames[0].width, height: frames[0].height,
                 originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
-                frameCount: declaredFrames, loopCount: 0, exifOrientation: Self.orientation(header.pointee),
+                frameCount: declaredFrames, loopCount: 0,
                 hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE,
                 isPartial: frames.count < min(declaredFrames, plan.frames))
             let icc = header.pointee.icc
@@ -119,6 +123,7 @@ public struct AVIFDecoder: ImageDecoding {
                         transfer: Int(header.pointee.transferCharacteristics)),
                     to: &image, options: options)
             }
+            image.orient(orientation, options: options)
             return image
         }
     }

@@ -20,8 +20,12 @@ struct DecodeSizing {
 
     /// Checks the declared size and computes the target.
     ///
+    /// `orientation` is the file's (EXIF 1…8): when the decode turns the pixels a quarter, the sizes the
+    /// options ask for describe the turned image, so the target is worked out upright and turned back to
+    /// the stored layout, which is what `original` and `target` describe.
+    ///
     /// - Throws: `badImageData` for a 0-pixel size or one above `options.maximumImagePixels`.
-    init(width: Int, height: Int, format: ImageFormat, options: ImageDecodingOptions) throws {
+    init(width: Int, height: Int, format: ImageFormat, options: ImageDecodingOptions, orientation: Int = 1) throws {
         guard width > 0, height > 0 else {
             throw DecodingFailure.badImageData("\(format.rawValue) header declares an empty \(width)×\(height) image")
         }
@@ -32,9 +36,11 @@ struct DecodeSizing {
                     + "(\(options.maximumImagePixels)); refused before allocating")
         }
         original = PixelSize(width: width, height: height)
-        var target = original
+        let turns = options.turnsQuarter(orientation)
+        let upright = turns ? PixelSize(width: height, height: width) : original
+        var target = upright
         if let box = options.thumbnailPixelSize, box.width > 0, box.height > 0 {
-            target = Self.fit(original, inside: box)
+            target = Self.fit(upright, inside: box)
         }
         if options.scaleDownLargeImages {
             let limit = max(1, options.scaleDownLimitBytes / 4)
@@ -44,13 +50,13 @@ struct DecodeSizing {
             budgetPixels = nil
         }
         var isExact = true
-        if let needed = options.minimumDecodeSize?.required(for: original),
+        if let needed = options.minimumDecodeSize?.required(for: upright),
             needed.width * needed.height < target.width * target.height
         {
             target = needed
             isExact = false
         }
-        self.target = target
+        self.target = turns ? PixelSize(width: target.height, height: target.width) : target
         self.isExact = isExact
     }
 

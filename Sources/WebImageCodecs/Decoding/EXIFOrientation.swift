@@ -1,62 +1,131 @@
 import Foundation
 
-/// Reads the EXIF orientation tag (0x0112) without decoding pixels.
+/// Reads the orientation a file declares without decoding pixels: the EXIF orientation tag (0x0112), or,
+/// when there is no EXIF block or it has no such tag, XMP's `tiff:Orientation`, as Apple's ImageIO and
+/// Pillow read it.
 enum EXIFOrientation {
-    /// The orientation in a JPEG's APP1 "Exif" segment; 1 when absent or unreadable.
+    /// The orientation in a JPEG's APP1 "Exif" segment, else in its APP1 XMP packet; 1 when absent.
     static func fromJPEG(_ data: Data) -> Int {
         let bytes = ByteReader(data)
+        let xmpSignature = Array("http://ns.adobe.com/xap/1.0/\0".utf8)
+        var xmp: Int?
         var offset = 2
         while offset + 4 <= bytes.count {
-            guard bytes[offset] == 0xFF else { return 1 }
+            guard bytes[offset] == 0xFF else { break }
             let marker = bytes[offset + 1]
             if marker == 0xFF {
                 offset += 1  // fill byte
                 continue
             }
-            if marker == 0xD9 || marker == 0xDA { return 1 }  // end of image, start of scan: no EXIF before
+            if marker == 0xD9 || marker == 0xDA { break }  // end of image, start of scan: no metadata after
             if marker == 0x01 || (0xD0...0xD7).contains(marker) {
                 offset += 2
                 continue
             }
             let length = bytes.uint16(at: offset + 2, bigEndian: true)
-            guard length >= 2 else { return 1 }
+            guard length >= 2 else { break }
             let payload = offset + 4
-            if marker == 0xE1, payload + 6 <= bytes.count, bytes.matches(Array("Exif\0\0".utf8), at: payload) {
-                let end = min(bytes.count, offset + 2 + length)
-                return fromTIFF(bytes, start: payload + 6, end: end)
+            let end = min(bytes.count, offset + 2 + length)
+            if marker == 0xE1, payload + 6 <= bytes.count, bytes.matches(Array("Exif\0\0".utf8), at: payload),
+                let value = fromTIFF(bytes, start: payload + 6, end: end)
+            {
+                return value
+            }
+            if marker == 0xE1, xmp == nil, bytes.matches(xmpSignature, at: payload) {
+                xmp = fromXMP(bytes.data.subdata(in: bytes.range(payload + xmpSignature.count, end)))
             }
             offset += 2 + length
         }
-        return 1
+        return xmp ?? 1
     }
 
-    /// The orientation in a TIFF structure (an EXIF block without the "Exif\0\0" prefix); 1 when absent.
+    /// The orientation in a PNG's `eXIf` chunk, else in its `iTXt` XMP packet (`XML:com.adobe.xmp`, stored
+    /// uncompressed as writers store it); 1 when absent.
+    static func fromPNG(_ data: Data) -> Int {
+        let bytes = ByteReader(data)
+        var xmp: Int?
+        var offset = 8
+        while offset + 8 <= bytes.count {
+            let length = bytes.uint32(at: offset, bigEndian: true)
+            let start = offset + 8
+            let end = min(bytes.count, start + length)
+            if bytes.matches(Array("eXIf".utf8), at: offset + 4), let value = fromTIFF(bytes, start: start, end: end) {
+                return value
+            }
+            let keyword = Array("XML:com.adobe.xmp\0".utf8)
+            // iTXt: keyword, NUL, compression flag, method, language tag NUL, translated keyword NUL, text.
+            if xmp == nil, bytes.matches(Array("iTXt".utf8), at: offset + 4), bytes.matches(keyword, at: start),
+                bytes[start + keyword.count] == 0
+            {
+                xmp = fromXMP(bytes.data.subdata(in: bytes.range(start + keyword.count + 2, end)))
+            }
+            if bytes.matches(Array("IEND".utf8), at: offset + 4) { break }
+            offset = start + length + 4
+        }
+        return xmp ?? 1
+    }
+
+    /// The orientation in a TIFF structure (an EXIF block, with or without the "Exif\0\0" prefix); 1 when
+    /// absent.
     static func fromTIFF(_ data: Data) -> Int {
+        tiffOrientation(data) ?? 1
+    }
+
+    /// The orientation in a TIFF structure; nil when it has no orientation tag (or is unreadable).
+    static func tiffOrientation(_ data: Data) -> Int? {
         let bytes = ByteReader(data)
         var start = 0
         if bytes.matches(Array("Exif\0\0".utf8), at: 0) { start = 6 }
         return fromTIFF(bytes, start: start, end: bytes.count)
     }
 
-    private static func fromTIFF(_ bytes: ByteReader, start: Int, end: Int) -> Int {
-        guard start + 8 <= end else { return 1 }
+    /// XMP's `tiff:Orientation`, as an attribute (`tiff:Orientation="6"`) or an element
+    /// (`<tiff:Orientation>6</tiff:Orientation>`); nil when absent or not 1…8.
+    static func fromXMP(_ data: Data) -> Int? {
+        let bytes = ByteReader(data)
+        let name = Array("tiff:Orientation".utf8)
+        var offset = 0
+        while offset + name.count + 2 <= bytes.count {
+            if bytes.matches(name, at: offset) {
+                let next = offset + name.count
+                let digit: UInt8
+                if bytes[next] == UInt8(ascii: "="),
+                    bytes[next + 1] == UInt8(ascii: "\"") || bytes[next + 1] == UInt8(ascii: "'")
+                {
+                    digit = bytes[next + 2]
+                } else if bytes[next] == UInt8(ascii: ">") {
+                    digit = bytes[next + 1]
+                } else {
+                    offset = next
+                    continue
+                }
+                let value = Int(digit) - Int(UInt8(ascii: "0"))
+                return (1...8).contains(value) ? value : nil
+            }
+            offset += 1
+        }
+        return nil
+    }
+
+    private static func fromTIFF(_ bytes: ByteReader, start: Int, end: Int) -> Int? {
+        guard start + 8 <= end else { return nil }
         let bigEndian: Bool
         switch (bytes[start], bytes[start + 1]) {
         case (0x4D, 0x4D): bigEndian = true
         case (0x49, 0x49): bigEndian = false
-        default: return 1
+        default: return nil
         }
         let ifd = start + bytes.uint32(at: start + 4, bigEndian: bigEndian)
-        guard ifd >= start, ifd + 2 <= end else { return 1 }
+        guard ifd >= start, ifd + 2 <= end else { return nil }
         let entries = bytes.uint16(at: ifd, bigEndian: bigEndian)
         for index in 0..<entries {
             let entry = ifd + 2 + index * 12
-            guard entry + 12 <= end else { return 1 }
+            guard entry + 12 <= end else { return nil }
             guard bytes.uint16(at: entry, bigEndian: bigEndian) == 0x0112 else { continue }
             let value = bytes.uint16(at: entry + 8, bigEndian: bigEndian)
-            return (1...8).contains(value) ? value : 1
+            return (1...8).contains(value) ? value : nil
         }
-        return 1
+        return nil
     }
 }
 
@@ -69,6 +138,12 @@ struct ByteReader {
 
     subscript(offset: Int) -> UInt8 {
         offset >= 0 && offset < data.count ? data[data.startIndex + offset] : 0
+    }
+
+    /// The absolute indices of `data` for offsets `start..<end`, clamped to the data.
+    func range(_ start: Int, _ end: Int) -> Range<Data.Index> {
+        let lower = min(max(0, start), count)
+        return (data.startIndex + lower)..<(data.startIndex + max(lower, min(end, count)))
     }
 
     func matches(_ bytes: [UInt8], at offset: Int) -> Bool {

@@ -76,8 +76,14 @@ public struct Image: Sendable {
     public var frameCount: Int
     /// How many times an animation repeats; 0 means forever.
     public var loopCount: Int
-    /// EXIF orientation 1…8 as stored in the file (1 when absent). Not applied to the pixels.
+    /// The EXIF orientation (1…8) still to apply to `frames` to show them upright: 1 after a default decode,
+    /// which turns the pixels upright itself; the file's orientation (`fileOrientation`) when decoded with
+    /// `ImageDecodingOptions.preserveOrientation`. `ImageTransformer.applyOrientation` applies it.
     public var exifOrientation: Int
+    /// The orientation the file declares, 1…8 (1 when it declares none), whether or not the decoder applied
+    /// it: the EXIF orientation tag, else XMP's `tiff:Orientation` (JPEG, PNG, WebP), AVIF's `irot` and
+    /// `imir`, or JPEG XL's header.
+    public var fileOrientation: Int
     /// Whether any pixel can be less than opaque.
     public var hasAlpha: Bool
     /// Whether this image was decoded from incomplete data: a progressive decode while the bytes arrive,
@@ -96,7 +102,7 @@ public struct Image: Sendable {
     public init(
         format: ImageFormat, width: Int, height: Int, originalWidth: Int? = nil, originalHeight: Int? = nil,
         frames: [ImageFrame], frameCount: Int? = nil, loopCount: Int = 0, exifOrientation: Int = 1,
-        hasAlpha: Bool = false, isPartial: Bool = false, iccProfile: Data? = nil
+        fileOrientation: Int? = nil, hasAlpha: Bool = false, isPartial: Bool = false, iccProfile: Data? = nil
     ) {
         self.format = format
         self.width = width
@@ -107,6 +113,7 @@ public struct Image: Sendable {
         self.frameCount = frameCount ?? frames.count
         self.loopCount = loopCount
         self.exifOrientation = exifOrientation
+        self.fileOrientation = fileOrientation ?? exifOrientation
         self.hasAlpha = hasAlpha
         self.isPartial = isPartial
         self.iccProfile = iccProfile

@@ -84,6 +84,19 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// The default `maximumColorProfileBytes` (also `ImageDownloaderConfig`'s).
     public static let defaultMaximumColorProfileBytes = 4 << 20
 
+    // MARK: - Orientation
+
+    /// Keep the pixels as stored instead of turning them upright. `false` by default.
+    ///
+    /// By default a decoder applies the orientation the file declares, as browsers and SDWebImage show
+    /// images: the EXIF orientation tag (JPEG, WebP, PNG's `eXIf`), else XMP's `tiff:Orientation`, AVIF's
+    /// `irot` and `imir`, JPEG XL's header. The image is then upright, its sizes are the upright ones, and
+    /// `Image.exifOrientation` is 1. With `true` the frames are as stored, `exifOrientation` is the file's
+    /// orientation, and `ImageTransformer.applyOrientation` turns them later. Either way
+    /// `Image.fileOrientation` tells what the file declares, and `thumbnailPixelSize` and
+    /// `minimumDecodeSize` describe the image as delivered.
+    public var preserveOrientation: Bool = false
+
     // MARK: - Memory
 
     /// The budget this decode claims its pixel memory from, shared with other decodes (see
@@ -139,6 +152,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
             && lhs.colorSpace == rhs.colorSpace && lhs.minimumDecodeSize == rhs.minimumDecodeSize
             && lhs.maximumColorProfileBytes == rhs.maximumColorProfileBytes
             && lhs.maximumAnimationFrames == rhs.maximumAnimationFrames
+            && lhs.preserveOrientation == rhs.preserveOrientation
     }
 
     /// Hashes the options `==` compares.
@@ -153,6 +167,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         hasher.combine(minimumDecodeSize)
         hasher.combine(maximumColorProfileBytes)
         hasher.combine(maximumAnimationFrames)
+        hasher.combine(preserveOrientation)
     }
 
     /// These options for a progressive decode: a claim on the budget that does not fit fails at once.

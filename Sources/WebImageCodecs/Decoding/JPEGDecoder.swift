@@ -9,7 +9,8 @@ import Foundation
 /// by the usual naive formula (ink × black).
 ///
 /// Scale-down and thumbnails use libjpeg's DCT scaling (1/2, 1/4, 1/8), so the full-size bitmap is never
-/// allocated when a smaller one was asked for. The EXIF orientation in APP1 is reported, not applied.
+/// allocated when a smaller one was asked for. The EXIF orientation in APP1 (else XMP's
+/// `tiff:Orientation`) is applied unless `ImageDecodingOptions.preserveOrientation` is set.
 /// Truncated data decodes to an image with `isPartial == true` (libjpeg fills what is missing with gray).
 ///
 /// ```swift
@@ -61,7 +62,8 @@ private final class JPEGDecompressor {
             throw DecodingFailure.badImageData("JPEG header unreadable: \(message)")
         }
         let sizing = try DecodeSizing(
-            width: Int(header.width), height: Int(header.height), format: .jpeg, options: options)
+            width: Int(header.width), height: Int(header.height), format: .jpeg, options: options,
+            orientation: orientation)
         let profile = iccProfile().flatMap { ColorManagement.isUsable($0, format: .jpeg, options: options) ? $0 : nil }
         // CMYK with a CMYK profile: libjpeg hands over ink amounts and LittleCMS converts them.
         let managedCMYK =
@@ -113,9 +115,9 @@ private final class JPEGDecompressor {
         frame = PixelResampler.resample(frame, to: final)
         var image = Image(
             format: .jpeg, width: final.width, height: final.height, originalWidth: sizing.original.width,
-            originalHeight: sizing.original.height, frames: [frame], exifOrientation: orientation, hasAlpha: false,
-            isPartial: isPartial)
+            originalHeight: sizing.original.height, frames: [frame], hasAlpha: false, isPartial: isPartial)
         if !managedCMYK, let profile { ColorManagement.apply(.icc(profile), to: &image, options: options) }
+        image.orient(orientation, options: options)
         return image
     }
 

@@ -9,7 +9,8 @@ import Foundation
 /// headers (no pixels decoded), so the frames kept follow `DecodeSizing.animationPlan` like the other
 /// formats; a frame's duration is its ticks at the animation's tick rate. Thumbnails and scale-down
 /// decode at full size and are then averaged down (`PixelResampler`). The orientation the file declares is
-/// reported as `exifOrientation`, not applied. Data that ends early gives what libjxl can show from it
+/// applied unless `ImageDecodingOptions.preserveOrientation` is set (then it is reported as
+/// `exifOrientation`). Data that ends early gives what libjxl can show from it
 /// (`JxlDecoderFlushImage`: the passes of a progressive file that arrived, the groups of another) with
 /// `isPartial == true`, or `badImageData` when nothing can be shown yet; the default incremental decoder
 /// re-decodes the bytes so far, so `.progressiveLoad` sees the passes refine.
@@ -43,8 +44,10 @@ public struct JXLDecoder: ImageDecoding {
             }
             var info = JxlBasicInfo()
             try Self.check(JxlDecoderGetBasicInfo(session.decoder, &info), "JPEG XL basic info unreadable")
+            let orientation = Int(info.orientation.rawValue)
             let sizing = try DecodeSizing(
-                width: Int(info.xsize), height: Int(info.ysize), format: .jxl, options: options)
+                width: Int(info.xsize), height: Int(info.ysize), format: .jxl, options: options,
+                orientation: orientation)
             let animated = info.have_animation != JXL_FALSE
             let declaredFrames = animated ? Self.frameCount(base, raw.count) : 1
             // libjxl's own full-size buffers (counted as one RGBA canvas) and the frame being written; a
@@ -61,9 +64,10 @@ public struct JXLDecoder: ImageDecoding {
                 format: .jxl, width: frames[0].width, height: frames[0].height,
                 originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
                 frameCount: max(declaredFrames, frames.count), loopCount: animated ? Int(info.animation.num_loops) : 0,
-                exifOrientation: Int(info.orientation.rawValue), hasAlpha: info.alpha_bits > 0,
+                hasAlpha: info.alpha_bits > 0,
                 isPartial: isPartial || frames.count < min(declaredFrames, plan.frames))
             ColorManagement.apply(color, to: &image, options: options)
+            image.orient(orientation, options: options)
             return image
         }
     }
@@ -240,7 +244,7 @@ public struct JXLDecoder: ImageDecoding {
             guard let decoder = JxlDecoderCreate(nil) else {
                 throw DecodingFailure.badImageData("JPEG XL: out of memory")
             }
-            // Pixels as stored: the orientation is reported, like EXIF orientation in other formats.
+            // Pixels as stored: `Image.orient` turns them, as it turns every format's, after any scaling.
             _ = JxlDecoderSetKeepOrientation(decoder, JXL_TRUE)
             // Straight alpha, as every `ImageFrame` holds: a file that stores premultiplied alpha would
             // otherwise come back with its colours darkened by their own alpha.

@@ -13,6 +13,9 @@ import Foundation
 /// gives the rows that arrived with `isPartial == true`. Its incremental decoder is libpng's progressive
 /// reader (`png_process_data`): rows, or interlace passes, appear as bytes arrive.
 ///
+/// The orientation of an `eXIf` chunk (else of XMP's `tiff:Orientation` in an `iTXt` chunk) is applied
+/// unless `ImageDecodingOptions.preserveOrientation` is set, as browsers apply `eXIf`.
+///
 /// libpng is reached only through the CPNG shim (here and in `PNGEncoder`), which keeps its `longjmp` in C.
 public struct PNGDecoder: ImageDecoding {
     /// The largest box-averaging factor tried when scaling down non-interlaced images.
@@ -35,7 +38,7 @@ public struct PNGDecoder: ImageDecoding {
             guard let reader = PNGReader(base, raw.count) else {
                 throw DecodingFailure.badImageData("PNG: out of memory creating the reader")
             }
-            return try reader.decode(options: options)
+            return try reader.decode(options: options, orientation: EXIFOrientation.fromPNG(data))
         }
     }
 
@@ -58,13 +61,14 @@ private final class PNGReader {
 
     private var message: String { String(cString: wi_png_error_message(handle)) }
 
-    func decode(options: ImageDecodingOptions) throws -> Image {
+    func decode(options: ImageDecodingOptions, orientation: Int) throws -> Image {
         var header = wi_png_header()
         guard wi_png_read_header(handle, &header) == 0 else {
             throw DecodingFailure.badImageData("PNG header unreadable: \(message)")
         }
         let sizing = try DecodeSizing(
-            width: Int(header.width), height: Int(header.height), format: .png, options: options)
+            width: Int(header.width), height: Int(header.height), format: .png, options: options,
+            orientation: orientation)
         let factors = header.interlaced != 0 || sizing.isFullSize ? [1] : Array(1...PNGDecoder.maximumBoxFactor)
         let candidates = factors.map {
             PixelSize(
@@ -116,16 +120,16 @@ private final class PNGReader {
         let frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(
             frame, sizing: sizing, header: header, isPartial: status != 0, convertedToSRGB: wide != nil,
-            options: options)
+            orientation: orientation, options: options)
     }
 }
 
 extension PNGDecoder {
     /// The image for `frame`, averaged down to the size `sizing` asks for, in the colour space the options
-    /// ask for.
+    /// ask for, turned upright as they ask.
     fileprivate static func image(
         _ frame: ImageFrame, sizing: DecodeSizing, header: wi_png_header, isPartial: Bool,
-        convertedToSRGB: Bool = false, options: ImageDecodingOptions
+        convertedToSRGB: Bool = false, orientation: Int, options: ImageDecodingOptions
     ) -> Image {
         let final = sizing.finalSize(native: PixelSize(width: frame.width, height: frame.height))
         let frame = PixelResampler.resample(frame, to: final)
@@ -134,6 +138,7 @@ extension PNGDecoder {
             originalHeight: sizing.original.height, frames: [frame], hasAlpha: header.hasAlpha != 0,
             isPartial: isPartial)
         if !convertedToSRGB { ColorManagement.apply(colorSpace(of: header), to: &image, options: options) }
+        image.orient(orientation, options: options)
         return image
     }
 
@@ -221,7 +226,7 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
             state.rowsSeen > rowsShown
         else { return nil }
         rowsShown = state.rowsSeen
-        return image(state, isPartial: state.complete == 0)
+        return image(state, isPartial: state.complete == 0, orientation: EXIFOrientation.fromPNG(data))
     }
 
     /// The streamed image when it completed at the size asked for; otherwise a one-shot decode of `data`.
@@ -229,7 +234,8 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         // A 16-bit image converted to sRGB is decoded again: the stream reduced it to 8 bits first.
         if let state = feed(data), state.complete != 0, state.failed == 0,
             PNGDecoder.sRGBTransform16(state.header, options: options) == nil,
-            let image = image(state, isPartial: false), image.width == image.originalWidth,
+            let image = image(state, isPartial: false, orientation: EXIFOrientation.fromPNG(data)),
+            image.width == image.originalWidth,
             image.height == image.originalHeight
         {
             return image
@@ -242,17 +248,19 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         return try PNGDecoder().decode(data, options: options)
     }
 
-    private func image(_ state: wi_png_stream_state, isPartial: Bool) -> Image? {
+    private func image(_ state: wi_png_stream_state, isPartial: Bool, orientation: Int) -> Image? {
         guard let stream, let source = wi_png_stream_pixels(stream) else { return nil }
         let header = state.header
         guard
             let sizing = try? DecodeSizing(
-                width: Int(header.width), height: Int(header.height), format: .png, options: options)
+                width: Int(header.width), height: Int(header.height), format: .png, options: options,
+                orientation: orientation)
         else { return nil }
         let stride = sizing.original.width * 4
         let pixels = Array(UnsafeBufferPointer(start: source, count: stride * sizing.original.height))
         let frame = ImageFrame(
             width: sizing.original.width, height: sizing.original.height, bytesPerRow: stride, pixels: pixels)
-        return PNGDecoder.image(frame, sizing: sizing, header: header, isPartial: isPartial, options: options)
+        return PNGDecoder.image(
+            frame, sizing: sizing, header: header, isPartial: isPartial, orientation: orientation, options: options)
     }
 }

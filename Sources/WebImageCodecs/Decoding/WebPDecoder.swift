@@ -7,9 +7,11 @@ import Foundation
 /// Still images decode straight into the final buffer and scale while decoding (`use_scaling`) for
 /// thumbnails and scale-down, so the full-size bitmap is never allocated. Animated frames come composed on
 /// the canvas; their duration is the difference between consecutive end timestamps (10 ms or less shows
-/// as 0.1 s, as browsers do). The EXIF orientation in a VP8X file's EXIF chunk is reported. Truncated still
+/// as 0.1 s, as browsers do). The orientation in a VP8X file's EXIF chunk (else its XMP chunk's
+/// `tiff:Orientation`) is applied unless `ImageDecodingOptions.preserveOrientation` is set. Truncated still
 /// images give the rows that arrived with `isPartial == true`. Its incremental decoder is libwebp's
-/// `WebPIDecoder`.
+/// `WebPIDecoder`; the EXIF chunk follows the image data, so its partial images show the pixels as stored,
+/// and an oriented file's final image is decoded again in one shot.
 ///
 /// Colour: an ICC profile in the ICCP chunk is applied as `ImageDecodingOptions.colorSpace` asks.
 ///
@@ -24,13 +26,14 @@ public struct WebPDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
-        var image = try decodePixels(data, options: options)
+        let orientation = Self.exifOrientation(data)
+        var image = try decodePixels(data, options: options, orientation: orientation)
         ColorManagement.apply(Self.iccProfile(data).map { .icc($0) }, to: &image, options: options)
+        image.orient(orientation, options: options)
         return image
     }
 
-    private func decodePixels(_ data: Data, options: ImageDecodingOptions) throws -> Image {
-        let orientation = Self.exifOrientation(data)
+    private func decodePixels(_ data: Data, options: ImageDecodingOptions, orientation: Int) throws -> Image {
         return try data.withUnsafeBytes { raw -> Image in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
@@ -41,15 +44,14 @@ public struct WebPDecoder: ImageDecoding {
                 throw DecodingFailure.badImageData("WebP header unreadable: \(Self.describe(status))")
             }
             let sizing = try DecodeSizing(
-                width: Int(features.width), height: Int(features.height), format: .webp, options: options)
+                width: Int(features.width), height: Int(features.height), format: .webp, options: options,
+                orientation: orientation)
             if features.has_animation != 0 {
                 return try decodeAnimation(
-                    base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, options: options,
-                    orientation: orientation)
+                    base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, options: options)
             }
             return try decodeStill(
-                base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, options: options,
-                orientation: orientation)
+                base, raw.count, sizing: sizing, hasAlpha: features.has_alpha != 0, options: options)
         }
     }
 
@@ -60,7 +62,7 @@ public struct WebPDecoder: ImageDecoding {
 
     private func decodeStill(
         _ base: UnsafePointer<UInt8>, _ length: Int, sizing: DecodeSizing, hasAlpha: Bool,
-        options: ImageDecodingOptions, orientation: Int
+        options: ImageDecodingOptions
     ) throws -> Image {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
@@ -84,7 +86,7 @@ public struct WebPDecoder: ImageDecoding {
             if status == VP8_STATUS_OK {
                 let frame = ImageFrame(width: size.width, height: size.height, bytesPerRow: stride, pixels: pixels)
                 return Self.image(
-                    frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: false)
+                    frame, sizing: sizing, hasAlpha: hasAlpha, isPartial: false)
             }
         }
         guard status == VP8_STATUS_NOT_ENOUGH_DATA else {
@@ -105,12 +107,12 @@ public struct WebPDecoder: ImageDecoding {
         }
         let frame = ImageFrame(
             width: size.width, height: size.height, bytesPerRow: stride, pixels: partial.copyPixels())
-        return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: true)
+        return Self.image(frame, sizing: sizing, hasAlpha: hasAlpha, isPartial: true)
     }
 
     private func decodeAnimation(
         _ base: UnsafePointer<UInt8>, _ length: Int, sizing: DecodeSizing, hasAlpha: Bool,
-        options: ImageDecodingOptions, orientation: Int
+        options: ImageDecodingOptions
     ) throws -> Image {
         var animationOptions = WebPAnimDecoderOptions()
         guard WebPAnimDecoderOptionsInit(&animationOptions) != 0 else {
@@ -164,7 +166,7 @@ public struct WebPDecoder: ImageDecoding {
         return Image(
             format: .webp, width: final.width, height: final.height, originalWidth: sizing.original.width,
             originalHeight: sizing.original.height, frames: frames, frameCount: frameCount,
-            loopCount: Int(info.loop_count), exifOrientation: orientation, hasAlpha: hasAlpha, isPartial: isPartial)
+            loopCount: Int(info.loop_count), hasAlpha: hasAlpha, isPartial: isPartial)
     }
 
     /// The frame count a WebP file's header declares (0 when its chunks cannot be read), without decoding.
@@ -189,12 +191,11 @@ public struct WebPDecoder: ImageDecoding {
     }
 
     fileprivate static func image(
-        _ frame: ImageFrame, sizing: DecodeSizing, hasAlpha: Bool, orientation: Int, isPartial: Bool
+        _ frame: ImageFrame, sizing: DecodeSizing, hasAlpha: Bool, isPartial: Bool
     ) -> Image {
         Image(
             format: .webp, width: frame.width, height: frame.height, originalWidth: sizing.original.width,
-            originalHeight: sizing.original.height, frames: [frame], exifOrientation: orientation,
-            hasAlpha: hasAlpha, isPartial: isPartial)
+            originalHeight: sizing.original.height, frames: [frame], hasAlpha: hasAlpha, isPartial: isPartial)
     }
 
     /// The ICC profile in the ICCP chunk of a VP8X file; nil when absent.
@@ -214,19 +215,30 @@ public struct WebPDecoder: ImageDecoding {
         }
     }
 
-    /// The orientation in the EXIF chunk of a VP8X file; 1 when absent.
+    /// The orientation in the EXIF chunk of a VP8X file, else in its XMP chunk; 1 when absent.
     fileprivate static func exifOrientation(_ data: Data) -> Int {
         data.withUnsafeBytes { raw -> Int in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return 1 }
             var webpData = WebPData(bytes: base, size: raw.count)
             guard let demux = WebPDemux(&webpData) else { return 1 }
             defer { WebPDemuxDelete(demux) }
-            guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & EXIF_FLAG.rawValue != 0 else { return 1 }
-            var iterator = WebPChunkIterator()
-            guard WebPDemuxGetChunk(demux, "EXIF", 1, &iterator) != 0 else { return 1 }
-            defer { WebPDemuxReleaseChunkIterator(&iterator) }
-            guard let bytes = iterator.chunk.bytes else { return 1 }
-            return EXIFOrientation.fromTIFF(Data(bytes: bytes, count: iterator.chunk.size))
+            let flags = WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS)
+            func chunk(_ fourCC: String) -> Data? {
+                var iterator = WebPChunkIterator()
+                guard WebPDemuxGetChunk(demux, fourCC, 1, &iterator) != 0 else { return nil }
+                defer { WebPDemuxReleaseChunkIterator(&iterator) }
+                guard let bytes = iterator.chunk.bytes else { return nil }
+                return Data(bytes: bytes, count: iterator.chunk.size)
+            }
+            if flags & EXIF_FLAG.rawValue != 0, let exif = chunk("EXIF"),
+                let value = EXIFOrientation.tiffOrientation(exif)
+            {
+                return value
+            }
+            if flags & XMP_FLAG.rawValue != 0, let xmp = chunk("XMP "), let value = EXIFOrientation.fromXMP(xmp) {
+                return value
+            }
+            return 1
         }
     }
 
@@ -377,15 +389,19 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
         let rows = state.rowsDecoded
         guard rows > rowsShown else { return nil }
         rowsShown = rows
-        return image(state, sizing: sizing, orientation: 1, isPartial: status != VP8_STATUS_OK)
+        return image(state, sizing: sizing, isPartial: status != VP8_STATUS_OK)
     }
 
     /// The incrementally decoded image when it completed; otherwise a one-shot decode of `data`.
     func decodeFinal(_ data: Data) throws -> Image {
         feed(data)
-        if let state, let sizing, status == VP8_STATUS_OK {
-            var image = image(state, sizing: sizing, orientation: WebPDecoder.exifOrientation(data), isPartial: false)
+        // An oriented file is decoded again: its size was chosen before the EXIF chunk arrived.
+        if let state, let sizing, status == VP8_STATUS_OK,
+            options.preserveOrientation || WebPDecoder.exifOrientation(data) == 1
+        {
+            var image = image(state, sizing: sizing, isPartial: false)
             ColorManagement.apply(WebPDecoder.iccProfile(data).map { .icc($0) }, to: &image, options: options)
+            image.orient(WebPDecoder.exifOrientation(data), options: options)
             return image
         }
         // The one-shot decode claims its own memory; give this decoder's back first, so it never waits
@@ -455,12 +471,10 @@ final class WebPIncrementalDecoder: ImageIncrementalDecoding {
         }
     }
 
-    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, orientation: Int, isPartial: Bool) -> Image
-    {
+    private func image(_ state: WebPIncrementalState, sizing: DecodeSizing, isPartial: Bool) -> Image {
         let size = state.output
         let frame = ImageFrame(
             width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: state.copyPixels())
-        return WebPDecoder.image(
-            frame, sizing: sizing, hasAlpha: hasAlpha, orientation: orientation, isPartial: isPartial)
+        return WebPDecoder.image(frame, sizing: sizing, hasAlpha: hasAlpha, isPartial: isPartial)
     }
 }

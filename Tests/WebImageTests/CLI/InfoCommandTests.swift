@@ -11,7 +11,7 @@ struct InfoCommandTests {
             ("horse-rgba.png", "png", "400x328", 1, true, 1),
             ("chelsea-animated.webp", "webp", "300x200", 8, false, 1),
             ("chelsea-animated.gif", "gif", "300x200", 8, false, 1),
-            ("chelsea-exif-orientation6.jpg", "jpeg", "451x300", 1, false, 6),
+            ("chelsea-exif-orientation6.jpg", "jpeg", "300x451", 1, false, 6),
         ])
     func fields(file: String, format: String, dimensions: String, frames: Int, alpha: Bool, orientation: Int)
         async throws
