@@ -14,7 +14,7 @@ import numpy as np
 import png
 from pathlib import Path
 import pillow_heif
-from PIL import Image, ImageSequence
+from PIL import Image, ImageSequence, PngImagePlugin
 
 pillow_heif.register_heif_opener()
 
@@ -81,6 +81,26 @@ def png_pixels(data):
 # MARK: - Pillow
 
 
+def _keep_apng_canvas_before_frame():
+    """Pillow (13.0) composes an APNG frame with blend operation "over" into the very canvas it keeps for
+    the frame's dispose operation "previous", so that disposal restores nothing and every later frame keeps
+    the disposed one (SDWebImage's TestImageAnimated.apng from its frame 68). The APNG specification restores
+    the canvas as it was before the frame, as browsers do: keep a copy of it while the frame is composed."""
+    compose = PngImagePlugin.PngImageFile.load_end
+
+    def load_end(self):
+        before = getattr(self, "_prev_im", None)
+        before = before.copy() if before is not None and getattr(self, "is_animated", False) else None
+        compose(self)
+        if before is not None:
+            self._prev_im = before
+
+    PngImagePlugin.PngImageFile.load_end = load_end
+
+
+_keep_apng_canvas_before_frame()
+
+
 def pillow_frames(data):
     """Every frame of an image file as Pillow composes it (animations: full canvases), and its ICC
     profile (None when it has none)."""
@@ -133,15 +153,10 @@ def heif_nclx(data):
 
 
 def pillow_orientation(data):
-    """The EXIF orientation tag of an image file (1 when absent). From the EXIF block only: Pillow's
-    getexif() also takes XMP's tiff:Orientation, which browsers ignore."""
+    """The orientation of an image file (1 when absent): its EXIF orientation tag, else XMP's
+    tiff:Orientation, as Pillow's getexif() reads them (and Apple's ImageIO, and WebImage's decoders)."""
     try:
-        raw = Image.open(io.BytesIO(data)).info.get("exif")
-        if not raw:
-            return 1
-        exif = Image.Exif()
-        exif.load(raw)
-        return int(exif.get(0x0112, 1))
+        return int(Image.open(io.BytesIO(data)).getexif().get(0x0112, 1))
     except Exception:  # damaged EXIF: as if absent
         return 1
 

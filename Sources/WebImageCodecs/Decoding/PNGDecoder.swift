@@ -13,6 +13,8 @@ import Foundation
 /// gives the rows that arrived with `isPartial == true`. Its incremental decoder is libpng's progressive
 /// reader (`png_process_data`): rows, or interlace passes, appear as bytes arrive.
 ///
+/// An animated PNG (an `acTL` chunk before the image data) decodes to its frames: see `APNGDecoder`.
+///
 /// The orientation of an `eXIf` chunk (else of XMP's `tiff:Orientation` in an `iTXt` chunk) is applied
 /// unless `ImageDecodingOptions.preserveOrientation` is set, as browsers apply `eXIf`.
 ///
@@ -30,6 +32,9 @@ public struct PNGDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        if let container = try APNGContainer.parse(data) {
+            return try APNGDecoder.decode(data, container: container, options: options)
+        }
         return try data.withUnsafeBytes { raw -> Image in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
@@ -48,9 +53,9 @@ public struct PNGDecoder: ImageDecoding {
     }
 }
 
-/// Owns one libpng read struct for one one-shot decode.
-private final class PNGReader {
-    private let handle: OpaquePointer
+/// Owns one libpng read struct for one one-shot decode (of a PNG, or of one APNG frame's stream).
+final class PNGReader {
+    let handle: OpaquePointer
 
     init?(_ data: UnsafePointer<UInt8>, _ length: Int) {
         guard let handle = wi_png_create(data, length) else { return nil }
@@ -59,7 +64,7 @@ private final class PNGReader {
 
     deinit { wi_png_destroy(handle) }
 
-    private var message: String { String(cString: wi_png_error_message(handle)) }
+    var message: String { String(cString: wi_png_error_message(handle)) }
 
     func decode(options: ImageDecodingOptions, orientation: Int) throws -> Image {
         var header = wi_png_header()
@@ -174,6 +179,9 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
     private let streamLimit: Int
     private var bytesFed = 0
     private var rowsShown: UInt32 = 0
+    /// Whether the data is an APNG; nil until its first `acTL` or `IDAT` arrived.
+    private var animated: Bool?
+    private var framesShown = 0
 
     init(options: ImageDecodingOptions) {
         self.options = options
@@ -222,6 +230,7 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
 
     /// The rows (or passes) decoded so far, when more arrived since the last call.
     func decodePartial(_ data: Data) -> Image? {
+        if isAnimated(data) { return animationPartial(data) }
         guard let state = feed(data), state.headerSeen != 0, state.declined == 0, state.failed == 0,
             state.rowsSeen > rowsShown
         else { return nil }
@@ -231,6 +240,7 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
 
     /// The streamed image when it completed at the size asked for; otherwise a one-shot decode of `data`.
     func decodeFinal(_ data: Data) throws -> Image {
+        if isAnimated(data) { return try PNGDecoder().decode(data, options: options) }
         // A 16-bit image converted to sRGB is decoded again: the stream reduced it to 8 bits first.
         if let state = feed(data), state.complete != 0, state.failed == 0,
             PNGDecoder.sRGBTransform16(state.header, options: options) == nil,
@@ -246,6 +256,32 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         stream = nil
         claim?.release()
         return try PNGDecoder().decode(data, options: options)
+    }
+
+    /// Whether `data` is an APNG, once that is known (at its `acTL` or first `IDAT`). An APNG's frames are
+    /// decoded again from all the bytes so far as each one arrives; the stream, which would show only the
+    /// default image, is dropped.
+    private func isAnimated(_ data: Data) -> Bool {
+        if animated == nil, let known = APNGContainer.isAnimated(data) {
+            animated = known
+            if known {
+                wi_png_stream_destroy(stream)
+                stream = nil
+                claim?.release()
+                claim = nil
+            }
+        }
+        return animated == true
+    }
+
+    /// The frames that arrived, when one more did since the last partial image.
+    private func animationPartial(_ data: Data) -> Image? {
+        guard let container = try? APNGContainer.parse(data), container.frames.count > framesShown,
+            var image = try? APNGDecoder.decode(data, container: container, options: options.forPartialDecode)
+        else { return nil }
+        framesShown = container.frames.count
+        image.isPartial = true
+        return image
     }
 
     private func image(_ state: wi_png_stream_state, isPartial: Bool, orientation: Int) -> Image? {
