@@ -10,12 +10,13 @@ extension WebImageCLI {
             discussion: """
                 Reads any format WebImage decodes (JPEG, PNG, GIF, WebP, AVIF, JPEG XL); the output format \
                 comes from --format or OUT's extension. Colours are converted to sRGB unless --keep-profile \
-                keeps the ICC profile (embedded in the output). Animations stay animated as WebP; the \
-                other formats take the first frame.
+                keeps the ICC profile (embedded in the output). Animations stay animated as WebP and \
+                APNG (--format apng); the other formats take the first frame.
 
                 Examples:
                   webimage convert photo.avif photo.jpg --quality 90
                   webimage convert big.jpg thumb.webp --thumbnail 256x256 --fit fill
+                  webimage convert animated.gif small.png --format apng --thumbnail 128x128
                 """)
 
         @Argument(help: "The image file to read.")

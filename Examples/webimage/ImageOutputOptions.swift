@@ -12,7 +12,7 @@ struct ImageOutputOptions: ParsableArguments {
             valueName: "mode"))
     var fit: FitMode?
 
-    @Option(help: ArgumentHelp("Encode the written images as jpeg, webp, png or avif.", valueName: "format"))
+    @Option(help: ArgumentHelp("Encode the written images as jpeg, webp, png, apng or avif.", valueName: "format"))
     var format: OutputFormat?
 
     @Option(help: ArgumentHelp("Quality of --format jpeg, webp or avif (1…100).", valueName: "q"))
@@ -28,7 +28,7 @@ struct ImageOutputOptions: ParsableArguments {
         if let quality, !(1...100).contains(quality) {
             throw ValidationError("--quality must be between 1 and 100, got \(quality).")
         }
-        if quality != nil, format == nil || format == .png {
+        if quality != nil, format == nil || format == .png || format == .apng {
             throw ValidationError("--quality needs --format jpeg, webp or avif.")
         }
         if lossless && format != .webp { throw ValidationError("--lossless needs --format webp.") }
@@ -67,9 +67,17 @@ enum FitMode: String, CaseIterable, ExpressibleByArgument {
 /// `--format` values: the formats WebImage encodes.
 enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
     case jpeg, webp, png, avif
+    /// Animated PNG: every frame of an animation (a still image is written as a plain PNG).
+    case apng
 
-    /// The file extension.
-    var fileExtension: String { self == .jpeg ? "jpg" : rawValue }
+    /// The file extension (an APNG is a `.png` file).
+    var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .apng: "png"
+        default: rawValue
+        }
+    }
 
     /// The encoder with its defaults: JPEG 85, WebP 80 (lossless: effort 100), AVIF 60.
     func encoder(quality: Int?, lossless: Bool = false) -> any ImageEncoding {
@@ -78,6 +86,7 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
         case .webp: WebPEncoder(quality: quality ?? (lossless ? 100 : 80), lossless: lossless)
         case .png: PNGEncoder()
         case .avif: AVIFEncoder(quality: quality ?? 60)
+        case .apng: APNGEncoder()
         }
     }
 
@@ -88,6 +97,7 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
         case "webp": self = .webp
         case "png": self = .png
         case "avif": self = .avif
+        case "apng": self = .apng
         default: return nil
         }
     }

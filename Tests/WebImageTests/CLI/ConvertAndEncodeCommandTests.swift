@@ -69,3 +69,18 @@ struct ConvertAndEncodeCommandTests {
         #expect(output.stderr.contains(message), "\(output.stderr)")
     }
 }
+
+extension ConvertAndEncodeCommandTests {
+    @Test func convertKeepsAnAnimationAsAPNG() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try Fixtures.requireCorpus().appendingPathComponent("chelsea-animated.gif").path
+        let target = folder.appendingPathComponent("small.png").path
+        let run = try await CLIRunner.run(
+            "webimage", ["convert", source, target, "--format", "apng", "--thumbnail", "100x100"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let image = try PNGDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: target)), options: .default)
+        #expect(image.format == .png && image.width == 100 && image.height == 67)
+        #expect(image.frameCount == 8 && image.frames.count == 8)
+    }
+}
