@@ -53,8 +53,11 @@ struct APNGContainer {
     /// Whole chunks (length, type, data, CRC) every frame's PNG stream needs: PLTE, tRNS and the colour
     /// chunks before the image data.
     let sharedChunks: [Range<Data.Index>]
-    /// The frames whose `fcTL` was read, in order.
+    /// The frames whose `fcTL` was read and whose data began, in order: at most the `limit` given to
+    /// `parse`.
     let frames: [Frame]
+    /// How many frames the data holds (their `fcTL` read, their data begun), kept or not.
+    let frameCount: Int
     /// Whether the data ended before `IEND`.
     let isTruncated: Bool
 
@@ -62,10 +65,11 @@ struct APNGContainer {
     static let shared: Set<String> = ["PLTE", "tRNS", "gAMA", "cHRM", "sRGB", "iCCP", "sBIT"]
 
     /// The container of `data`, or nil when it is a plain PNG (no `acTL` before the image data, or no PNG
-    /// signature).
+    /// signature). Frames past the first `limit` are checked and counted, not kept, so a file of millions
+    /// of tiny frames costs no memory for them.
     ///
     /// - Throws: `badImageData` for a malformed APNG (see the type's comment).
-    static func parse(_ data: Data) throws -> APNGContainer? {
+    static func parse(_ data: Data, limit: Int = .max) throws -> APNGContainer? {
         let bytes = ByteReader(data)
         guard bytes.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) else { return nil }
         var offset = 8
@@ -73,6 +77,9 @@ struct APNGContainer {
         var animation: (frames: Int, plays: Int)?
         var shared: [Range<Data.Index>] = []
         var frames: [Frame] = []
+        // Frames whose fcTL was read (kept or not), and whether the last of them has data yet.
+        var count = 0
+        var lastHasData = false
         var nextSequence = 0
         var seenImageData = false
         // Set at the first IDAT: whether an fcTL came before it, making the default image frame 0.
@@ -96,11 +103,13 @@ struct APNGContainer {
             guard length <= 0x7FFF_FFFF, end + 4 <= bytes.count else {
                 // The chunk is cut short (or declares more than PNG allows): the data ends here.
                 // What arrived of the last frame's data still decodes to the rows it holds.
-                let belongs =
-                    type == "fdAT" ? seenImageData : frames.count == 1 && (defaultImageIsFrame ?? true)
+                let belongs = type == "fdAT" ? seenImageData : count == 1 && (defaultImageIsFrame ?? true)
                 let available = type == "fdAT" ? start + 4 : start
                 if animation != nil, ["fdAT", "IDAT"].contains(type), belongs, available < bytes.count {
-                    frames[frames.count - 1].data.append(bytes.range(available, bytes.count))
+                    lastHasData = true
+                    if count == frames.count {
+                        frames[frames.count - 1].data.append(bytes.range(available, bytes.count))
+                    }
                 }
                 break
             }
@@ -123,27 +132,29 @@ struct APNGContainer {
             case "fcTL" where animation != nil:
                 guard length == 26 else { throw failure("fcTL of \(length) bytes") }
                 try checkSequence(offset, "fcTL")
-                if let last = frames.last, last.data.isEmpty {
-                    throw failure("frame \(frames.count - 1) has no image data")
-                }
+                if count > 0, !lastHasData { throw failure("frame \(count - 1) has no image data") }
                 let next = try Self.frameControl(bytes, at: start, canvas: header)
-                if frames.isEmpty, !seenImageData {
+                if count == 0, !seenImageData {
                     guard let canvas = header.map(Self.size), next.x == 0, next.y == 0,
                         next.width == canvas.width, next.height == canvas.height
                     else {
                         throw failure("the first frame, the default image, is not the whole canvas")
                     }
                 }
-                frames.append(Frame(control: next, data: []))
+                if frames.count < limit { frames.append(Frame(control: next, data: [])) }
+                count += 1
+                lastHasData = false
             case "fdAT" where animation != nil:
                 guard length >= 4 else { throw failure("fdAT of \(length) bytes") }
                 try checkSequence(offset, "fdAT")
-                guard !frames.isEmpty, seenImageData else { throw failure("fdAT before an fcTL and IDAT") }
-                frames[frames.count - 1].data.append(bytes.range(start + 4, end))
+                guard count > 0, seenImageData else { throw failure("fdAT before an fcTL and IDAT") }
+                lastHasData = true
+                if count == frames.count { frames[frames.count - 1].data.append(bytes.range(start + 4, end)) }
             case "IDAT":
                 // The default image belongs to the animation only when an fcTL came before it.
-                if defaultImageIsFrame == nil { defaultImageIsFrame = !frames.isEmpty }
-                if animation != nil, defaultImageIsFrame == true, frames.count == 1 {
+                if defaultImageIsFrame == nil { defaultImageIsFrame = count > 0 }
+                if animation != nil, defaultImageIsFrame == true, count == 1 {
+                    lastHasData = true
                     frames[0].data.append(bytes.range(start, end))
                 }
                 seenImageData = true
@@ -157,15 +168,14 @@ struct APNGContainer {
         }
         guard let animation else { return nil }
         guard let header else { throw failure("no IHDR") }
-        if let last = frames.last, last.data.isEmpty, reachedEnd {
-            throw failure("frame \(frames.count - 1) has no image data")
-        }
-        if reachedEnd, frames.count != animation.frames {
-            throw failure("acTL declares \(animation.frames) frames, the file holds \(frames.count)")
+        if count > 0, !lastHasData, reachedEnd { throw failure("frame \(count - 1) has no image data") }
+        if reachedEnd, count != animation.frames {
+            throw failure("acTL declares \(animation.frames) frames, the file holds \(count)")
         }
         return APNGContainer(
             header: header, canvas: size(header), declaredFrames: animation.frames, plays: animation.plays,
-            sharedChunks: shared, frames: frames.filter { !$0.data.isEmpty }, isTruncated: !reachedEnd)
+            sharedChunks: shared, frames: frames.filter { !$0.data.isEmpty },
+            frameCount: count > 0 && !lastHasData ? count - 1 : count, isTruncated: !reachedEnd)
     }
 
     /// Whether PNG `data` is animated: true at an `acTL` before the first `IDAT`, false at an `IDAT` first,

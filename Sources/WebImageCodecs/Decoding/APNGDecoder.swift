@@ -27,7 +27,7 @@ enum APNGDecoder {
         let restores = container.frames.dropFirst().contains { $0.control.dispose == 2 }
         // The canvas, the frame being decoded (at most the canvas), and the copy dispose 2 restores.
         let plan = sizing.animationPlan(
-            declaredFrames: container.frames.count, canvases: 2 + (restores ? 1 : 0), options: options)
+            declaredFrames: container.frameCount, canvases: 2 + (restores ? 1 : 0), options: options)
         let claim = try PixelMemory.claim(
             plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
             for: "APNG \(sizing.original) × \(plan.frames) frames")
@@ -49,7 +49,7 @@ enum APNGDecoder {
                     }
                     return try reader.decodeFrame(control, index: index)
                 }
-            } catch  where container.isTruncated && index > 0 && index == container.frames.count - 1 {
+            } catch  where container.isTruncated && index > 0 && index == container.frameCount - 1 {
                 // The data ends before a row of the last frame arrived: the frames before it stand.
                 isPartial = true
                 break
@@ -74,8 +74,7 @@ enum APNGDecoder {
             format: .png, width: sizing.target.width, height: sizing.target.height,
             originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
             frameCount: container.isTruncated
-                ? max(container.declaredFrames, container.frames.count)
-                : container.frames.count,
+                ? max(container.declaredFrames, container.frameCount) : container.frameCount,
             loopCount: container.plays, hasAlpha: hasAlpha, isPartial: isPartial)
         ColorManagement.apply(colorSpace, to: &image, options: options)
         image.orient(orientation, options: options)

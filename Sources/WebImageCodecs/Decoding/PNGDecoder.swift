@@ -32,7 +32,9 @@ public struct PNGDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
-        if let container = try APNGContainer.parse(data) {
+        // Frames past those a decode may keep are checked and counted, not kept.
+        let limit = options.decodeFirstFrameOnly ? 1 : max(1, options.maximumAnimationFrames)
+        if let container = try APNGContainer.parse(data, limit: limit) {
             return try APNGDecoder.decode(data, container: container, options: options)
         }
         return try data.withUnsafeBytes { raw -> Image in
@@ -276,7 +278,8 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
 
     /// The frames that arrived, when one more did since the last partial image.
     private func animationPartial(_ data: Data) -> Image? {
-        guard let container = try? APNGContainer.parse(data), container.frames.count > framesShown,
+        guard let container = try? APNGContainer.parse(data, limit: max(1, options.maximumAnimationFrames)),
+            container.frames.count > framesShown,
             var image = try? APNGDecoder.decode(data, container: container, options: options.forPartialDecode)
         else { return nil }
         framesShown = container.frames.count

@@ -3,7 +3,8 @@ import Foundation
 /// Turns an `Image` into the bytes of one format.
 ///
 /// The built-in encoders: `JPEGEncoder` (libjpeg-turbo), `WebPEncoder` (libwebp, animations through
-/// `WebPAnimEncoder`), `PNGEncoder` (libpng) and `AVIFEncoder` (libavif, when it has an AV1 encoder).
+/// `WebPAnimEncoder`), `PNGEncoder` (libpng), `APNGEncoder` (animations as APNG, libpng per frame) and
+/// `AVIFEncoder` (libavif, when it has an AV1 encoder).
 /// `Image.encoded(as:quality:)` picks one with its defaults.
 public protocol ImageEncoding: Sendable {
     /// The format the encoder writes.

@@ -101,6 +101,17 @@ struct APNGDecodingTests {
         }
     }
 
+    @Test("Frames past maximumAnimationFrames are counted, not kept")
+    func frameLimit() throws {
+        var options = ImageDecodingOptions()
+        options.maximumAnimationFrames = 2
+        let data = try Self.fixture("dispose1-blend1.png")
+        let image = try ImageDecoderRegistry.shared.decode(data, options: options)
+        #expect(image.frames.count == 2 && image.frameCount == 4)
+        let container = try #require(try APNGContainer.parse(data, limit: 2))
+        #expect(container.frames.count == 2 && container.frameCount == 4)
+    }
+
     @Test("Progressive loading shows the frames that arrived and ends with the one-shot decode")
     func progressive() throws {
         let data = try Self.fixture("dispose1-blend1.png")
