@@ -173,7 +173,7 @@ struct BulkEngineTests {
 
         let publisher = RecordingPublisher()
         let summary = try await engine(folder.appendingPathComponent("out"), publisher).run()
-        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0))
+        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0, succeeded: 6, failed: 1))
         let calls = await publisher.calls.calls.sorted { $0.stats < $1.stats }
         #expect(calls.map(\.stats) == ["00000_stats.json", "00001_stats.json", "00002_stats.json"])
         #expect(calls.allSatisfy { $0.present })
