@@ -97,10 +97,33 @@ struct ProxyTransformer: ImageTransforming {
 
     func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
         let upright = try ImageTransformer.applyOrientation.transform(image, budget: budget)
+        // The plan follows the source's own size, not the (possibly shrunk-on-load) decoded one, so a
+        // result never depends on how the decoder scaled.
         guard
             let plan = ResizePlan.make(
-                options: options, source: PixelSize(width: upright.width, height: upright.height))
-        else { return upright }
+                options: options,
+                source: PixelSize(width: upright.originalWidth, height: upright.originalHeight))
+        else {
+            guard upright.width != upright.originalWidth || upright.height != upright.originalHeight else {
+                return upright
+            }
+            return try ImageTransformer.resize(
+                to: PixelSize(width: upright.originalWidth, height: upright.originalHeight), mode: .stretch
+            ).transform(upright, budget: budget)
+        }
         return try ImageTransformer.resize(to: plan.size, mode: plan.mode).transform(upright, budget: budget)
+    }
+
+    /// Shrink-on-load: the decoder (libjpeg's DCT scaling, libwebp's scaling, PNG's box averaging) needs to
+    /// produce no more than covers the result. One side alone needs that side; `fit` needs the image to fit
+    /// the box; every other type (fill, fill-down, force, auto) needs it to cover the box.
+    var minimumDecodeSize: MinimumDecodeSize? {
+        let width = options.scaledWidth
+        let height = options.scaledHeight
+        guard width > 0 || height > 0 else { return nil }
+        let unbounded = 1 << 24
+        let box = PixelSize(width: width > 0 ? width : unbounded, height: height > 0 ? height : unbounded)
+        let fits = width == 0 || height == 0 || options.resizeType == .fit
+        return MinimumDecodeSize(size: box, coverage: fits ? .fit : .fill)
     }
 }
