@@ -178,10 +178,10 @@ public struct HEIFDecoder: ImageDecoding {
             return error.code == heif_error_Ok ? .icc(profile) : nil
         case heif_color_profile_type_nclx:
             var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-            guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
-                return nil
-            }
-            defer { heif_nclx_color_profile_free(nclx) }
+            let error = heif_image_handle_get_nclx_color_profile(handle, &nclx)
+            // libheif allocates the profile before it checks the code points, so it is freed on an error too.
+            defer { nclx.map { heif_nclx_color_profile_free($0) } }
+            guard error.code == heif_error_Ok, let nclx else { return nil }
             return .cicp(
                 primaries: Int(nclx.pointee.color_primaries.rawValue),
                 transfer: Int(nclx.pointee.transfer_characteristics.rawValue))
