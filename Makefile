@@ -8,7 +8,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk
 
-.PHONY: deps deps-bench build test test-load test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench build test test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -87,13 +87,14 @@ demo: deps
 	$(SWIFT) run -c release webimage demo
 
 # Side-by-side benchmarks (Benchmarks/, see Benchmarks/README.md): release build, nginx on 127.0.0.1 serving a
-# generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~5 minutes).
+# generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~10 minutes).
 # The benchmarks are their own package (Benchmarks/Package.swift), so `make test` never compiles them.
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
 # What only the benchmarks need: libvips' vipsthumbnail, libavif's and libjxl's command-line encoders (for
-# the file set), and Pillow and img2dataset in .venv-bench (baselines, never dependencies of the library).
-BENCH_DEB_PACKAGES := libvips-tools libavif-bin libjxl-tools
+# the file set), wrk and nginx's image_filter module (the serve workload), and Pillow, img2dataset and thumbor
+# in .venv-bench (baselines, never dependencies of the library).
+BENCH_DEB_PACKAGES := libvips-tools libavif-bin libjxl-tools wrk libnginx-mod-http-image-filter
 deps-bench: deps
 	@missing=""; for p in $(BENCH_DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
@@ -102,16 +103,29 @@ deps-bench: deps
 		echo "Installing missing Debian packages:$$missing"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@[ -x .venv-bench/bin/img2dataset ] && .venv-bench/bin/python3 -c 'import PIL, img2dataset' 2>/dev/null || \
-		{ python3 -m venv .venv-bench && .venv-bench/bin/pip install -q Pillow img2dataset==1.47.0; }
+	@[ -x .venv-bench/bin/img2dataset ] && [ -x .venv-bench/bin/thumbor ] && \
+		.venv-bench/bin/python3 -c 'import PIL, img2dataset, thumbor' 2>/dev/null || \
+		{ python3 -m venv .venv-bench && .venv-bench/bin/pip install -q Pillow img2dataset==1.47.0 'thumbor==7.8.*'; }
 
-bench: deps deps-bench
+# The release webimage is built inside the Benchmarks package (a product of its dependency), so the library
+# is compiled once for both executables.
+BENCH_BIN = $$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)
+# Seconds of each measured wrk run of the serve workload (two concurrencies × four services).
+BENCH_SERVE_SECONDS ?= 15
+bench-build:
+	$(SWIFT) build -c release --package-path Benchmarks --product webimage
 	$(SWIFT) build -c release --package-path Benchmarks --product WebImageBench
-	$(SWIFT) build -c release --product webimage
 	@mkdir -p docs
-	WEBIMAGE_CLI=$$($(SWIFT) build -c release --show-bin-path)/webimage \
-	$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)/WebImageBench run --rounds $(BENCH_ROUNDS) \
-		--corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
+
+bench: deps deps-bench bench-build
+	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench run --rounds $(BENCH_ROUNDS) \
+		--serve-seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
+
+# The serve workload alone (`webimage serve` against thumbor and nginx image_filter, under wrk, about 3 minutes):
+# rewrites only the serve section of docs/BENCHMARKS.md.
+bench-serve: deps deps-bench bench-build
+	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --seconds $(BENCH_SERVE_SECONDS) \
+		--corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench-serve"
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Benchmarks

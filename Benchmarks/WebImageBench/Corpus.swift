@@ -59,6 +59,13 @@ struct Corpus {
         try generateTinyPNG()
     }
 
+    /// Only the 2 MP photos (`www/photos`), for the serve workload run alone.
+    func generatePhotoSet() throws {
+        try FileManager.default.createDirectory(
+            at: www.appendingPathComponent("photos"), withIntermediateDirectories: true)
+        try generatePhotos()
+    }
+
     func url(_ path: String) -> URL { www.appendingPathComponent(String(path.dropFirst())) }
 
     private func decodeSource(_ name: String, options: ImageDecodingOptions = .default) throws -> ImageFrame {

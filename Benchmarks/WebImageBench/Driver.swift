@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -13,6 +14,9 @@ struct Driver {
     var corpusSource = "Tests/Fixtures/corpus/images"
     var profile = true
     var command = "make bench"
+    /// The serve workload's durations (`--serve-seconds`, `--serve-warmup`); `--no-serve` skips it.
+    var serve = ServeBenchmark.Settings()
+    var runsServe = true
 
     static let parallel = 6
     static let coalescingRequests = 10_000
@@ -40,6 +44,11 @@ struct Driver {
         let path = FileManager.default.currentDirectoryPath + "/.venv-bench/bin/img2dataset"
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
+    /// thumbor, which `make deps-bench` installs into .venv-bench (nil when missing).
+    static var thumbor: String? {
+        let path = FileManager.default.currentDirectoryPath + "/.venv-bench/bin/thumbor"
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
     /// Items of the no-network floor clients: enough for about 0.1 s of CPU, well above rusage's noise.
     static let floorItems = 20_000
     /// The design floor with a network (FloorClients.swift): an `Operation` per transfer over WebImage's
@@ -61,7 +70,7 @@ struct Driver {
 
     func run() {
         let loadAtStart = Environment.loadAverage()
-        let root = makeTemporaryDirectory()
+        let root = Self.makeTemporaryDirectory()
         let cleanup = Cleanup(root: root)
         cleanup.installSignalHandlers()
         let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
@@ -113,6 +122,14 @@ struct Driver {
                 cli: cli, img2dataset: img2dataset, corpus: corpus, lists: lists, root: root, cleanup: cleanup,
                 results: &results)
         }
+        var serveSection: ServeSection?
+        if runsServe {
+            let loadBefore = Environment.loadAverage()
+            let bench = ServeBenchmark(
+                settings: serve, root: root, corpus: corpus, origin: nginx, webimageCLI: Self.webimageCLI,
+                thumbor: Self.thumbor, cleanup: cleanup)
+            serveSection = bench.section(rows: bench.run(), command: command, loadAtStart: loadBefore)
+        }
         var profiles: [Profile] = []
         if profile {
             log("profiling with callgrind")
@@ -121,7 +138,7 @@ struct Driver {
         cleanup.finish()
 
         let report = Report(
-            rounds: rounds, command: command, results: results, profiles: profiles,
+            rounds: rounds, command: command, results: results, profiles: profiles, serve: serveSection,
             environment: Environment.capture(loadAtStart: loadAtStart))
         do {
             try report.markdown().write(toFile: output, atomically: true, encoding: .utf8)
@@ -302,7 +319,7 @@ struct Driver {
         // The thumbnail pipeline (issue 14): the 2 MP JPEGs → 256×256 fill → JPEG q85, one thread each.
         let jpegs = corpus.photoPaths("jpg").map { corpus.url($0).path }
         let thumbnailFiles = lists.writeFiles("thumbnail", paths: jpegs)
-        let thumbnailOutput = makeTemporaryDirectory().path
+        let thumbnailOutput = Self.makeTemporaryDirectory().path
         let passes = Self.decoderPasses
         var thumbnailClients = [
             Client(name: "WebImage") {
@@ -429,7 +446,7 @@ struct Driver {
         return namespace + ["sh", "-c", "mount --bind \"$0\" \(system) && exec \"$@\"", bundle.path]
     }
 
-    private func makeTemporaryDirectory() -> URL {
+    static func makeTemporaryDirectory() -> URL {
         var template = Array("/tmp/webimage-bench-XXXXXX".utf8CString)
         guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             fail("mkdtemp failed")
@@ -472,10 +489,17 @@ struct ListWriter {
 /// Stops nginx and removes the temporary directory: at the end, on a fatal error, and on SIGINT/SIGTERM.
 final class Cleanup: @unchecked Sendable {
     // @unchecked Sendable: `nginx` is set once on the driver thread before any signal can be handled;
-    // `finish` runs at most once (the signal source cancels itself by exiting).
+    // `finish` runs at most once (the signal source cancels itself by exiting); the serve workload's process
+    // groups are behind their own lock.
     let root: URL
     var nginx: NginxServer?
     private var sources: [any DispatchSourceSignal] = []
+    /// Process groups of the serve workload's services while they run: they are not in the terminal's
+    /// process group, so a Ctrl-C does not reach them.
+    private let serviceGroups = Mutex<Set<pid_t>>([])
+
+    func track(_ service: ServiceProcess) { serviceGroups.withLock { _ = $0.insert(service.pid) } }
+    func untrack(_ service: ServiceProcess) { serviceGroups.withLock { _ = $0.remove(service.pid) } }
 
     init(root: URL) { self.root = root }
 
@@ -493,6 +517,7 @@ final class Cleanup: @unchecked Sendable {
     }
 
     func finish() {
+        for group in serviceGroups.withLock({ $0 }) { kill(-group, SIGKILL) }
         nginx?.stop()
         nginx = nil
         try? FileManager.default.removeItem(at: root)

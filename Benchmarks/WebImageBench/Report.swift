@@ -7,6 +7,8 @@ struct Report {
     let command: String
     let results: [String: [Sample]]
     let profiles: [Profile]
+    /// The serve workload's section (nil when `--no-serve`).
+    let serve: ServeSection?
     let environment: Environment
 
     /// A target and what this run measured against it.
@@ -373,8 +375,9 @@ struct Report {
         text += "(the order of the clients rotates each round). Numbers are medians over the rounds; ratios are "
         text += "medians of the per-round ratios. Concurrency is 6 for every download client.\n\n"
         text += "## Command\n\n```\n\(command)\n```\n\n"
-        text += "which runs `swift build -c release --package-path Benchmarks --product WebImageBench` and "
-        text += "`Benchmarks/.build/release/WebImageBench run --rounds \(rounds) --output docs/BENCHMARKS.md`.\n\n"
+        text += "which runs `swift build -c release --package-path Benchmarks --product webimage` (and `--product "
+        text += "WebImageBench`), then `WEBIMAGE_CLI=Benchmarks/.build/release/webimage "
+        text += "Benchmarks/.build/release/WebImageBench run --rounds \(rounds) --output docs/BENCHMARKS.md`.\n\n"
         text += "## Machine and versions\n\n| | |\n|---|---|\n"
         for (name, value) in environment.machine + environment.versions { text += "| \(name) | \(value) |\n" }
         text += "\n## Targets\n\n| target | measured | | measured explanation of a miss |\n|---|---:|---|---|\n"
@@ -390,6 +393,7 @@ struct Report {
         text +=
             photoTable() + decoderTable() + thumbnailTable() + coalescingTable() + memoryTable() + bulkTable()
             + datasetTable()
+        if let serve { text += serve.markdown() + "\n" }
         text += clientNotes()
         text += profileSection()
         if let notes = try? String(contentsOfFile: "Benchmarks/NOTES.md", encoding: .utf8) {

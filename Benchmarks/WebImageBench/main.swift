@@ -4,6 +4,9 @@ import Foundation
 //
 //   WebImageBench run [--rounds N] [--output docs/BENCHMARKS.md] [--corpus DIR] [--no-profile]
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
+//   WebImageBench serve-bench [--output docs/BENCHMARKS.md] [--seconds N] [--warmup N] [--concurrency 16,64]
+//       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
+//       section of the output file; `run` includes it unless --no-serve
 //   WebImageBench <client> ...
 //       one client run, printing one JSON `Sample` line; the driver starts these as child processes:
 //       webimage | transport | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store] [--ca PEM]
@@ -50,6 +53,23 @@ struct Arguments {
     }
 }
 
+extension Arguments {
+    /// `--{prefix}seconds`, `--{prefix}warmup` and `--{prefix}concurrency 16,64`.
+    func serveSettings(prefix: String) -> ServeBenchmark.Settings {
+        var settings = ServeBenchmark.Settings()
+        settings.seconds = int(prefix + "seconds", default: settings.seconds)
+        settings.warmupSeconds = int(prefix + "warmup", default: settings.warmupSeconds)
+        if let list = string(prefix + "concurrency") {
+            let values = list.split(separator: ",").compactMap { Int($0) }
+            guard !values.isEmpty, values.allSatisfy({ $0 > 0 }) else {
+                fail("--\(prefix)concurrency takes positive numbers separated by commas")
+            }
+            settings.concurrencies = values
+        }
+        return settings
+    }
+}
+
 let commandLine = Array(CommandLine.arguments.dropFirst())
 guard let subcommand = commandLine.first else {
     fail("usage: WebImageBench run [--rounds N] [--output FILE] | WebImageBench <client> ... (see main.swift)")
@@ -63,6 +83,15 @@ case "run":
     driver.output = arguments.string("output") ?? driver.output
     driver.corpusSource = arguments.string("corpus") ?? driver.corpusSource
     driver.profile = !arguments.flag("no-profile")
+    driver.command = arguments.string("command") ?? driver.command
+    driver.serve = arguments.serveSettings(prefix: "serve-")
+    driver.runsServe = !arguments.flag("no-serve")
+    driver.run()
+case "serve-bench":
+    var driver = ServeDriver()
+    driver.settings = arguments.serveSettings(prefix: "")
+    driver.output = arguments.string("output") ?? driver.output
+    driver.corpusSource = arguments.string("corpus") ?? driver.corpusSource
     driver.command = arguments.string("command") ?? driver.command
     driver.run()
 case "webimage":

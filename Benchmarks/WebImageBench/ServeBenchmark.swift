@@ -1,0 +1,292 @@
+import Foundation
+import WebImage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One row of the serve workload: one service at one concurrency, one `wrk` run.
+struct ServeRow: Codable, Sendable {
+    var service: String
+    var concurrency: Int
+    /// Why the row was not measured (empty when it was).
+    var note = ""
+    /// Seconds wrk ran.
+    var seconds = 0.0
+    /// Responses wrk received, any status.
+    var responses = 0
+    /// Responses with a status of 400 or more.
+    var httpErrors = 0
+    /// Connect, read and write errors and timeouts.
+    var socketErrors = 0
+    var p50Milliseconds = 0.0
+    var p99Milliseconds = 0.0
+    /// User + system seconds of the service's processes over the run.
+    var cpuSeconds = 0.0
+    /// Requests the origin nginx served during the run.
+    var originRequests = 0
+
+    var measured: Bool { note.isEmpty }
+    var successes: Int { responses - httpErrors }
+    var requestsPerSecond: Double { seconds > 0 ? Double(successes) / seconds : 0 }
+    var cpuMillisecondsPerImage: Double { successes > 0 ? cpuSeconds / Double(successes) * 1000 : 0 }
+    var originFetchesPerImage: Double { successes > 0 ? Double(originRequests) / Double(successes) : 0 }
+}
+
+/// The serve workload (issue 27): the 2 MP JPEGs on the origin nginx → 256×256 fill → JPEG q85, through
+/// `webimage serve`, thumbor and nginx's `image_filter`, each alone on 127.0.0.1, loaded by `wrk` at each
+/// concurrency. Every request names a source URL never asked before (a distinct query string, which the
+/// origin ignores), so no row but the warm-cache one can be answered from any cache; the origin's request
+/// count during each run shows it. The warm-cache row asks the same ``warmURLs`` URLs over and over after
+/// one pass over them has filled `webimage serve --cache-dir`.
+struct ServeBenchmark {
+    /// How long each run lasts, and at which concurrencies.
+    struct Settings {
+        /// Seconds of each measured wrk run. With the defaults the serve workload takes about 3 minutes
+        /// (four services × two concurrencies × 18 s, plus start-up and the cache fill).
+        var seconds = 15
+        /// Seconds of the unmeasured wrk run before each measured one, at the same concurrency.
+        var warmupSeconds = 3
+        var concurrencies = [16, 64]
+    }
+
+    static let wrkThreads = 2
+    /// The distinct URLs of the warm-cache row: 32 per photo.
+    static let warmURLs = 256
+    static let job = "rs:fill:256:256:0/q:85/f:jpg"
+
+    let settings: Settings
+    let root: URL
+    let corpus: Corpus
+    let origin: NginxServer
+    /// The release `webimage` (nil: its rows say so).
+    let webimageCLI: String?
+    /// thumbor in .venv-bench (nil: its rows say so).
+    let thumbor: String?
+    /// Stops a running service on SIGINT/SIGTERM.
+    let cleanup: Cleanup
+
+    /// A service as the workload drives it.
+    struct Service {
+        var name: String
+        /// The request path for photo `{photo}` under key `{key}`: `prefix + photo + middle + key`.
+        var prefix: String
+        var middle: String
+        /// Starts the service on `port` (nil and a reason when it cannot run here).
+        var start: (_ port: Int) -> Result<ServiceProcess, ServiceProcess.StartError>
+        /// The warm-cache row: keys cycle over ``warmURLs`` after a pass that asks each once.
+        var warm = false
+    }
+
+    func run() -> [ServeRow] {
+        var rows: [ServeRow] = []
+        for service in services() {
+            log("serve: \(service.name)")
+            rows += measure(service)
+        }
+        return rows
+    }
+
+    private func measure(_ service: Service) -> [ServeRow] {
+        func unmeasured(_ note: String) -> [ServeRow] {
+            log("serve: \(service.name) not measured: \(note)")
+            return settings.concurrencies.map { ServeRow(service: service.name, concurrency: $0, note: note) }
+        }
+        let port = ServiceProcess.freePort()
+        let process: ServiceProcess
+        switch service.start(port) {
+        case .success(let started): process = started
+        case .failure(let error): return unmeasured(error.description)
+        }
+        cleanup.track(process)
+        defer {
+            process.stop()
+            cleanup.untrack(process)
+        }
+        let base = "http://127.0.0.1:\(port)"
+        if let problem = check(base + service.prefix + "0" + service.middle + "check") {
+            return unmeasured(problem + " (log: " + ServiceProcess.tail(of: process.log) + ")")
+        }
+        if service.warm {
+            if let problem = fillCache(service, base: base) { return unmeasured(problem) }
+        }
+        var rows: [ServeRow] = []
+        for concurrency in settings.concurrencies {
+            let nonce = service.warm ? "warm" : "c\(concurrency)"
+            _ = wrk(
+                service, base: base, concurrency: concurrency, seconds: settings.warmupSeconds,
+                nonce: nonce + "-warmup")
+            // wrk drops the requests still in flight when its time is up; the service finishes them anyway.
+            waitUntilIdle(process)
+            let before = (cpu: process.cpuSeconds(), origin: origin.requestCount() ?? 0)
+            guard
+                var row = wrk(
+                    service, base: base, concurrency: concurrency, seconds: settings.seconds, nonce: nonce)
+            else {
+                rows.append(ServeRow(service: service.name, concurrency: concurrency, note: "wrk failed"))
+                continue
+            }
+            row.cpuSeconds = process.cpuSeconds() - before.cpu
+            // The status request itself is one of nginx's requests.
+            row.originRequests = (origin.requestCount() ?? 0) - before.origin - 1
+            log(
+                "serve: \(service.name) c\(concurrency): \(fmt(row.requestsPerSecond, 1)) req/s, p99 "
+                    + "\(fmt(row.p99Milliseconds, 1)) ms, \(fmt(row.cpuMillisecondsPerImage, 2)) ms CPU/image, "
+                    + "\(row.httpErrors) HTTP errors, \(row.socketErrors) socket errors")
+            rows.append(row)
+        }
+        return rows
+    }
+
+    /// The report section for `rows`.
+    func section(rows: [ServeRow], command: String, loadAtStart: String) -> ServeSection {
+        ServeSection(
+            rows: rows, command: command, date: ISO8601DateFormatter().string(from: Date()),
+            load: loadAtStart + " / " + Environment.loadAverage(), seconds: settings.seconds,
+            warmupSeconds: settings.warmupSeconds, versions: versions())
+    }
+
+    /// Waits (up to 20 s) until the service's processes use less than 20 ms of CPU in 250 ms.
+    private func waitUntilIdle(_ process: ServiceProcess) {
+        var last = process.cpuSeconds()
+        for _ in 0..<80 {
+            usleep(250_000)
+            let now = process.cpuSeconds()
+            if now - last < 0.02 { return }
+            last = now
+        }
+    }
+
+    /// One request through curl: the answer must be a 256×256 JPEG. nil when it is, else what was wrong.
+    private func check(_ url: String) -> String? {
+        let file = root.appendingPathComponent("serve-check.jpg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let outcome = runChild(["curl", "-s", "-o", file.path, "-w", "%{http_code}", url])
+        guard outcome.status == 0, outcome.stdout == "200" else {
+            return "GET \(url) answered \(outcome.stdout) (curl status \(outcome.status))"
+        }
+        guard let data = try? Data(contentsOf: file), data.starts(with: [0xFF, 0xD8, 0xFF]) else {
+            return "GET \(url) did not answer a JPEG"
+        }
+        guard let frame = try? ImageDecoderRegistry.shared.decode(data).frames.first,
+            frame.width == 256, frame.height == 256
+        else { return "GET \(url) did not answer a 256×256 image" }
+        return nil
+    }
+
+    /// Asks each warm-cache URL once (curl, 8 at a time), so the measured runs find every result cached.
+    private func fillCache(_ service: Service, base: String) -> String? {
+        let config = (0..<Self.warmURLs).map { key in
+            let path = service.prefix + String(key % corpus.photoNames.count) + service.middle + "warm-\(key)"
+            return "url = \"\(base)\(path)\"\noutput = \"/dev/null\"\n"
+        }.joined()
+        let file = root.appendingPathComponent("serve-warm.curl")
+        do { try config.write(to: file, atomically: true, encoding: .utf8) } catch { return "\(error)" }
+        let outcome = runChild([
+            "curl", "--parallel", "--parallel-max", "8", "--silent", "--show-error", "--fail", "--config", file.path,
+        ])
+        return outcome.status == 0 ? nil : "filling the cache failed (curl status \(outcome.status))"
+    }
+
+    /// One wrk run at `concurrency` for `seconds`; nil when wrk failed or printed no summary.
+    private func wrk(_ service: Service, base: String, concurrency: Int, seconds: Int, nonce: String) -> ServeRow? {
+        let script = root.appendingPathComponent("serve.lua")
+        let text = Self.wrkScript(
+            prefix: service.prefix, middle: service.middle, photos: corpus.photoNames.count,
+            cycle: service.warm ? Self.warmURLs : 0, nonce: nonce)
+        do { try text.write(to: script, atomically: true, encoding: .utf8) } catch { return nil }
+        let outcome = runChild([
+            "wrk", "-t\(Self.wrkThreads)", "-c\(concurrency)", "-d\(seconds)s", "--timeout", "60s", "--latency",
+            "-s", script.path, base,
+        ])
+        guard outcome.status == 0,
+            let line = outcome.stdout.split(separator: "\n").last(where: { $0.hasPrefix("SERVEBENCH ") })
+        else {
+            log("serve: wrk failed (status \(outcome.status)): \(outcome.stdout.suffix(1000))")
+            return nil
+        }
+        let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard values.count == 9 else { return nil }
+        var row = ServeRow(service: service.name, concurrency: concurrency)
+        row.responses = Int(values[0])
+        row.seconds = values[1] / 1e6
+        row.socketErrors = Int(values[2] + values[3] + values[4] + values[6])
+        row.httpErrors = Int(values[5])
+        row.p50Milliseconds = values[7] / 1000
+        row.p99Milliseconds = values[8] / 1000
+        return row
+    }
+
+    /// wrk's Lua script. Each request's path is `prefix .. photo .. middle .. key`. With `cycle` 0 the key is
+    /// `nonce-thread-counter`, new for every request; otherwise it walks `warm-0 … warm-(cycle−1)`, the two
+    /// threads interleaved. `done` prints one `SERVEBENCH` line: responses, duration µs, connect, read,
+    /// write, status (≥ 400) and timeout errors, p50 and p99 µs.
+    static func wrkScript(prefix: String, middle: String, photos: Int, cycle: Int, nonce: String) -> String {
+        """
+        local prefix, middle, photos, cycle, nonce = "\(prefix)", "\(middle)", \(photos), \(cycle), "\(nonce)"
+        local threads = 0
+        function setup(thread)
+          thread:set("tid", threads)
+          threads = threads + 1
+        end
+        local counter = 0
+        function request()
+          counter = counter + 1
+          local key, photo
+          if cycle > 0 then
+            local n = (counter * \(wrkThreads) + tid) % cycle
+            key, photo = "warm-" .. n, n % photos
+          else
+            key, photo = nonce .. "-" .. tid .. "-" .. counter, counter % photos
+          end
+          return wrk.format("GET", prefix .. photo .. middle .. key)
+        end
+        function done(summary, latency, requests)
+          local e = summary.errors
+          io.write(string.format("SERVEBENCH %d %d %d %d %d %d %d %.1f %.1f\\n", summary.requests,
+            summary.duration, e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50),
+            latency:percentile(99)))
+        end
+
+        """
+    }
+}
+
+/// `WebImageBench serve-bench`: the serve workload alone (`make bench-serve`). Generates the photos, starts
+/// the origin nginx, runs ``ServeBenchmark``, cleans up, and replaces the serve section of `output` (or adds
+/// one), leaving the rest of the report as the last `make bench` wrote it.
+struct ServeDriver {
+    var settings = ServeBenchmark.Settings()
+    var output = "docs/BENCHMARKS.md"
+    var corpusSource = "Tests/Fixtures/corpus/images"
+    var command = "make bench-serve"
+
+    func run() {
+        let loadAtStart = Environment.loadAverage()
+        let root = Driver.makeTemporaryDirectory()
+        let cleanup = Cleanup(root: root)
+        cleanup.installSignalHandlers()
+        let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
+        log("generating the photos in \(root.path)")
+        do { try corpus.generatePhotoSet() } catch { cleanup.abort("file set: \(error)") }
+        let nginx: NginxServer
+        do { nginx = try NginxServer.forBenchmarks(serving: corpus.www) } catch { cleanup.abort("\(error)") }
+        cleanup.nginx = nginx
+        let bench = ServeBenchmark(
+            settings: settings, root: root, corpus: corpus, origin: nginx, webimageCLI: Driver.webimageCLI,
+            thumbor: Driver.thumbor, cleanup: cleanup)
+        let section = bench.section(rows: bench.run(), command: command, loadAtStart: loadAtStart)
+        cleanup.finish()
+        let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? "# WebImage benchmarks\n"
+        do {
+            try section.splice(into: existing).write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            fail("cannot write \(output): \(error)")
+        }
+        for verdict in section.verdicts() {
+            let state = verdict.met.map { $0 ? "met   " : "MISSED" } ?? "n/a   "
+            print("\(state) \(verdict.target), c\(verdict.concurrency): \(verdict.measured)")
+        }
+        log("wrote the serve section of \(output)")
+    }
+}
