@@ -128,7 +128,7 @@ struct Driver {
             let bench = ServeBenchmark(
                 settings: serve, root: root, corpus: corpus, origin: nginx, webimageCLI: Self.webimageCLI,
                 thumbor: Self.thumbor, cleanup: cleanup)
-            serveSection = bench.section(rows: bench.run(), command: command, loadAtStart: loadBefore)
+            serveSection = bench.run(command: command, loadAtStart: loadBefore)
         }
         var profiles: [Profile] = []
         if profile {

@@ -29,6 +29,7 @@ struct ServeRow: Codable, Sendable {
     var measured: Bool { note.isEmpty }
     var successes: Int { responses - httpErrors }
     var requestsPerSecond: Double { seconds > 0 ? Double(successes) / seconds : 0 }
+    var coresUsed: Double { seconds > 0 ? cpuSeconds / seconds : 0 }
     var cpuMillisecondsPerImage: Double { successes > 0 ? cpuSeconds / Double(successes) * 1000 : 0 }
     var originFetchesPerImage: Double { successes > 0 ? Double(originRequests) / Double(successes) : 0 }
 }
@@ -78,13 +79,30 @@ struct ServeBenchmark {
         var warm = false
     }
 
-    func run() -> [ServeRow] {
+    /// Measures every service, then WebImage's decode-resize-encode alone on the same files, and returns the
+    /// report section.
+    func run(command: String, loadAtStart: String) -> ServeSection {
         var rows: [ServeRow] = []
         for service in services() {
             log("serve: \(service.name)")
             rows += measure(service)
         }
-        return rows
+        return ServeSection(
+            rows: rows, pipelineMilliseconds: pipelineMilliseconds(), command: command,
+            date: ISO8601DateFormatter().string(from: Date()), load: loadAtStart + " / " + Environment.loadAverage(),
+            seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, versions: versions())
+    }
+
+    /// CPU ms per image of the thumbnail workload's WebImage client on the same JPEGs (in process, one thread:
+    /// shrink-on-load decode, `fill`, JPEG q85, no network and no server), for comparison with the services.
+    private func pipelineMilliseconds() -> Double {
+        let list = root.appendingPathComponent("serve-pipeline.txt")
+        let files = corpus.photoPaths("jpg").map { corpus.url($0).path }
+        do { try (files.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8) } catch {
+            fail("cannot write \(list.path): \(error)")
+        }
+        let sample = runClient(["thumbnail", "--files", list.path, "--passes", "5"])
+        return sample.cpu / Double(max(sample.items, 1)) * 1000
     }
 
     private func measure(_ service: Service) -> [ServeRow] {
@@ -136,14 +154,6 @@ struct ServeBenchmark {
             rows.append(row)
         }
         return rows
-    }
-
-    /// The report section for `rows`.
-    func section(rows: [ServeRow], command: String, loadAtStart: String) -> ServeSection {
-        ServeSection(
-            rows: rows, command: command, date: ISO8601DateFormatter().string(from: Date()),
-            load: loadAtStart + " / " + Environment.loadAverage(), seconds: settings.seconds,
-            warmupSeconds: settings.warmupSeconds, versions: versions())
     }
 
     /// Waits (up to 20 s) until the service's processes use less than 20 ms of CPU in 250 ms.
@@ -275,7 +285,7 @@ struct ServeDriver {
         let bench = ServeBenchmark(
             settings: settings, root: root, corpus: corpus, origin: nginx, webimageCLI: Driver.webimageCLI,
             thumbor: Driver.thumbor, cleanup: cleanup)
-        let section = bench.section(rows: bench.run(), command: command, loadAtStart: loadAtStart)
+        let section = bench.run(command: command, loadAtStart: loadAtStart)
         cleanup.finish()
         let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? "# WebImage benchmarks\n"
         do {
