@@ -12,8 +12,7 @@ struct ServeSection {
     let command: String
     let date: String
     let load: String
-    let seconds: Int
-    let warmupSeconds: Int
+    let settings: ServeBenchmark.Settings
     let versions: [(String, String)]
 
     static let webimage = "webimage serve"
@@ -21,8 +20,53 @@ struct ServeSection {
     static let imageFilter = "nginx image_filter"
     static let warm = "webimage serve, warm disk cache"
 
-    func row(_ service: String, _ concurrency: Int) -> ServeRow? {
-        rows.first { $0.service == service && $0.concurrency == concurrency }
+    /// The measured runs of `service` at `concurrency`, one per round.
+    func samples(_ service: String, _ concurrency: Int) -> [ServeRow] {
+        rows.filter { $0.service == service && $0.concurrency == concurrency && $0.measured }
+    }
+
+    /// Why `service` was not measured at `concurrency`, if it was not.
+    func note(_ service: String, _ concurrency: Int) -> String? {
+        rows.first { $0.service == service && $0.concurrency == concurrency && !$0.measured }?.note
+    }
+
+    /// Medians over the rounds (errors and origin fetches: totals).
+    struct Summary {
+        var service: String
+        var requestsPerSecond: Double
+        var lowest: Double
+        var highest: Double
+        var p50: Double
+        var p99: Double
+        var cpuMilliseconds: Double
+        var cores: Double
+        var httpErrors: Int
+        var socketErrors: Int
+        var originFetchesPerImage: Double
+    }
+
+    func summary(_ service: String, _ concurrency: Int) -> Summary? {
+        let runs = samples(service, concurrency)
+        guard !runs.isEmpty else { return nil }
+        let rates = runs.map(\.requestsPerSecond)
+        let successes = runs.map(\.successes).reduce(0, +)
+        return Summary(
+            service: service, requestsPerSecond: median(rates), lowest: rates.min() ?? 0, highest: rates.max() ?? 0,
+            p50: median(runs.map(\.p50Milliseconds)), p99: median(runs.map(\.p99Milliseconds)),
+            cpuMilliseconds: median(runs.map(\.cpuMillisecondsPerImage)), cores: median(runs.map(\.coresUsed)),
+            httpErrors: runs.map(\.httpErrors).reduce(0, +), socketErrors: runs.map(\.socketErrors).reduce(0, +),
+            originFetchesPerImage: Double(runs.map(\.originRequests).reduce(0, +)) / Double(max(successes, 1)))
+    }
+
+    /// Median over the rounds of `a`'s requests/s ÷ `b`'s in the same round.
+    func ratio(_ a: String, _ b: String, _ concurrency: Int) -> Double? {
+        let theirs = samples(b, concurrency)
+        let ratios = samples(a, concurrency).compactMap { ours in
+            theirs.first { $0.round == ours.round && $0.requestsPerSecond > 0 }.map {
+                ours.requestsPerSecond / $0.requestsPerSecond
+            }
+        }
+        return ratios.isEmpty ? nil : median(ratios)
     }
 
     var concurrencies: [Int] { Array(Set(rows.map(\.concurrency))).sorted() }
@@ -33,8 +77,10 @@ struct ServeSection {
         text += "```\n\(command)\n```\n\n"
         text += "The job: the 2 MP JPEGs (1632×1224) of the file set from the origin nginx → 256×256 fill (centre) → "
         text += "JPEG q85. Each service runs alone on 127.0.0.1, one after the other, against the same origin. `wrk -t"
-        text += "\(ServeBenchmark.wrkThreads) -c<concurrency> -d\(seconds)s --latency` drives it after a "
-        text += "\(warmupSeconds) s warm-up at the same concurrency; its Lua script gives every request a source URL "
+        text += "\(ServeBenchmark.wrkThreads) -c<concurrency> -d\(settings.seconds)s --latency` drives it after a "
+        text += "\(settings.warmupSeconds) s warm-up at the same concurrency, in \(settings.rounds) rounds (each round "
+        text +=
+            "starts, measures and stops every service in turn, in an order that rotates from round to round); its Lua script gives every request a source URL "
         text += "never asked before (the photo plus a new query string, which the origin ignores), so no row but the "
         text += "warm-cache one can be answered from a cache: the \"origin fetches per image\" column counts what the "
         text +=
@@ -52,25 +98,27 @@ struct ServeSection {
         text += "`image_filter crop 256 256; image_filter_jpeg_quality 85;`, nothing cached.\n"
         text += "- **warm disk cache**: `webimage serve --cache-dir <empty folder>`; one pass asks each of "
         text += "\(ServeBenchmark.warmURLs) URLs once (curl), then wrk asks the same URLs in turn.\n\n"
-        text += "requests/s counts successful answers (status < 400) per second of the run; p50 and p99 are wrk's, "
-        text += "over every answer; CPU per image is the user + system time of the service's processes (all of "
+        text += "requests/s counts successful answers (status < 400) per second of a run: the median over the "
+        text += "rounds, with the lowest and highest; p50 and p99 are wrk's, over every answer, median over the "
+        text += "rounds; CPU per image is the user + system time of the service's processes (all of "
         text += "thumbor's and nginx's workers, from /proc/<pid>/stat) over the run ÷ successful answers, and cores "
-        text += "used is that time ÷ the run's length. The origin's and wrk's CPU are not counted; they, and any "
+        text +=
+            "used is that time ÷ the run's length (medians); errors are totals over the rounds. The origin's and wrk's CPU are not counted; they, and any "
         text += "other work on the machine (see the load average), share its cores.\n\n"
-        text += "| service | concurrency | requests/s | p50 ms | p99 ms | CPU ms/image | cores used | HTTP errors "
+        text +=
+            "| service | concurrency | requests/s (lowest–highest) | p50 ms | p99 ms | CPU ms/image | cores used | HTTP errors "
         text += "| socket errors | origin fetches per image |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for concurrency in concurrencies {
             for service in [Self.webimage, Self.thumbor, Self.imageFilter, Self.warm] {
-                guard let row = row(service, concurrency) else { continue }
-                guard row.measured else {
-                    text += "| \(service) | \(concurrency) | not measured: \(row.note) | | | | | | | |\n"
+                if let note = note(service, concurrency) {
+                    text += "| \(service) | \(concurrency) | not measured: \(note) | | | | | | | |\n"
                     continue
                 }
+                guard let row = summary(service, concurrency) else { continue }
                 text += "| \(service) | \(concurrency) | \(fmt(row.requestsPerSecond, 1)) "
-                text += "| \(fmt(row.p50Milliseconds, 1)) | \(fmt(row.p99Milliseconds, 1)) "
-                text += "| \(fmt(row.cpuMillisecondsPerImage, 2)) | \(fmt(row.coresUsed, 2)) | \(row.httpErrors) "
-                text += "| \(row.socketErrors) "
-                text += "| \(fmt(row.originFetchesPerImage, 2)) |\n"
+                text += "(\(fmt(row.lowest, 1))–\(fmt(row.highest, 1))) | \(fmt(row.p50, 1)) | \(fmt(row.p99, 1)) "
+                text += "| \(fmt(row.cpuMilliseconds, 2)) | \(fmt(row.cores, 2)) | \(row.httpErrors) "
+                text += "| \(row.socketErrors) | \(fmt(row.originFetchesPerImage, 2)) |\n"
             }
         }
         text += "\nFor comparison, the same decode-resize-encode in WebImage alone (the thumbnail workload's client on "
@@ -100,43 +148,44 @@ struct ServeSection {
     func verdicts() -> [Verdict] {
         var list: [Verdict] = []
         for concurrency in concurrencies {
-            let ours = row(Self.webimage, concurrency).flatMap { $0.measured ? $0 : nil }
+            let ours = summary(Self.webimage, concurrency)
             for (other, factor) in [(Self.thumbor, 3.0), (Self.imageFilter, 1.0)] {
-                let theirs = row(other, concurrency).flatMap { $0.measured ? $0 : nil }
                 let target = "requests/s ≥ \(fmt(factor, 0))× \(other)'s"
-                guard let ours, let theirs, theirs.requestsPerSecond > 0 else {
+                guard let ours, let theirs = summary(other, concurrency),
+                    let ratio = ratio(Self.webimage, other, concurrency)
+                else {
                     list.append(Verdict(target: target, concurrency: concurrency, measured: "—", met: nil))
                     continue
                 }
-                let ratio = ours.requestsPerSecond / theirs.requestsPerSecond
                 var verdict = Verdict(
                     target: target, concurrency: concurrency,
-                    measured: "\(fmt(ratio, 2))× (\(fmt(ours.requestsPerSecond, 1)) against "
-                        + "\(fmt(theirs.requestsPerSecond, 1)))",
+                    measured:
+                        "\(fmt(ratio, 2))× (median of the rounds' ratios; medians \(fmt(ours.requestsPerSecond, 1)) "
+                        + "against \(fmt(theirs.requestsPerSecond, 1)))",
                     met: ratio >= factor)
                 if ratio < factor {
                     verdict.why =
-                        "webimage serve used \(fmt(ours.cpuMillisecondsPerImage, 2)) ms CPU per image on "
-                        + "\(fmt(ours.coresUsed, 2)) cores, \(other) \(fmt(theirs.cpuMillisecondsPerImage, 2)) ms on "
-                        + "\(fmt(theirs.coresUsed, 2)) cores; at equal CPU use \(fmt(factor, 0))× its rate needs ≤ "
-                        + "\(fmt(theirs.cpuMillisecondsPerImage / factor, 2)) ms per image, and WebImage's "
+                        "webimage serve used \(fmt(ours.cpuMilliseconds, 2)) ms CPU per image on "
+                        + "\(fmt(ours.cores, 2)) cores, \(other) \(fmt(theirs.cpuMilliseconds, 2)) ms on "
+                        + "\(fmt(theirs.cores, 2)) cores; at equal CPU use \(fmt(factor, 0))× its rate needs ≤ "
+                        + "\(fmt(theirs.cpuMilliseconds / factor, 2)) ms per image, and WebImage's "
                         + "decode-resize-encode alone takes \(fmt(pipelineMilliseconds, 2)) ms"
                 }
                 list.append(verdict)
             }
-            let others = [Self.thumbor, Self.imageFilter].compactMap { row($0, concurrency) }.filter(\.measured)
+            let others = [Self.thumbor, Self.imageFilter].compactMap { summary($0, concurrency) }
             let target = "p99 lower than thumbor's and image_filter's"
             guard let ours, others.count == 2 else {
                 list.append(Verdict(target: target, concurrency: concurrency, measured: "—", met: nil))
                 continue
             }
             let measured =
-                "\(fmt(ours.p99Milliseconds, 1)) ms against "
-                + others.map { "\(fmt($0.p99Milliseconds, 1)) ms (\($0.service))" }.joined(separator: ", ")
+                "\(fmt(ours.p99, 1)) ms against "
+                + others.map { "\(fmt($0.p99, 1)) ms (\($0.service))" }.joined(separator: ", ")
             list.append(
                 Verdict(
                     target: target, concurrency: concurrency, measured: measured,
-                    met: others.allSatisfy { ours.p99Milliseconds < $0.p99Milliseconds }))
+                    met: others.allSatisfy { ours.p99 < $0.p99 }))
         }
         return list
     }

@@ -9,6 +9,7 @@ import WebImage
 struct ServeRow: Codable, Sendable {
     var service: String
     var concurrency: Int
+    var round = 0
     /// Why the row was not measured (empty when it was).
     var note = ""
     /// Seconds wrk ran.
@@ -41,13 +42,16 @@ struct ServeRow: Codable, Sendable {
 /// count during each run shows it. The warm-cache row asks the same ``warmURLs`` URLs over and over after
 /// one pass over them has filled `webimage serve --cache-dir`.
 struct ServeBenchmark {
-    /// How long each run lasts, and at which concurrencies.
+    /// How many rounds, how long each run lasts, and at which concurrencies.
     struct Settings {
-        /// Seconds of each measured wrk run. With the defaults the serve workload takes about 3 minutes
-        /// (four services × two concurrencies × 18 s, plus start-up and the cache fill).
-        var seconds = 15
+        /// Rounds: in each, every service is started, measured at each concurrency and stopped, in an order
+        /// that rotates from round to round (the machine's other load then falls on all of them alike).
+        var rounds = 3
+        /// Seconds of each measured wrk run. With the defaults the serve workload takes about 4 minutes
+        /// (three rounds × four services × two concurrencies × 10 s, plus start-up and the cache fill).
+        var seconds = 8
         /// Seconds of the unmeasured wrk run before each measured one, at the same concurrency.
-        var warmupSeconds = 3
+        var warmupSeconds = 2
         var concurrencies = [16, 64]
     }
 
@@ -83,14 +87,23 @@ struct ServeBenchmark {
     /// report section.
     func run(command: String, loadAtStart: String) -> ServeSection {
         var rows: [ServeRow] = []
-        for service in services() {
-            log("serve: \(service.name)")
-            rows += measure(service)
+        let services = services()
+        var unavailable: Set<String> = []
+        var filled = false
+        for round in 0..<settings.rounds {
+            for offset in services.indices {
+                let service = services[(offset + round) % services.count]
+                guard !unavailable.contains(service.name) else { continue }
+                log("serve, round \(round + 1) of \(settings.rounds): \(service.name)")
+                let measured = measure(service, round: round, filled: &filled)
+                if measured.contains(where: { !$0.measured }) { unavailable.insert(service.name) }
+                rows += measured
+            }
         }
         return ServeSection(
             rows: rows, pipelineMilliseconds: pipelineMilliseconds(), command: command,
             date: ISO8601DateFormatter().string(from: Date()), load: loadAtStart + " / " + Environment.loadAverage(),
-            seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, versions: versions())
+            settings: settings, versions: versions())
     }
 
     /// CPU ms per image of the thumbnail workload's WebImage client on the same JPEGs (in process, one thread:
@@ -105,7 +118,9 @@ struct ServeBenchmark {
         return sample.cpu / Double(max(sample.items, 1)) * 1000
     }
 
-    private func measure(_ service: Service) -> [ServeRow] {
+    /// Starts `service`, checks one answer, fills the disk cache for the warm row (once: it stays on disk
+    /// across rounds), measures each concurrency, stops it.
+    private func measure(_ service: Service, round: Int, filled: inout Bool) -> [ServeRow] {
         func unmeasured(_ note: String) -> [ServeRow] {
             log("serve: \(service.name) not measured: \(note)")
             return settings.concurrencies.map { ServeRow(service: service.name, concurrency: $0, note: note) }
@@ -125,12 +140,13 @@ struct ServeBenchmark {
         if let problem = check(base + service.prefix + "0" + service.middle + "check") {
             return unmeasured(problem + " (log: " + ServiceProcess.tail(of: process.log) + ")")
         }
-        if service.warm {
+        if service.warm && !filled {
             if let problem = fillCache(service, base: base) { return unmeasured(problem) }
+            filled = true
         }
         var rows: [ServeRow] = []
         for concurrency in settings.concurrencies {
-            let nonce = service.warm ? "warm" : "c\(concurrency)"
+            let nonce = service.warm ? "warm" : "r\(round)-c\(concurrency)"
             _ = wrk(
                 service, base: base, concurrency: concurrency, seconds: settings.warmupSeconds,
                 nonce: nonce + "-warmup")
@@ -141,9 +157,11 @@ struct ServeBenchmark {
                 var row = wrk(
                     service, base: base, concurrency: concurrency, seconds: settings.seconds, nonce: nonce)
             else {
-                rows.append(ServeRow(service: service.name, concurrency: concurrency, note: "wrk failed"))
+                rows.append(
+                    ServeRow(service: service.name, concurrency: concurrency, round: round, note: "wrk failed"))
                 continue
             }
+            row.round = round
             row.cpuSeconds = process.cpuSeconds() - before.cpu
             // The status request itself is one of nginx's requests.
             row.originRequests = (origin.requestCount() ?? 0) - before.origin - 1

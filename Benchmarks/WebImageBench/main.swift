@@ -4,7 +4,8 @@ import Foundation
 //
 //   WebImageBench run [--rounds N] [--output docs/BENCHMARKS.md] [--corpus DIR] [--no-profile]
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
-//   WebImageBench serve-bench [--output docs/BENCHMARKS.md] [--seconds N] [--warmup N] [--concurrency 16,64]
+//   WebImageBench serve-bench [--output docs/BENCHMARKS.md] [--rounds N] [--seconds N] [--warmup N]
+//       [--concurrency 16,64]
 //       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
 //       section of the output file; `run` includes it unless --no-serve
 //   WebImageBench <client> ...
@@ -54,9 +55,10 @@ struct Arguments {
 }
 
 extension Arguments {
-    /// `--{prefix}seconds`, `--{prefix}warmup` and `--{prefix}concurrency 16,64`.
+    /// `--{prefix}rounds`, `--{prefix}seconds`, `--{prefix}warmup` and `--{prefix}concurrency 16,64`.
     func serveSettings(prefix: String) -> ServeBenchmark.Settings {
         var settings = ServeBenchmark.Settings()
+        settings.rounds = int(prefix + "rounds", default: settings.rounds)
         settings.seconds = int(prefix + "seconds", default: settings.seconds)
         settings.warmupSeconds = int(prefix + "warmup", default: settings.warmupSeconds)
         if let list = string(prefix + "concurrency") {
