@@ -191,14 +191,16 @@ struct ServeSection {
     }
 
     /// `document` with its serve section replaced by this one; without one, the section goes before
-    /// "### The clients" (where `make bench` puts it), or at the end.
+    /// "## Profile" (where `make bench` puts it), or at the end.
     func splice(into document: String) -> String {
         let section = markdown()
         if let start = document.range(of: Self.begin), let stop = document.range(of: Self.end + "\n") {
             return document.replacingCharacters(in: start.lowerBound..<stop.upperBound, with: section)
         }
-        if let clients = document.range(of: "### The clients") {
-            return document.replacingCharacters(in: clients.lowerBound..<clients.lowerBound, with: section + "\n")
+        if let profile = document.range(of: "\n## Profile") {
+            var text = document
+            text.insert(contentsOf: "\n" + section, at: profile.lowerBound)
+            return text
         }
         return document + "\n" + section
     }

@@ -393,8 +393,8 @@ struct Report {
         text +=
             photoTable() + decoderTable() + thumbnailTable() + coalescingTable() + memoryTable() + bulkTable()
             + datasetTable()
-        if let serve { text += serve.markdown() + "\n" }
         text += clientNotes()
+        if let serve { text += serve.markdown() + "\n" }
         text += profileSection()
         if let notes = try? String(contentsOfFile: "Benchmarks/NOTES.md", encoding: .utf8) {
             text += "\n" + notes
