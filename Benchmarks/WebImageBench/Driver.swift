@@ -319,7 +319,12 @@ struct Driver {
         // The thumbnail pipeline (issue 14): the 2 MP JPEGs → 256×256 fill → JPEG q85, one thread each.
         let jpegs = corpus.photoPaths("jpg").map { corpus.url($0).path }
         let thumbnailFiles = lists.writeFiles("thumbnail", paths: jpegs)
-        let thumbnailOutput = Self.makeTemporaryDirectory().path
+        // Inside the run's directory, so that the cleanup removes vipsthumbnail's output with the rest.
+        let thumbnailOutput = lists.directory.deletingLastPathComponent().appendingPathComponent("thumbnails").path
+        do { try FileManager.default.createDirectory(atPath: thumbnailOutput, withIntermediateDirectories: true) } catch
+        {
+            fail("cannot create \(thumbnailOutput): \(error)")
+        }
         let passes = Self.decoderPasses
         var thumbnailClients = [
             Client(name: "WebImage") {
