@@ -8,7 +8,8 @@ Run by `make test-readme` (and CI). The convention, also in README.md ("The READ
 - A block with no `import` line continues the quick start: it is compiled after the prelude below
   (Foundation and WebImage imported, `downloader` and `url` defined).
 - A block that imports WebImageCodecs and not WebImage is linked with the WebImageCodecs product
-  only; one that imports WebImageDataset is also linked with that product.
+  only; one that imports WebImageDataset is also linked with that product, and one that imports Crypto
+  with swift-crypto's.
 - A block that is deliberately not compilable (a Package.swift excerpt, pseudo-code) is marked by the
   line `<!-- test-readme: skip: REASON -->` right before its fence; the script lists each skipped block
   with its reason. A skip marker without a reason, one not followed by a ```swift block, or an
@@ -104,7 +105,7 @@ def main():
     with open(os.path.join(repo, "Package.swift"), encoding="utf-8") as handle:
         manifest = handle.read()
     requirements = []
-    for name in ("swift-log", "swift-metrics"):
+    for name in ("swift-log", "swift-metrics", "swift-crypto"):
         found = re.search(r"\.package\(url: \"[^\"]*/" + name + r"\.git\"[^)]*\)", manifest)
         if not found:
             print(f"error: Package.swift names no {name} dependency", file=sys.stderr)
@@ -136,6 +137,9 @@ def main():
                     '            .product(name: "Logging", package: "swift-log"),\n',
                     '            .product(name: "Metrics", package: "swift-metrics"),\n',
                 ])
+            # A block that imports Crypto (swift-crypto: the signing example of `webimage serve`) links it.
+            if re.search(r"^\s*import Crypto\s*$", code, re.M):
+                products.append('            .product(name: "Crypto", package: "swift-crypto"),\n')
             # A block that imports WebImageDataset (the bulk engine, Parquet) links that product too.
             if re.search(r"^\s*import WebImageDataset\s*$", code, re.M):
                 products.append(f'            .product(name: "WebImageDataset", package: "{identity}"),\n')
