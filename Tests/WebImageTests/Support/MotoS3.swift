@@ -6,7 +6,7 @@ import Testing
 /// moto knows (moto checks SigV4 signatures once its auth is on). In front of it, a fault proxy that
 /// answers the first PUT of a `.tar` with a 500 (`InternalError`) and forwards everything else.
 ///
-/// Ends when the object is released (the helper exits when its stdin closes).
+/// Ends when the object is released (the helper is killed).
 final class MotoS3: Sendable {
     /// The Python of `.venv-test`.
     static let python = Fixtures.packageRoot.appendingPathComponent(".venv-test/bin/python3").path
@@ -67,6 +67,11 @@ final class MotoS3: Sendable {
 
     deinit {
         try? input.fileHandleForWriting.close()
+        // Closing stdin is not enough: a child another test started meanwhile may have inherited the pipe's
+        // write end, so the helper might never see the end of its input, and this wait (on whatever thread
+        // drops the last reference, a cooperative one included) would never return. SIGKILL cannot be
+        // blocked or ignored, whatever signal mask the helper inherited from the test runner.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: script)
     }
