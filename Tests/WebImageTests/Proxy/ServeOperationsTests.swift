@@ -20,6 +20,9 @@ struct ServeOperationsTests {
         configuration.sourceCache = sourceCache
         configuration.maximumConcurrentJobs = concurrency
         configuration.maximumQueuedJobs = queue
+        // Requests held at the origin's gates wait as long as the machine takes to get every other request
+        // there (minutes on two loaded cores); the default 30-second deadline would answer them 504 first.
+        configuration.requestDeadline = .seconds(600)
         return ImageProxy(configuration: configuration, accessLogger: accessLogger.logger)
     }
 
@@ -97,7 +100,7 @@ struct ServeOperationsTests {
         let replies = await withTaskGroup(of: ProxyResponse.self) { group in
             for _ in 0..<count { group.addTask { await proxy.respond(to: ProxyRequest(path: path)) } }
             // Every request is waiting on the one piece of work before the origin answers.
-            let allWaiting = await pollAsync(seconds: 60) {
+            let allWaiting = await pollAsync(seconds: 180) {
                 proxy.load.requestsWaiting == count && origin.waitingCount(atGate: "coalesce") == 1
             }
             #expect(allWaiting, "\(proxy.load)")
@@ -127,7 +130,7 @@ struct ServeOperationsTests {
                 group.addTask { (width, await proxy.respond(to: ProxyRequest(path: path))) }
             }
             // Each result's work has attached its caller to the URL's download before the origin answers.
-            let attached = await pollAsync(seconds: 60) {
+            let attached = await pollAsync(seconds: 180) {
                 proxy.load.sourceRequests == widths.count && origin.waitingCount(atGate: "shared") == 1
             }
             #expect(attached, "\(proxy.load)")
@@ -180,9 +183,9 @@ struct ServeOperationsTests {
         let refused = Self.path("w:32/f:png", origin, file: "coffee-progressive.jpg", gate: "busy")
 
         async let first = proxy.respond(to: ProxyRequest(path: running))
-        #expect(await pollAsync(seconds: 60) { origin.waitingCount(atGate: "busy") == 1 })
+        #expect(await pollAsync(seconds: 180) { origin.waitingCount(atGate: "busy") == 1 })
         async let second = proxy.respond(to: ProxyRequest(path: queued))
-        #expect(await pollAsync(seconds: 60) { proxy.load.jobsQueued == 1 })
+        #expect(await pollAsync(seconds: 180) { proxy.load.jobsQueued == 1 })
         #expect(proxy.load.jobsInFlight == 1)
         let busy = await Self.scrape(proxy)
         #expect(busy["webimage_serve_jobs_in_flight"] == 1)
@@ -214,18 +217,18 @@ struct ServeOperationsTests {
         let proxy = Self.proxy(concurrency: 1, queue: 2)
         async let first = proxy.respond(
             to: ProxyRequest(path: Self.path("w:20/f:png", origin, file: "coffee-progressive.jpg", gate: "order-a")))
-        #expect(await pollAsync(seconds: 60) { origin.waitingCount(atGate: "order-a") == 1 })
+        #expect(await pollAsync(seconds: 180) { origin.waitingCount(atGate: "order-a") == 1 })
         async let second = proxy.respond(
             to: ProxyRequest(path: Self.path("w:20/f:png", origin, file: "horse-rgba.png", gate: "order-b")))
-        #expect(await pollAsync(seconds: 60) { proxy.load.jobsQueued == 1 })
+        #expect(await pollAsync(seconds: 180) { proxy.load.jobsQueued == 1 })
         async let third = proxy.respond(
             to: ProxyRequest(path: Self.path("w:21/f:png", origin, file: "horse-rgba.png", gate: "order-c")))
-        #expect(await pollAsync(seconds: 60) { proxy.load.jobsQueued == 2 })
+        #expect(await pollAsync(seconds: 180) { proxy.load.jobsQueued == 2 })
 
         origin.openGate("order-a")
         #expect(await first.status == 200)
         // The second arrival runs; the third still waits, and has fetched nothing.
-        #expect(await pollAsync(seconds: 60) { origin.waitingCount(atGate: "order-b") == 1 })
+        #expect(await pollAsync(seconds: 180) { origin.waitingCount(atGate: "order-b") == 1 })
         #expect(proxy.load.jobsQueued == 1 && proxy.load.jobsInFlight == 1)
         #expect(origin.waitingCount(atGate: "order-c") == 0)
         origin.openGate("order-b")

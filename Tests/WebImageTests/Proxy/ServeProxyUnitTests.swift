@@ -175,6 +175,9 @@ struct ServeProxyUnitTests {
     func engine() async throws {
         var configuration = ImageProxyConfiguration()
         configuration.allowsUnsigned = true
+        // The refusal is immediate, but on two loaded cores the request may wait minutes for a thread: the
+        // default 30-second deadline would turn the 403 into a 504.
+        configuration.requestDeadline = .seconds(600)
         let proxy = ImageProxy(configuration: configuration)
         #expect(await proxy.respond(to: ProxyRequest(path: "/health")).status == 200)
         let post = await proxy.respond(to: ProxyRequest(method: "POST", path: "/insecure/w:1/plain/http://h.invalid/a"))
