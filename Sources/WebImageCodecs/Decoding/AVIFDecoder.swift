@@ -200,9 +200,7 @@ public struct AVIFDecoder: ImageDecoding {
     static func orientation(_ image: avifImage) -> Int {
         let angle = image.transformFlags & AVIF_TRANSFORM_IROT.rawValue != 0 ? Int(image.irot.angle & 3) : 0
         let mirror = image.transformFlags & AVIF_TRANSFORM_IMIR.rawValue != 0 ? Int(image.imir.mode) : -1
-        // Rows: angle 0, 90° anti-clockwise, 180°, 270° anti-clockwise. Columns: no mirror, mode 0, mode 1.
-        let table = [[1, 4, 2], [8, 5, 7], [3, 2, 4], [6, 7, 5]]
-        return table[angle][mirror < 0 ? 0 : (mirror == 0 ? 1 : 2)]
+        return HEIFItemProperties.exifOrientation(angle: angle, mirror: mirror)
     }
 
     private static func check(_ result: avifResult, _ message: String) throws {

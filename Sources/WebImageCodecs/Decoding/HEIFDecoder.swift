@@ -5,8 +5,11 @@ import Foundation
 /// alpha, grids (libheif assembles the tiles) and its ICC profile or CICP (`nclx`) colour.
 ///
 /// Geometry: libheif applies the file's clean aperture (`clap`), rotation (`irot`) and mirror (`imir`), so
-/// the image is upright, as iPhones' photos are shown everywhere, and `exifOrientation` is 1. (libheif
-/// 1.15 does not report the transforms it applied.)
+/// the image is upright, as iPhones' photos are shown everywhere, and `exifOrientation` is 1. libheif 1.15
+/// does not report the transforms it applied, so the decoder reads `irot` and `imir` from the file's boxes
+/// (`HEIFItemProperties`): `fileOrientation` says what they amount to, and with `preserveOrientation` the
+/// upright pixels are turned back to the stored layout (cropped by `clap`), with `exifOrientation` the
+/// turn still to apply, as for the other formats.
 ///
 /// Limits: the declared size is checked against `maximumImagePixels` and the pixel memory is claimed
 /// before libheif decodes anything; libheif's own size limit is set to the same number of pixels on a
@@ -50,22 +53,29 @@ public struct HEIFDecoder: ImageDecoding {
             try Self.check(heif_context_get_primary_image_handle(context, &primary), "HEIF has no primary image")
             guard let primary else { throw DecodingFailure.badImageData("HEIF has no primary image") }
             defer { heif_image_handle_release(primary) }
+            // libheif's sizes are upright; DecodeSizing works in the stored layout, turned a quarter back
+            // when the file's orientation turns it.
+            let declared = HEIFItemProperties.primaryOrientation(data)
+            let upright = PixelSize(
+                width: Int(heif_image_handle_get_width(primary)), height: Int(heif_image_handle_get_height(primary)))
+            let stored = declared >= 5 ? PixelSize(width: upright.height, height: upright.width) : upright
             let sizing = try DecodeSizing(
-                width: Int(heif_image_handle_get_width(primary)), height: Int(heif_image_handle_get_height(primary)),
-                format: .heic, options: options)
+                width: stored.width, height: stored.height, format: .heic, options: options, orientation: declared)
+            let uprightTarget =
+                declared >= 5 ? PixelSize(width: sizing.target.height, height: sizing.target.width) : sizing.target
             // The coded size (before a crop or rotation) bounds libheif's planes.
             let coded = try DecodeSizing(
                 width: Int(heif_image_handle_get_ispe_width(primary)),
                 height: Int(heif_image_handle_get_ispe_height(primary)), format: .heic, options: options)
             let thumbnail =
-                options.thumbnailPixelSize != nil ? Self.thumbnail(of: primary, covering: sizing.target) : nil
+                options.thumbnailPixelSize != nil ? Self.thumbnail(of: primary, covering: uprightTarget) : nil
             defer { thumbnail.map { heif_image_handle_release($0) } }
             let handle = thumbnail ?? primary
             let source =
                 thumbnail.map {
                     PixelSize(
                         width: Int(heif_image_handle_get_width($0)), height: Int(heif_image_handle_get_height($0)))
-                } ?? sizing.original
+                } ?? upright
             // libheif's YUV planes (at most two canvases' worth at 16 bits), its RGBA image, and this copy.
             let codedBytes = PixelMemory.bytes(thumbnail == nil ? coded.original : source, count: 2)
             let bytes = PixelMemory.sum(codedBytes, PixelMemory.bytes(source, count: 2))
@@ -80,16 +90,32 @@ public struct HEIFDecoder: ImageDecoding {
                 toneMapper = HDRToneMapper(primaries: primaries, transfer: transfer)
             }
             var frame = try Self.rgba(handle, size: source, toneMapper: toneMapper)
-            if frame.width != sizing.target.width || frame.height != sizing.target.height {
-                frame = PixelResampler.resample(frame, to: sizing.target)
+            if frame.width != uprightTarget.width || frame.height != uprightTarget.height {
+                frame = PixelResampler.resample(frame, to: uprightTarget)
             }
+            // libheif turned the pixels upright; `preserveOrientation` asks for the stored layout back.
+            let preserves = options.preserveOrientation && declared != 1
+            if preserves {
+                frame = PixelOps.orient(frame, Self.inverse(of: declared))
+            }
+            let original = preserves ? stored : upright
             var image = Image(
-                format: .heic, width: frame.width, height: frame.height, originalWidth: sizing.original.width,
-                originalHeight: sizing.original.height, frames: [frame], hasAlpha: hasAlpha)
+                format: .heic, width: frame.width, height: frame.height, originalWidth: original.width,
+                originalHeight: original.height, frames: [frame], exifOrientation: preserves ? declared : 1,
+                fileOrientation: declared, hasAlpha: hasAlpha)
             if toneMapper == nil, let profile {
                 ColorManagement.apply(profile, to: &image, options: options)
             }
             return image
+        }
+    }
+
+    /// The EXIF orientation that undoes `orientation`: the quarter turns swap, the rest undo themselves.
+    static func inverse(of orientation: Int) -> Int {
+        switch orientation {
+        case 6: 8
+        case 8: 6
+        default: orientation
         }
     }
 

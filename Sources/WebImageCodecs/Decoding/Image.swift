@@ -81,8 +81,8 @@ public struct Image: Sendable {
     /// `ImageDecodingOptions.preserveOrientation`. `ImageTransformer.applyOrientation` applies it.
     public var exifOrientation: Int
     /// The orientation the file declares, 1…8 (1 when it declares none), whether or not the decoder applied
-    /// it: the EXIF orientation tag, else XMP's `tiff:Orientation` (JPEG, PNG, WebP), AVIF's `irot` and
-    /// `imir`, or JPEG XL's header.
+    /// it: the EXIF orientation tag, else XMP's `tiff:Orientation` (JPEG, PNG, WebP), AVIF's and HEIC's
+    /// `irot` and `imir`, or JPEG XL's header.
     public var fileOrientation: Int
     /// Whether any pixel can be less than opaque.
     public var hasAlpha: Bool

@@ -90,7 +90,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     ///
     /// By default a decoder applies the orientation the file declares, as browsers and SDWebImage show
     /// images: the EXIF orientation tag (JPEG, WebP, PNG's `eXIf`), else XMP's `tiff:Orientation`, AVIF's
-    /// `irot` and `imir`, JPEG XL's header. The image is then upright, its sizes are the upright ones, and
+    /// and HEIC's `irot` and `imir`, JPEG XL's header. The image is then upright, its sizes are the upright ones, and
     /// `Image.exifOrientation` is 1. With `true` the frames are as stored, `exifOrientation` is the file's
     /// orientation, and `ImageTransformer.applyOrientation` turns them later. Either way
     /// `Image.fileOrientation` tells what the file declares, and `thumbnailPixelSize` and

@@ -56,11 +56,75 @@ struct HEIFDecodingTests {
         // show), which pillow-heif wrote as irot/imir: shown 40×60 with the block at the top-right.
         let image = try ImageDecoderRegistry.shared.decode(try Self.data("orientation6.heic"))
         #expect(image.width == 40 && image.height == 60)
-        #expect(image.exifOrientation == 1)
+        #expect(image.originalWidth == 40 && image.originalHeight == 60)
+        #expect(image.exifOrientation == 1 && image.fileOrientation == 6)
         let corner = Self.pixel(image, 35, 4)
         #expect(corner[0] > 200 && corner[1] < 60 && corner[2] < 60, "top-right: \(corner)")
         let other = Self.pixel(image, 4, 4)
         #expect(other[0] > 200 && other[1] > 200 && other[2] > 200, "top-left: \(other)")
+    }
+
+    @Test("preserveOrientation gives the stored 60×40 pixels with orientation 6, which applyOrientation turns")
+    func preservedOrientation() throws {
+        let data = try Self.data("orientation6.heic")
+        var options = ImageDecodingOptions()
+        options.preserveOrientation = true
+        let stored = try ImageDecoderRegistry.shared.decode(data, options: options)
+        #expect(stored.width == 60 && stored.height == 40)
+        #expect(stored.originalWidth == 60 && stored.originalHeight == 40)
+        #expect(stored.exifOrientation == 6 && stored.fileOrientation == 6)
+        // The red block is at the stored top-left.
+        let corner = Self.pixel(stored, 4, 4)
+        #expect(corner[0] > 200 && corner[1] < 60 && corner[2] < 60, "stored top-left: \(corner)")
+        let opposite = Self.pixel(stored, 55, 35)
+        #expect(opposite[0] > 200 && opposite[1] > 200 && opposite[2] > 200, "\(opposite)")
+        // Turned later, it equals the default (upright) decode pixel for pixel.
+        let turned = try ImageTransformer.applyOrientation.transform(stored)
+        let upright = try ImageDecoderRegistry.shared.decode(data)
+        #expect(turned.width == 40 && turned.height == 60 && turned.exifOrientation == 1)
+        #expect(turned.frames[0].pixels == upright.frames[0].pixels)
+        // A thumbnail box describes the image as delivered: the stored layout here.
+        options.thumbnailPixelSize = PixelSize(width: 30, height: 30)
+        let small = try ImageDecoderRegistry.shared.decode(data, options: options)
+        #expect(small.width == 30 && small.height == 20 && small.exifOrientation == 6)
+        let smallCorner = Self.pixel(small, 2, 2)
+        #expect(smallCorner[0] > 200 && smallCorner[1] < 60, "\(smallCorner)")
+    }
+
+    @Test("irot and imir are read from the primary item's properties, and bad boxes give orientation 1")
+    func itemProperties() throws {
+        // ipco holds [hvcC stand-in, irot angle 3 (270° anti-clockwise), imir axis 1]; ipma (version 1,
+        // 16-bit indexes) gives item 1 properties 1 and 2 and item 2 property 3.
+        func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {
+            let size = UInt32(8 + payload.count)
+            return withUnsafeBytes(of: size.bigEndian) { Array($0) } + Array(type.utf8) + payload
+        }
+        let ipco = box("ipco", box("hvcC", [1, 2, 3]) + box("irot", [3]) + box("imir", [1]))
+        let ipma = box("ipma", [1, 0, 0, 1, 0, 0, 0, 2] + [0, 0, 0, 1, 2, 0x80, 1, 0, 2] + [0, 0, 0, 2, 1, 0, 3])
+        func file(primary: UInt16) -> Data {
+            let pitm = box("pitm", [0, 0, 0, 0, UInt8(primary >> 8), UInt8(primary & 0xFF)])
+            let meta = box(
+                "meta",
+                [0, 0, 0, 0] + box("hdlr", Array(repeating: 0, count: 20)) + pitm
+                    + box("iprp", ipco + ipma))
+            return Data(box("ftyp", Array("heic".utf8) + [0, 0, 0, 0]) + meta + box("mdat", [0, 0]))
+        }
+        // Item 1: irot 3 → orientation 6. Item 2: imir 1 alone → orientation 2.
+        #expect(HEIFItemProperties.primaryOrientation(file(primary: 1)) == 6)
+        #expect(HEIFItemProperties.primaryOrientation(file(primary: 2)) == 2)
+        #expect(HEIFItemProperties.primaryOrientation(file(primary: 3)) == 1)
+        // Every truncation, and a box whose size runs past the file, reads as 1 without trapping.
+        let whole = file(primary: 1)
+        for cut in 0..<whole.count {
+            let orientation = HEIFItemProperties.primaryOrientation(whole.prefix(cut))
+            #expect(orientation == 1 || orientation == 6, "cut at \(cut)")
+        }
+        var lying = [UInt8](whole)
+        lying[3] = 0xFF
+        #expect(HEIFItemProperties.primaryOrientation(Data(lying)) == 1)
+        // The real fixture says 6 (pillow-heif wrote EXIF orientation 6 as irot/imir).
+        #expect(HEIFItemProperties.primaryOrientation(try Self.data("orientation6.heic")) == 6)
+        #expect(HEIFItemProperties.primaryOrientation(try Self.data("grid.heic")) == 1)
     }
 
     @Test("a grid of 64-pixel tiles is assembled into one picture")
