@@ -15,14 +15,14 @@ let package = Package(
     targets: [
         // The physical-limit client: one libcurl multi handle in C.
         .target(name: "CBenchCurl", path: "CBenchCurl", linkerSettings: [.linkedLibrary("curl")]),
-        // The baseline decoders (TurboJPEG, libpng's simplified API, libwebp, libavif, libjxl) and the
-        // file-set encoders.
+        // The baseline decoders (TurboJPEG, libpng's simplified API, libwebp, libavif, libjxl, libheif) and the
+        // file-set encoders (libheif's for the HEIC files).
         .target(
             name: "CBenchCodecs",
             path: "CBenchCodecs",
             linkerSettings: [
                 .linkedLibrary("turbojpeg"), .linkedLibrary("png16"), .linkedLibrary("webp"), .linkedLibrary("avif"),
-                .linkedLibrary("jxl"),
+                .linkedLibrary("jxl"), .linkedLibrary("heif"),
             ]
         ),
         .executableTarget(

@@ -185,3 +185,107 @@ done:
     JxlDecoderDestroy(decoder);
     return status;
 }
+
+// ---- HEIC: libheif called directly (HEVC through libde265; encoding through libheif's built-in x265) ----
+
+#include <libheif/heif.h>
+
+int wi_bench_heif_decode(const uint8_t *data, size_t length, int *width, int *height) {
+    struct heif_context *context = heif_context_alloc();
+    if (!context) return -1;
+    int status = -1;
+    struct heif_image_handle *handle = NULL;
+    struct heif_image *image = NULL;
+    struct heif_decoding_options *options = heif_decoding_options_alloc();
+    if (!options) goto done;
+    options->convert_hdr_to_8bit = 1;
+    if (heif_context_read_from_memory_without_copy(context, data, length, NULL).code != heif_error_Ok) goto done;
+    if (heif_context_get_primary_image_handle(context, &handle).code != heif_error_Ok) goto done;
+    if (heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options).code !=
+        heif_error_Ok)
+        goto done;
+    int stride = 0;
+    const uint8_t *pixels = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+    *width = heif_image_get_width(image, heif_channel_interleaved);
+    *height = heif_image_get_height(image, heif_channel_interleaved);
+    if (pixels && stride >= *width * 4) status = 0;
+done:
+    if (image) heif_image_release(image);
+    if (handle) heif_image_handle_release(handle);
+    heif_decoding_options_free(options);
+    heif_context_free(context);
+    return status;
+}
+
+struct wi_bench_buffer {
+    uint8_t *bytes;
+    size_t length;
+    size_t capacity;
+};
+
+static struct heif_error wi_bench_heif_write(struct heif_context *context, const void *data, size_t size,
+                                             void *userdata) {
+    (void)context;
+    struct wi_bench_buffer *buffer = userdata;
+    struct heif_error error = {heif_error_Ok, heif_suberror_Unspecified, "ok"};
+    if (buffer->length + size > buffer->capacity) {
+        size_t capacity = (buffer->length + size) * 2;
+        uint8_t *bytes = realloc(buffer->bytes, capacity);
+        if (!bytes) {
+            error.code = heif_error_Encoding_error;
+            error.message = "out of memory";
+            return error;
+        }
+        buffer->bytes = bytes;
+        buffer->capacity = capacity;
+    }
+    memcpy(buffer->bytes + buffer->length, data, size);
+    buffer->length += size;
+    return error;
+}
+
+int wi_bench_heif_encode(const uint8_t *pixels, int width, int height, int quality, uint8_t **output,
+                         size_t *length) {
+    struct heif_context *context = heif_context_alloc();
+    if (!context) return -1;
+    int status = -1;
+    struct heif_encoder *encoder = NULL;
+    struct heif_image *image = NULL;
+    struct wi_bench_buffer buffer = {NULL, 0, 0};
+    if (heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder).code != heif_error_Ok) goto done;
+    if (heif_encoder_set_lossy_quality(encoder, quality).code != heif_error_Ok) goto done;
+    // An opaque photo, as a camera stores it: RGB without an alpha plane (libheif converts it to 4:2:0 YCbCr).
+    if (heif_image_create(width, height, heif_colorspace_RGB, heif_chroma_interleaved_RGB, &image).code !=
+        heif_error_Ok)
+        goto done;
+    if (heif_image_add_plane(image, heif_channel_interleaved, width, height, 8).code != heif_error_Ok) goto done;
+    int stride = 0;
+    uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+    if (!plane) goto done;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *from = pixels + (size_t)y * (size_t)width * 4;
+        uint8_t *to = plane + (size_t)y * (size_t)stride;
+        for (int x = 0; x < width; x++) {
+            to[x * 3] = from[x * 4];
+            to[x * 3 + 1] = from[x * 4 + 1];
+            to[x * 3 + 2] = from[x * 4 + 2];
+        }
+    }
+    if (heif_context_encode_image(context, image, encoder, NULL, NULL).code != heif_error_Ok) goto done;
+    struct heif_writer writer = {1, wi_bench_heif_write};
+    if (heif_context_write(context, &writer, &buffer).code != heif_error_Ok) goto done;
+    *output = buffer.bytes;
+    *length = buffer.length;
+    buffer.bytes = NULL;
+    status = 0;
+done:
+    free(buffer.bytes);
+    if (image) heif_image_release(image);
+    if (encoder) heif_encoder_release(encoder);
+    heif_context_free(context);
+    return status;
+}
+
+void wi_bench_heif_free(uint8_t *buffer) { free(buffer); }
+
+const char *wi_bench_heif_version(void) { return heif_get_version(); }

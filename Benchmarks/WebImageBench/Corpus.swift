@@ -10,6 +10,7 @@ import WebImage
 /// www/large/l00.bin … l19.bin       20 × 5 MiB       pseudo-random bytes
 /// www/photos/pNN.{jpg,webp,png}      2 MP (1632×1224) images made from the corpus photos
 /// www/photos/pNN.{avif,jxl}          the same, encoded by avifenc (speed 8) and cjxl (distance 1, effort 3)
+/// www/photos/pNN.heic                the same, encoded by libheif (x265, quality 50, 4:2:0, no alpha)
 /// www/big/54mp.jpg                   9000×6000 JPEG, astronaut-36mp.jpg upscaled
 /// ```
 struct Corpus {
@@ -20,8 +21,12 @@ struct Corpus {
     static let photoSize = PixelSize(width: 1632, height: 1224)
     static let bigSize = PixelSize(width: 9000, height: 6000)
     static let photoFormats = ["jpg", "webp", "png"]
-    /// Made from the PNGs by libavif's and libjxl's command-line encoders (`make deps-bench` installs them).
-    static let nextGenerationFormats = ["avif", "jxl"]
+    /// AVIF and JPEG XL are made from the PNGs by libavif's and libjxl's command-line encoders (`make
+    /// deps-bench` installs them); HEIC from the same pixels by libheif's HEVC encoder (x265, built into
+    /// Debian's libheif), called from `CBenchCodecs` at libheif's default quality of 50, as an opaque
+    /// 4:2:0 photo like a phone's.
+    static let nextGenerationFormats = ["avif", "jxl", "heic"]
+    static let heicQuality: Int32 = 50
 
     let root: URL
     let sourceDirectory: URL
@@ -131,6 +136,11 @@ struct Corpus {
             }
             try Data(bytes: png, count: length).write(to: url(stem + ".png"))
             wi_bench_png_free(png)
+            output = nil
+            guard wi_bench_heif_encode(base, width, height, Self.heicQuality, &output, &length) == 0, let heic = output
+            else { throw BenchError("HEIC encode failed (libheif without its x265 encoder?)") }
+            try Data(bytes: heic, count: length).write(to: url(stem + ".heic"))
+            wi_bench_heif_free(heic)
         }
     }
 

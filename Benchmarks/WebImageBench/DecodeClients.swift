@@ -44,8 +44,9 @@ func runDecodeOnlyClient(paths: [String], threads: Int) -> Sample {
 }
 
 /// One thread decodes every file `passes` times, either with WebImage's decoder (`swift`) or with the
-/// C library called directly (`c`): TurboJPEG's tjDecompress2, libpng's simplified API, WebPDecodeRGBA —
-/// each into RGBA8, allocating the output per image as a caller would.
+/// C library called directly (`c`): TurboJPEG's tjDecompress2, libpng's simplified API, WebPDecodeRGBA,
+/// libavif, libjxl, libheif's heif_decode_image — each into RGBA8, allocating the output per image as a
+/// caller would.
 func runDecoderClient(paths: [String], implementation: String, passes: Int) -> Sample {
     let files = loadFiles(paths)
     let decode: (Data) -> Bool
@@ -90,6 +91,8 @@ private func decodeWithCLibrary(_ data: Data) -> Bool {
             return wi_bench_avif_decode(base, raw.count, &width, &height) == 0
         case .jxl:
             return wi_bench_jxl_decode(base, raw.count, &width, &height) == 0
+        case .heic:
+            return wi_bench_heif_decode(base, raw.count, &width, &height) == 0
         default:
             return false
         }

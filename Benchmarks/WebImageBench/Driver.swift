@@ -17,6 +17,13 @@ struct Driver {
     /// The serve workload's durations (`--serve-seconds`, `--serve-warmup`); `--no-serve` skips it.
     var serve = ServeBenchmark.Settings()
     var runsServe = true
+    /// `--only decoders`: one section alone (``runDecoders()``); nil runs everything.
+    var only: Section?
+
+    /// A part of the run that `--only` can select.
+    enum Section: String {
+        case decoders
+    }
 
     static let parallel = 6
     static let coalescingRequests = 10_000
@@ -69,6 +76,7 @@ struct Driver {
     }
 
     func run() {
+        if only == .decoders { return runDecoders() }
         let loadAtStart = Environment.loadAverage()
         let root = Self.makeTemporaryDirectory()
         let cleanup = Cleanup(root: root)
@@ -87,17 +95,7 @@ struct Driver {
 
         let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
         let workloads = makeWorkloads(corpus: corpus, lists: lists, nginx: nginx)
-        var results: [String: [Sample]] = [:]
-        for round in 0..<rounds {
-            log("round \(round + 1) of \(rounds)")
-            for workload in workloads {
-                let clients = workload.clients
-                for offset in 0..<clients.count {
-                    let client = clients[(offset + round) % clients.count]
-                    results["\(workload.name)/\(client.name)", default: []].append(client.run())
-                }
-            }
-        }
+        var results = runRounds(workloads)
         // Once, not per round: `webimage bulk` over 1,000 and 100,000 URLs (the tiny image under distinct
         // query strings), for its peak RSS.
         if let cli = Self.webimageCLI {
@@ -147,6 +145,23 @@ struct Driver {
         }
         print(report.summary())
         log("wrote \(output)")
+    }
+
+    /// Every client of every workload, `rounds` times, the order of each workload's clients rotating by one
+    /// each round; the samples by "workload/client".
+    func runRounds(_ workloads: [Workload]) -> [String: [Sample]] {
+        var results: [String: [Sample]] = [:]
+        for round in 0..<rounds {
+            log("round \(round + 1) of \(rounds)")
+            for workload in workloads {
+                let clients = workload.clients
+                for offset in 0..<clients.count {
+                    let client = clients[(offset + round) % clients.count]
+                    results["\(workload.name)/\(client.name)", default: []].append(client.run())
+                }
+            }
+        }
+        return results
     }
 
     /// `webimage bulk` against img2dataset on the same job: 2,000 URLs of 2 MP JPEGs from nginx, each
@@ -300,21 +315,7 @@ struct Driver {
                     },
                 ]))
 
-        for ext in Corpus.photoFormats + Corpus.nextGenerationFormats {
-            let files = lists.writeFiles("decoder-\(ext)", paths: corpus.photoPaths(ext).map { corpus.url($0).path })
-            let passes = String(Self.decoderPasses)
-            workloads.append(
-                Workload(
-                    name: "decoder-\(ext)",
-                    clients: [
-                        Client(name: "WebImage decoder") {
-                            runClient(["decoder", "--files", files, "--impl", "swift", "--passes", passes])
-                        },
-                        Client(name: "C library") {
-                            runClient(["decoder", "--files", files, "--impl", "c", "--passes", passes])
-                        },
-                    ]))
-        }
+        workloads += decoderWorkloads(corpus: corpus, lists: lists)
 
         // The thumbnail pipeline (issue 14): the 2 MP JPEGs → 256×256 fill → JPEG q85, one thread each.
         let jpegs = corpus.photoPaths("jpg").map { corpus.url($0).path }

@@ -1,3 +1,4 @@
+import CBenchCodecs
 import Foundation
 import WebImage
 
@@ -38,6 +39,7 @@ struct Environment {
             ("libjpeg-turbo", LibraryVersions.jpeg),
             ("libpng", LibraryVersions.png),
             ("libwebp", LibraryVersions.webp),
+            ("libheif", String(cString: wi_bench_heif_version())),
             (
                 "WebImage",
                 LibraryVersions.webImage + " at " + shell("git rev-parse --short HEAD 2>/dev/null || echo unknown")

@@ -4,6 +4,8 @@ import Foundation
 //
 //   WebImageBench run [--rounds N] [--output docs/BENCHMARKS.md] [--corpus DIR] [--no-profile]
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
+//   WebImageBench run --only decoders --output FILE [--rounds N] [--corpus DIR]
+//       the decoder workloads alone (photos only, no nginx): a report of their targets and table in FILE
 //   WebImageBench serve-bench [--output docs/BENCHMARKS.md] [--rounds N] [--seconds N] [--warmup N]
 //       [--concurrency 16,64]
 //       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
@@ -88,6 +90,16 @@ case "run":
     driver.command = arguments.string("command") ?? driver.command
     driver.serve = arguments.serveSettings(prefix: "serve-")
     driver.runsServe = !arguments.flag("no-serve")
+    if let only = arguments.string("only") {
+        guard let section = Driver.Section(rawValue: only) else { fail("--only takes: decoders") }
+        // A partial report must not replace the whole one.
+        guard let output = arguments.string("output"), !output.hasSuffix("BENCHMARKS.md") else {
+            fail("--only writes a partial report: give --output another file than docs/BENCHMARKS.md")
+        }
+        driver.only = section
+        driver.output = output
+        driver.command = arguments.string("command") ?? (["WebImageBench"] + commandLine).joined(separator: " ")
+    }
     driver.run()
 case "serve-bench":
     var driver = ServeDriver()

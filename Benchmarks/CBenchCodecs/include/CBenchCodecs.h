@@ -42,4 +42,17 @@ void wi_bench_webp_free(uint8_t *_Nullable buffer);
 int wi_bench_avif_decode(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
 /// Decodes with libjxl's JxlDecoder to RGBA8 (one thread, a buffer it allocates and frees); 0 or -1.
 int wi_bench_jxl_decode(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
+
+/// Decodes the primary image with libheif (heif_context_read_from_memory_without_copy,
+/// heif_context_get_primary_image_handle, heif_decode_image to interleaved RGBA8 with HDR reduced to 8 bits:
+/// the calls HEIFDecoder makes), then releases it; 0 or -1.
+int wi_bench_heif_decode(const uint8_t *_Nonnull data, size_t length, int *_Nonnull width, int *_Nonnull height);
+/// Encodes RGBA (alpha dropped) as HEIC with libheif's HEVC encoder at `quality` (0–100); free `*output` with
+/// `wi_bench_heif_free`. 0 or -1.
+int wi_bench_heif_encode(const uint8_t *_Nonnull pixels, int width, int height, int quality,
+                         uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length);
+/// Frees memory `wi_bench_heif_encode` returned.
+void wi_bench_heif_free(uint8_t *_Nullable buffer);
+/// libheif's version ("1.15.1"), for the report.
+const char *_Nonnull wi_bench_heif_version(void);
 #endif
