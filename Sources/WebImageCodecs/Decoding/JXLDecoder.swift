@@ -17,6 +17,11 @@ import Foundation
 ///
 /// Alpha comes back straight: libjxl un-premultiplies a file whose alpha channel is premultiplied.
 ///
+/// CMYK (a black extra channel and a CMYK ICC profile): the black channel is taken with the CMY colour
+/// channels and the four go through the profile to sRGB, whatever `ImageDecodingOptions.colorSpace`
+/// says (RGBA cannot hold CMYK), as for a CMYK JPEG. libjxl stores CMYK with 0 as full ink and 1 as
+/// none. Without a usable CMYK profile the inks are mixed naively (each colour times the black).
+///
 /// Colour: pixels in a space other than sRGB come with libjxl's ICC description of it, applied as
 /// `ImageDecodingOptions.colorSpace` asks. An XYB (lossy) image is asked for in sRGB when the options
 /// want sRGB, so libjxl converts from XYB in floating point instead of handing over 8-bit linear light.
@@ -50,16 +55,18 @@ public struct JXLDecoder: ImageDecoding {
                 orientation: orientation)
             let animated = info.have_animation != JXL_FALSE
             let declaredFrames = animated ? Self.frameCount(base, raw.count) : 1
+            let black = Self.blackChannel(session.decoder, info)
             // libjxl's own full-size buffers (counted as one RGBA canvas) and the frame being written; a
-            // deeper image may be HDR, written at 16 bits for tone mapping (two canvases more).
-            let plan = sizing.animationPlan(
-                declaredFrames: declaredFrames, canvases: info.bits_per_sample > 8 ? 4 : 2, options: options)
+            // deeper image may be HDR, written at 16 bits for tone mapping (two canvases more); CMYK needs
+            // the black channel and the inks handed to LittleCMS (two more).
+            let canvases = (info.bits_per_sample > 8 ? 4 : 2) + (black != nil ? 2 : 0)
+            let plan = sizing.animationPlan(declaredFrames: declaredFrames, canvases: canvases, options: options)
             let claim = try PixelMemory.claim(
                 plan.bytes, largest: PixelMemory.bytes(sizing.original), options: options,
                 for: "JPEG XL \(sizing.original) × \(plan.frames) frames")
             defer { claim.release() }
             let (frames, color, isPartial) = try decodeFrames(
-                base, raw.count, info: info, sizing: sizing, limit: plan.frames, options: options)
+                base, raw.count, info: info, black: black, sizing: sizing, limit: plan.frames, options: options)
             var image = Image(
                 format: .jxl, width: frames[0].width, height: frames[0].height,
                 originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
@@ -73,8 +80,8 @@ public struct JXLDecoder: ImageDecoding {
     }
 
     private func decodeFrames(
-        _ base: UnsafePointer<UInt8>, _ length: Int, info: JxlBasicInfo, sizing: DecodeSizing, limit: Int,
-        options: ImageDecodingOptions
+        _ base: UnsafePointer<UInt8>, _ length: Int, info: JxlBasicInfo, black: UInt32?, sizing: DecodeSizing,
+        limit: Int, options: ImageDecodingOptions
     ) throws -> (frames: [ImageFrame], color: EmbeddedColorSpace?, isPartial: Bool) {
         let session = try Session(
             base, length,
@@ -89,6 +96,14 @@ public struct JXLDecoder: ImageDecoding {
         var toneMapper: HDRToneMapper?
         var wide: UnsafeMutableBufferPointer<UInt16>?
         defer { wide?.deallocate() }
+        // CMYK: the black channel of the frame being written, and the CMYK profile (nil: mixed naively).
+        var blackFormat = JxlPixelFormat(
+            num_channels: 1, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        let blackBuffer = black.map { _ in
+            UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height)
+        }
+        defer { blackBuffer?.deallocate() }
+        var cmykProfile: Data?
         var frames: [ImageFrame] = []
         var duration: TimeInterval = 0
         var bufferSet = false
@@ -97,7 +112,8 @@ public struct JXLDecoder: ImageDecoding {
             ? Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator) : 0
 
         func keep() {
-            let pixels = toneMapper.flatMap { mapper in wide.map { mapper.map(Array($0)) } } ?? Array(buffer)
+            var pixels = toneMapper.flatMap { mapper in wide.map { mapper.map(Array($0)) } } ?? Array(buffer)
+            if let blackBuffer { Self.convertCMYK(&pixels, black: blackBuffer, profile: cmykProfile) }
             var frame = ImageFrame(
                 width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,
                 duration: duration)
@@ -107,6 +123,13 @@ public struct JXLDecoder: ImageDecoding {
 
         while frames.count < limit {
             switch try session.next() {
+            case JXL_DEC_COLOR_ENCODING where black != nil:
+                // The colour channels hold C, M and Y, which only the CMYK profile (with black) describes.
+                if let profile = Self.iccProfile(session.decoder), ColorManagement.isCMYKProfile(profile),
+                    ColorManagement.isUsable(profile, format: .jxl, options: options)
+                {
+                    cmykProfile = profile
+                }
             case JXL_DEC_COLOR_ENCODING:
                 // An XYB image has no stored RGB: for one whose original is an ICC profile libjxl picks linear
                 // light, which 8 bits cannot hold in the dark tones (they band once converted). Asking for
@@ -160,6 +183,18 @@ public struct JXLDecoder: ImageDecoding {
                 try Self.check(
                     JxlDecoderSetImageOutBuffer(session.decoder, &format, buffer.baseAddress, buffer.count),
                     "JPEG XL output buffer refused")
+                if let black, let blackBuffer {
+                    try Self.check(
+                        JxlDecoderExtraChannelBufferSize(session.decoder, &blackFormat, &needed, black),
+                        "JPEG XL black channel size unknown")
+                    guard needed == blackBuffer.count else {
+                        throw DecodingFailure.badImageData("JPEG XL black channel disagrees with the basic info")
+                    }
+                    try Self.check(
+                        JxlDecoderSetExtraChannelBuffer(
+                            session.decoder, &blackFormat, blackBuffer.baseAddress, blackBuffer.count, black),
+                        "JPEG XL black channel buffer refused")
+                }
                 bufferSet = true
             case JXL_DEC_FULL_IMAGE:
                 keep()
@@ -192,6 +227,11 @@ public struct JXLDecoder: ImageDecoding {
         {
             return nil
         }
+        return iccProfile(decoder).map { .icc($0) }
+    }
+
+    /// The ICC profile of the pixels libjxl hands over, nil when it has none to give.
+    private static func iccProfile(_ decoder: OpaquePointer) -> Data? {
         var size = 0
         guard JxlDecoderGetICCProfileSize(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS,
             size > 0, size < 16 << 20
@@ -201,7 +241,49 @@ public struct JXLDecoder: ImageDecoding {
             JxlDecoderGetColorAsICCProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &profile, size)
                 == JXL_DEC_SUCCESS
         else { return nil }
-        return .icc(Data(profile))
+        return Data(profile)
+    }
+
+    /// The index of the black (K) extra channel of a CMYK image; nil for every other image.
+    private static func blackChannel(_ decoder: OpaquePointer, _ info: JxlBasicInfo) -> UInt32? {
+        for index in 0..<info.num_extra_channels {
+            var channel = JxlExtraChannelInfo()
+            if JxlDecoderGetExtraChannelInfo(decoder, Int(index), &channel) == JXL_DEC_SUCCESS,
+                channel.type == JXL_CHANNEL_BLACK
+            {
+                return index
+            }
+        }
+        return nil
+    }
+
+    /// Turns RGBA pixels whose colour channels hold libjxl's C, M and Y (0 = full ink), with `black` (the
+    /// same convention), into sRGB through `profile`, keeping alpha; without a profile, each colour is
+    /// multiplied by the black.
+    private static func convertCMYK(
+        _ pixels: inout [UInt8], black: UnsafeMutableBufferPointer<UInt8>, profile: Data?
+    ) {
+        let count = min(black.count, pixels.count / 4)
+        if let profile {
+            // LittleCMS's CMYK is ink amounts, 0 = none.
+            var inks = [UInt8](repeating: 0, count: count * 4)
+            for pixel in 0..<count {
+                for channel in 0..<3 { inks[pixel * 4 + channel] = 255 - pixels[pixel * 4 + channel] }
+                inks[pixel * 4 + 3] = 255 - black[pixel]
+            }
+            if ColorManagement.convertCMYK(&inks, profileData: profile) {
+                for pixel in 0..<count {
+                    for channel in 0..<3 { pixels[pixel * 4 + channel] = inks[pixel * 4 + channel] }
+                }
+                return
+            }
+        }
+        for pixel in 0..<count {
+            let k = Int(black[pixel])
+            for channel in 0..<3 {
+                pixels[pixel * 4 + channel] = UInt8((Int(pixels[pixel * 4 + channel]) * k + 127) / 255)
+            }
+        }
     }
 
     /// The tone mapper and the encoding of an RGB image whose original colour is PQ or HLG (with D65 white

@@ -2,14 +2,15 @@
 """Makes the image-pipeline fixtures in this folder from the corpus photos (../corpus/images).
 
 Run from the repository root, with Pillow in the Python that runs it and Debian's libavif-bin,
-libjxl-tools, liblcms2-dev and libjpeg62-turbo-dev installed:
+libjxl-tools, libjxl-dev, liblcms2-dev and libjpeg62-turbo-dev installed:
 
     python3 -m venv /tmp/fixtures && /tmp/fixtures/bin/pip install Pillow
     /tmp/fixtures/bin/python Tests/Fixtures/pipeline/make-fixtures.py
 
 It writes the AVIF and JPEG XL files with avifenc / cjxl, their reference decodes (*.ref.png) with
 avifdec / djxl (8 bits per channel), the colour fixtures (a Display P3 profile and a synthetic CMYK one
-made with LittleCMS by tools/make-colour-fixtures.c, images carrying them), and manifest.json, which
+made with LittleCMS by tools/make-colour-fixtures.c, images carrying them, and a CMYK JPEG XL made
+with libjxl's encoder by tools/make-cmyk-jxl.c), and manifest.json, which
 lists what each file holds. The tests read only the committed results: nothing here runs in `make test`.
 """
 
@@ -128,6 +129,10 @@ def main():
         run("gcc", "-O1", "-o", tool, os.path.join(HERE, "tools", "make-colour-fixtures.c"), "-llcms2", "-ljpeg",
             "-lm")
         run(tool, HERE)
+        # A CMYK JPEG XL with alpha (cmyk-test.icc embedded), which cjxl cannot make: libjxl's encoder API.
+        cmyk_tool = os.path.join(workdir, "make-cmyk-jxl")
+        run("gcc", "-O1", "-o", cmyk_tool, os.path.join(HERE, "tools", "make-cmyk-jxl.c"), "-ljxl")
+        run(cmyk_tool, HERE)
         p3 = ImageCms.ImageCmsProfile(out("display-p3.icc"))
         srgb = ImageCms.createProfile("sRGB")
         coffee = Image.open(corpus("coffee-rgb.png")).convert("RGB")
