@@ -109,6 +109,32 @@ def pillow_frames(data):
     return frames, image.info.get("icc_profile") or None
 
 
+def jxl_frames_newer(data):
+    """A JPEG XL file's image decoded by a libjxl newer than the system's (0.7.0, which WebImage links), as
+    float RGBA, and the ICC profile of its pixels; for the conformance cases whose reference image is
+    missing. The pixels come from imagecodecs (libjxl 0.11, its default 8-bit output: a recompressed JPEG
+    is decoded to pixels by libjxl, as the suite's own references are); imagecodecs gives no colour
+    profile, so the profile is pillow-jxl-plugin's (another build of a recent libjxl), which describes the
+    same output space. Stills only (the first frame)."""
+    import imagecodecs
+    import pillow_jxl  # noqa: F401 (registers the plugin with Pillow)
+
+    pixels = imagecodecs.jpegxl_decode(data)
+    if pixels.dtype != np.uint8:
+        raise ValueError(f"imagecodecs gave {pixels.dtype} samples, expected 8-bit")
+    if pixels.ndim == 4:  # an animation: its frames
+        pixels = pixels[0]
+    if pixels.ndim == 2:
+        pixels = pixels[..., None]
+    gray = pixels.shape[2] in (1, 2)
+    colour_channels = np.repeat(pixels[..., :1], 3, axis=2) if gray else pixels[..., :3]
+    has_alpha = pixels.shape[2] in (2, 4)
+    alpha = pixels[..., -1:] if has_alpha else np.full(pixels.shape[:2] + (1,), 255, np.uint8)
+    frame = (np.concatenate([colour_channels, alpha], axis=2) / 255).astype(np.float32)
+    profile = Image.open(io.BytesIO(data)).info.get("icc_profile") or None
+    return [frame], profile
+
+
 def avif_frames_deep(data):
     """An AVIF file's first image through libavif's own avifdec at 16 bits (not cropped or turned), as
     float RGBA: for PQ and HLG images, whose 8-bit code values are too coarse to tone-map. None when
