@@ -99,8 +99,11 @@ public struct JXLDecoder: ImageDecoding {
         // CMYK: the black channel of the frame being written, and the CMYK profile (nil: mixed naively).
         var blackFormat = JxlPixelFormat(
             num_channels: 1, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        // No ink until libjxl writes it (a file that ends early leaves the rest of a frame unwritten).
         let blackBuffer = black.map { _ in
-            UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height)
+            let samples = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height)
+            samples.initialize(repeating: 255)
+            return samples
         }
         defer { blackBuffer?.deallocate() }
         var cmykProfile: Data?

@@ -38,6 +38,19 @@ import Testing
         #expect(alpha == (0..<Self.height).flatMap { _ in (0..<Self.width).map { UInt8(255 - $0) } })
     }
 
+    @Test func aCMYKFileThatEndsEarlyIsPartialOrRefused() throws {
+        let data = try PipelineFixtures.data("cmyk-alpha.jxl")
+        for length in [16, 1000, data.count / 2, data.count - 8] {
+            do {
+                let image = try JXLDecoder().decode(data.prefix(length), options: .default)
+                #expect(image.isPartial, "\(length) bytes")
+                #expect(image.width == Self.width && image.height == Self.height)
+            } catch let error as ImageCodecError {
+                #expect(error.code == .badImageData, "\(length) bytes: \(error)")
+            }
+        }
+    }
+
     @Test func withoutBlackTheColoursWouldBeFarOff() throws {
         // The same conversion with no black ink: the decode must differ from it where black is heavy, so
         // the test above could not pass with the black channel ignored.
