@@ -205,17 +205,20 @@ public struct ImageTransformer: ImageTransforming {
     private static func resize(_ image: Image, to size: PixelSize, mode: ResizeMode) -> Image {
         let (resized, output) = resizeGeometry(
             PixelSize(width: image.width, height: image.height), to: size, mode: mode)
+        // An image without alpha has 255 in every alpha byte: the resampler tries its opaque path.
+        let opaque = !image.hasAlpha
         switch mode {
         case .fit, .longestSide, .stretch:
-            return map(image) { LanczosResampler.resize($0, to: resized) }
+            return map(image) { LanczosResampler.resize($0, to: resized, mayBeOpaque: opaque) }
         case .fill:
+            // Only the centre is resampled: the same pixels as resizing everything, then cropping.
             let crop = PixelRect(
                 x: (resized.width - output.width) / 2, y: (resized.height - output.height) / 2, width: output.width,
                 height: output.height)
-            return map(image) { PixelOps.crop(LanczosResampler.resize($0, to: resized), crop) }
+            return map(image) { LanczosResampler.resize($0, to: resized, window: crop, mayBeOpaque: opaque) }
         case .pad(let color):
             var result = map(image) {
-                PixelOps.place(LanczosResampler.resize($0, to: resized), on: output, color: color)
+                PixelOps.place(LanczosResampler.resize($0, to: resized, mayBeOpaque: opaque), on: output, color: color)
             }
             if color.alpha < 255 && (resized.width < output.width || resized.height < output.height) {
                 result.hasAlpha = true

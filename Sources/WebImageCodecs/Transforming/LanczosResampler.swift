@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// High-quality resampling for the transformers: separable Lanczos-3 on premultiplied alpha.
 ///
@@ -7,19 +8,63 @@ import Foundation
 /// fraction of the cost. Every step works on premultiplied values, so fully transparent pixels (whose
 /// colour is often black) never bleed into their neighbours: no dark fringes along transparent edges.
 /// Enlarging uses the same filter at its natural width.
+///
+/// Only the pixels of the output `window` are computed (a `fill` thumbnail's centre crop): the horizontal
+/// pass makes the window's columns of the input rows the window's rows read, the vertical pass the
+/// window's rows, each output value summed in the same order as over the whole image, so the window is
+/// exactly that part of the full resize. A frame whose alpha bytes the filter reads are all 255 skips
+/// premultiplying (multiplying by 1) and unpremultiplying, and is read from its 8-bit rows without a float
+/// copy of the whole frame.
 enum LanczosResampler {
     /// `frame` resampled to `size` (at least 1×1); the frame itself when the size already matches.
-    static func resize(_ frame: ImageFrame, to size: PixelSize) -> ImageFrame {
+    static func resize(_ frame: ImageFrame, to size: PixelSize, mayBeOpaque: Bool = true) -> ImageFrame {
         let target = PixelSize(width: max(1, size.width), height: max(1, size.height))
-        guard target.width != frame.width || target.height != frame.height else { return frame }
+        return resize(
+            frame, to: target, window: PixelRect(x: 0, y: 0, width: target.width, height: target.height),
+            mayBeOpaque: mayBeOpaque)
+    }
+
+    /// The part `window` (inside `0..<size`) of `frame` resampled to `size`: the same pixels as resizing the
+    /// whole frame and cropping it, without computing the rest.
+    ///
+    /// With `mayBeOpaque` (an image without `hasAlpha`), the opaque path is tried first: it checks every
+    /// alpha byte it reads and falls back to the premultiplied path at the first that is not 255. Its
+    /// colours can differ from the premultiplied path's by one level where a value lands on a rounding
+    /// boundary (the alpha there is a sum of weights, not exactly 255).
+    static func resize(_ frame: ImageFrame, to size: PixelSize, window: PixelRect, mayBeOpaque: Bool) -> ImageFrame {
+        let target = PixelSize(width: max(1, size.width), height: max(1, size.height))
+        let window = PixelRect(
+            x: min(max(0, window.x), target.width - 1), y: min(max(0, window.y), target.height - 1),
+            width: max(1, min(window.width, target.width - max(0, window.x))),
+            height: max(1, min(window.height, target.height - max(0, window.y))))
+        guard target.width != frame.width || target.height != frame.height else {
+            guard window.width != frame.width || window.height != frame.height else { return frame }
+            return PixelOps.crop(frame, window)
+        }
         let (factorX, factorY) = boxFactors(from: PixelSize(width: frame.width, height: frame.height), to: target)
-        // Box reduction straight from the 8-bit pixels: the full-size float plane (16 bytes a pixel) is
-        // never made.
-        var plane = PremultipliedPlane(frame, boxX: factorX, boxY: factorY)
-        if plane.width != target.width { plane = plane.filteredHorizontally(to: target.width) }
-        if plane.height != target.height { plane = plane.filteredVertically(to: target.height) }
+        let columnRange = window.x..<(window.x + window.width)
+        let rowRange = window.y..<(window.y + window.height)
+        // An opaque frame the filter reads directly is converted row by row. Otherwise the box reduction
+        // (or premultiplying) is made from the 8-bit pixels once: the full-size float plane (16 bytes a
+        // pixel) is never made when boxes shrink it.
+        var pixels: [UInt8]?
+        if mayBeOpaque && factorX == 1 && factorY == 1 {
+            pixels = ResamplerPasses(
+                source: .opaque(frame),
+                columns: FilterTaps.cached(input: frame.width, output: target.width, range: columnRange),
+                rows: FilterTaps.cached(input: frame.height, output: target.height, range: rowRange)
+            ).run()
+        }
+        if pixels == nil {
+            let plane = PremultipliedPlane(frame, boxX: factorX, boxY: factorY)
+            pixels = ResamplerPasses(
+                source: .plane(plane),
+                columns: FilterTaps.cached(input: plane.width, output: target.width, range: columnRange),
+                rows: FilterTaps.cached(input: plane.height, output: target.height, range: rowRange)
+            ).run()
+        }
         return ImageFrame(
-            width: target.width, height: target.height, bytesPerRow: target.width * 4, pixels: plane.straightRGBA(),
+            width: window.width, height: window.height, bytesPerRow: window.width * 4, pixels: pixels ?? [],
             duration: frame.duration)
     }
 
@@ -29,7 +74,8 @@ enum LanczosResampler {
     }
 
     /// The most bytes of float planes `resize` holds at once from `source` to `target` (the box-reduced
-    /// plane and the two filtered ones, counted together), beside the input and output frames.
+    /// plane and the two filtered ones, counted together), beside the input and output frames. A bound:
+    /// a window or an opaque frame needs less.
     static func workingBytes(from source: PixelSize, to target: PixelSize) -> Int {
         guard source != target else { return 0 }
         let (factorX, factorY) = boxFactors(from: source, to: target)
@@ -50,43 +96,282 @@ enum LanczosResampler {
         let pix = Double.pi * x
         return 3 * sin(pix) * sin(pix / 3) / (pix * pix)
     }
+}
 
-    /// For each output position along one axis, the first input index and its normalised weights.
-    struct Contributions {
-        let starts: [Int]
-        let weights: [[Float]]
+/// For each output position of `range` along one axis: the first input index and its normalised weights
+/// (each broadcast to four lanes), flattened so the filter loops read one array. The same size in and
+/// out is one weight of 1 per position (the pass then copies).
+struct FilterTaps {
+    /// The first input index of each output position of the range.
+    var starts: [Int] = []
+    /// Where each position's weights begin in ``weights``; one more entry than positions.
+    var offsets: [Int] = [0]
+    var weights: [SIMD4<Float>] = []
 
-        init(input: Int, output: Int) {
-            let scale = Double(input) / Double(output)
-            let support = 3 * max(1, scale)
-            let filterScale = max(1, scale)
-            var starts: [Int] = []
-            var weights: [[Float]] = []
-            starts.reserveCapacity(output)
-            weights.reserveCapacity(output)
-            for index in 0..<output {
-                let center = (Double(index) + 0.5) * scale
-                let first = max(0, Int((center - support).rounded(.down)))
-                let last = min(input - 1, Int((center + support).rounded(.up)))
-                var row: [Double] = []
-                var total = 0.0
-                if first <= last {
-                    for source in first...last {
-                        let weight = LanczosResampler.lanczos3((Double(source) + 0.5 - center) / filterScale)
-                        row.append(weight)
-                        total += weight
-                    }
-                }
-                if total == 0 {
-                    starts.append(min(max(0, Int(center)), input - 1))
-                    weights.append([1])
-                } else {
-                    starts.append(first)
-                    weights.append(row.map { Float($0 / total) })
+    init(input: Int, output: Int, range: Range<Int>) {
+        starts.reserveCapacity(range.count)
+        offsets.reserveCapacity(range.count + 1)
+        guard input != output else {
+            for index in range {
+                starts.append(index)
+                weights.append(SIMD4(repeating: 1))
+                offsets.append(weights.count)
+            }
+            return
+        }
+        let scale = Double(input) / Double(output)
+        let support = 3 * max(1, scale)
+        let filterScale = max(1, scale)
+        var row: [Double] = []
+        for index in range {
+            let center = (Double(index) + 0.5) * scale
+            let first = max(0, Int((center - support).rounded(.down)))
+            let last = min(input - 1, Int((center + support).rounded(.up)))
+            row.removeAll(keepingCapacity: true)
+            var total = 0.0
+            if first <= last {
+                for source in first...last {
+                    let weight = LanczosResampler.lanczos3((Double(source) + 0.5 - center) / filterScale)
+                    row.append(weight)
+                    total += weight
                 }
             }
-            self.starts = starts
-            self.weights = weights
+            if total == 0 {
+                starts.append(min(max(0, Int(center)), input - 1))
+                weights.append(SIMD4(repeating: 1))
+            } else {
+                starts.append(first)
+                for weight in row { weights.append(SIMD4(repeating: Float(weight / total))) }
+            }
+            offsets.append(weights.count)
+        }
+    }
+
+    /// The taps of `range` from `input` to `output` positions. Every image of one geometry (a bulk run's
+    /// photos of one camera, a thumbnail service's) has the same taps: the last few are kept, so their
+    /// sines are computed once.
+    static func cached(input: Int, output: Int, range: Range<Int>) -> FilterTaps {
+        let key = Key(input: input, output: output, range: range)
+        if let taps = recent.withLock({ $0[key] }) { return taps }
+        let taps = FilterTaps(input: input, output: output, range: range)
+        recent.withLock { recent in
+            if recent.count >= 32 { recent.removeAll() }
+            recent[key] = taps
+        }
+        return taps
+    }
+
+    private struct Key: Hashable {
+        let input: Int
+        let output: Int
+        let range: Range<Int>
+    }
+
+    private static let recent = Lock<[Key: FilterTaps]>([:])
+
+    /// The three arrays' storage, for the filter loops.
+    func withPointers<R>(
+        _ body: (UnsafePointer<Int>, UnsafePointer<Int>, UnsafePointer<SIMD4<Float>>) throws -> R
+    ) rethrows -> R {
+        try starts.withUnsafeBufferPointer { starts in
+            try offsets.withUnsafeBufferPointer { offsets in
+                try weights.withUnsafeBufferPointer { weights in
+                    // Every position has a start and at least one weight, so no buffer is empty.
+                    try body(starts.baseAddress!, offsets.baseAddress!, weights.baseAddress!)
+                }
+            }
+        }
+    }
+
+    /// The input indices any position reads.
+    var inputSpan: Range<Int> {
+        var low = Int.max
+        var high = 0
+        for position in starts.indices {
+            low = min(low, starts[position])
+            high = max(high, starts[position] + offsets[position + 1] - offsets[position])
+        }
+        return low..<max(low, high)
+    }
+}
+
+/// What the passes read: 8-bit rows taken as opaque, converted one at a time, or a premultiplied float plane.
+enum ResamplerSource {
+    case opaque(ImageFrame)
+    case plane(PremultipliedPlane)
+}
+
+/// The two filter passes over one window: horizontal into a float buffer of the window's columns for
+/// every input row the vertical taps read, then vertical, one output row at a time, into RGBA8.
+struct ResamplerPasses {
+    let source: ResamplerSource
+    let columns: FilterTaps
+    let rows: FilterTaps
+
+    /// The window's RGBA8 rows; nil when an opaque source has an alpha byte that is not 255 where the
+    /// filter reads.
+    func run() -> [UInt8]? {
+        let width = columns.starts.count
+        let inputRows = rows.inputSpan
+        let count = width * inputRows.count
+        var complete = true
+        // Every value is written by the horizontal pass before the vertical one reads it.
+        let horizontal = [SIMD4<Float>](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = count
+            guard let out = buffer.baseAddress else { return }
+            columns.withPointers { starts, offsets, weights in
+                switch source {
+                case .plane(let plane):
+                    plane.values.withUnsafeBufferPointer { values in
+                        guard let values = values.baseAddress else { return }
+                        for (index, y) in inputRows.enumerated() {
+                            Self.filter(
+                                values + y * plane.width, into: out + index * width, count: width, starts: starts,
+                                offsets: offsets, weights: weights)
+                        }
+                    }
+                case .opaque(let frame):
+                    complete = Self.filterOpaque(
+                        frame, rows: inputRows, columns: columns.inputSpan, into: out, count: width, starts: starts,
+                        offsets: offsets, weights: weights)
+                }
+            }
+        }
+        guard complete else { return nil }
+        if case .opaque = source { return vertical(horizontal, width: width, from: inputRows, opaque: true) }
+        return vertical(horizontal, width: width, from: inputRows, opaque: false)
+    }
+
+    /// The vertical pass over the horizontal one's rows (the first is input row `inputRows.lowerBound`).
+    private func vertical(_ horizontal: [SIMD4<Float>], width: Int, from inputRows: Range<Int>, opaque: Bool)
+        -> [UInt8]
+    {
+        let height = rows.starts.count
+        let byteCount = width * height * 4
+        var sums = [SIMD4<Float>](repeating: .zero, count: width)
+        // The opaque store writes every byte; the straight one skips transparent pixels, so they start at 0.
+        return [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
+            initialized = byteCount
+            guard let output = buffer.baseAddress else { return }
+            if !opaque { output.initialize(repeating: 0, count: byteCount) }
+            horizontal.withUnsafeBufferPointer { input in
+                sums.withUnsafeMutableBufferPointer { sums in
+                    rows.withPointers { starts, offsets, weights in
+                        guard let input = input.baseAddress, let sums = sums.baseAddress else { return }
+                        for oy in 0..<height {
+                            var row = input + (starts[oy] - inputRows.lowerBound) * width
+                            let first = offsets[oy]
+                            // The first product, then the rest in order: the sum the whole image's pass
+                            // makes (its zero start changes nothing but the sign of a zero).
+                            let weight = weights[first]
+                            for x in 0..<width { sums[x] = row[x] * weight }
+                            for tap in (first + 1)..<offsets[oy + 1] {
+                                row += width
+                                let weight = weights[tap]
+                                for x in 0..<width { sums[x] += row[x] * weight }
+                            }
+                            let target = output + oy * width * 4
+                            if opaque {
+                                Self.storeOpaque(sums, count: width, into: target)
+                            } else {
+                                Self.storeStraight(sums, count: width, into: target)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The 8-bit rows `rows` converted (columns `columns`) and filtered into `out`; false at the first
+    /// alpha byte that is not 255.
+    private static func filterOpaque(
+        _ frame: ImageFrame, rows: Range<Int>, columns: Range<Int>, into out: UnsafeMutablePointer<SIMD4<Float>>,
+        count: Int, starts: UnsafePointer<Int>, offsets: UnsafePointer<Int>, weights: UnsafePointer<SIMD4<Float>>
+    ) -> Bool {
+        var converted = [SIMD4<Float>](repeating: .zero, count: frame.width)
+        return frame.pixels.withUnsafeBufferPointer { pixels in
+            converted.withUnsafeMutableBufferPointer { row in
+                guard let pixels = pixels.baseAddress, let row = row.baseAddress else { return false }
+                for (index, y) in rows.enumerated() {
+                    var input = pixels + y * frame.bytesPerRow + columns.lowerBound * 4
+                    var alpha: UInt8 = 255
+                    for x in columns {
+                        let pixel = UnsafeRawPointer(input).loadUnaligned(as: SIMD4<UInt8>.self)
+                        row[x] = SIMD4<Float>(SIMD4<Int32>(truncatingIfNeeded: pixel))
+                        alpha &= pixel.w
+                        input += 4
+                    }
+                    guard alpha == 255 else { return false }
+                    filter(
+                        row, into: out + index * count, count: count, starts: starts, offsets: offsets, weights: weights
+                    )
+                }
+                return true
+            }
+        }
+    }
+
+    /// One input row (indexed from column 0) filtered into `count` output columns.
+    private static func filter(
+        _ row: UnsafePointer<SIMD4<Float>>, into out: UnsafeMutablePointer<SIMD4<Float>>, count: Int,
+        starts: UnsafePointer<Int>, offsets: UnsafePointer<Int>, weights: UnsafePointer<SIMD4<Float>>
+    ) {
+        for ox in 0..<count {
+            var sum = SIMD4<Float>.zero
+            var input = row + starts[ox]
+            var tap = offsets[ox]
+            let end = offsets[ox + 1]
+            while tap < end {
+                sum += input.pointee * weights[tap]
+                input += 1
+                tap += 1
+            }
+            out[ox] = sum
+        }
+    }
+
+    private static func filter(
+        _ row: UnsafeMutablePointer<SIMD4<Float>>, into out: UnsafeMutablePointer<SIMD4<Float>>, count: Int,
+        starts: UnsafePointer<Int>, offsets: UnsafePointer<Int>, weights: UnsafePointer<SIMD4<Float>>
+    ) {
+        filter(UnsafePointer(row), into: out, count: count, starts: starts, offsets: offsets, weights: weights)
+    }
+
+    /// Opaque values to RGBA8: clamped to 0…255 (Lanczos overshoots near edges) and rounded to the nearest
+    /// (adding 2²³ leaves the rounded integer in the low bits of the float). The alpha lane is a sum of 255 ×
+    /// weights that add up to 1, so it comes out 255.
+    private static func storeOpaque(
+        _ sums: UnsafePointer<SIMD4<Float>>, count: Int, into out: UnsafeMutablePointer<UInt8>
+    ) {
+        let low = SIMD4<Float>(repeating: 0)
+        let high = SIMD4<Float>(repeating: 255)
+        let magic = SIMD4<Float>(repeating: 8_388_608)
+        let target = UnsafeMutableRawPointer(out)
+        for x in 0..<count {
+            var value = sums[x]
+            value.replace(with: low, where: value .< low)
+            value.replace(with: high, where: value .> high)
+            let bits = unsafeBitCast(value + magic, to: SIMD4<UInt32>.self)
+            target.storeBytes(
+                of: SIMD4<UInt8>(truncatingIfNeeded: bits), toByteOffset: x * 4, as: SIMD4<UInt8>.self)
+        }
+    }
+
+    /// Premultiplied values back to straight-alpha RGBA8, rounded and clamped.
+    private static func storeStraight(
+        _ sums: UnsafePointer<SIMD4<Float>>, count: Int, into out: UnsafeMutablePointer<UInt8>
+    ) {
+        for x in 0..<count {
+            let value = sums[x]
+            let alpha = Swift.min(255, value.w)
+            guard alpha >= 0.5 else { continue }
+            let scale = 255 / alpha
+            let target = out + x * 4
+            target[0] = UInt8(Swift.min(255, Swift.max(0, value.x * scale)) + 0.5)
+            target[1] = UInt8(Swift.min(255, Swift.max(0, value.y * scale)) + 0.5)
+            target[2] = UInt8(Swift.min(255, Swift.max(0, value.z * scale)) + 0.5)
+            target[3] = UInt8(alpha + 0.5)
         }
     }
 }
@@ -139,77 +424,5 @@ struct PremultipliedPlane {
             }
         }
         self.values = values
-    }
-
-    func filteredHorizontally(to outWidth: Int) -> PremultipliedPlane {
-        let contributions = LanczosResampler.Contributions(input: width, output: outWidth)
-        // The weights flattened, with each output's offset into them, so the inner loop reads one array.
-        var offsets = [Int](repeating: 0, count: outWidth + 1)
-        var flat: [Float] = []
-        for ox in 0..<outWidth {
-            flat += contributions.weights[ox]
-            offsets[ox + 1] = flat.count
-        }
-        var out = [SIMD4<Float>](repeating: .zero, count: outWidth * height)
-        values.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { output in
-                flat.withUnsafeBufferPointer { weights in
-                    for y in 0..<height {
-                        let row = y * width
-                        let outRow = y * outWidth
-                        for ox in 0..<outWidth {
-                            var sum = SIMD4<Float>.zero
-                            var index = row + contributions.starts[ox]
-                            for k in offsets[ox]..<offsets[ox + 1] {
-                                sum += input[index] * weights[k]
-                                index += 1
-                            }
-                            output[outRow + ox] = sum
-                        }
-                    }
-                }
-            }
-        }
-        return PremultipliedPlane(width: outWidth, height: height, values: out)
-    }
-
-    func filteredVertically(to outHeight: Int) -> PremultipliedPlane {
-        let contributions = LanczosResampler.Contributions(input: height, output: outHeight)
-        var out = [SIMD4<Float>](repeating: .zero, count: width * outHeight)
-        values.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { output in
-                for oy in 0..<outHeight {
-                    let target = oy * width
-                    var sourceRow = contributions.starts[oy] * width
-                    for weight in contributions.weights[oy] {
-                        for x in 0..<width { output[target + x] += input[sourceRow + x] * weight }
-                        sourceRow += width
-                    }
-                }
-            }
-        }
-        return PremultipliedPlane(width: width, height: outHeight, values: out)
-    }
-
-    /// Back to straight-alpha RGBA8, rounded and clamped (Lanczos overshoots near edges).
-    func straightRGBA() -> [UInt8] {
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        values.withUnsafeBufferPointer { input in
-            pixels.withUnsafeMutableBufferPointer { out in
-                for index in 0..<input.count {
-                    let value = input[index]
-                    let alpha = Swift.min(255, value.w)
-                    guard alpha >= 0.5 else { continue }
-                    let scale = 255 / alpha
-                    let target = index * 4
-                    // Adding 0.5 and truncating rounds the clamped, non-negative values.
-                    out[target] = UInt8(Swift.min(255, Swift.max(0, value.x * scale)) + 0.5)
-                    out[target + 1] = UInt8(Swift.min(255, Swift.max(0, value.y * scale)) + 0.5)
-                    out[target + 2] = UInt8(Swift.min(255, Swift.max(0, value.z * scale)) + 0.5)
-                    out[target + 3] = UInt8(alpha + 0.5)
-                }
-            }
-        }
-        return pixels
     }
 }
