@@ -44,12 +44,19 @@ public struct BulkImageTransformer: ImageTransforming {
                 original: PixelSize(width: image.originalWidth, height: image.originalHeight),
                 decoded: PixelSize(width: image.width, height: image.height))
         else { return blurred(image) }
+        let side = resize.size
+        if plan.finish == .crop, boxes.isEmpty {
+            // The centre square straight from the resampler: `fill` scales to the same size (the shorter side
+            // to `side`, the other rounded alike) and resamples only the square, the pixels scaling all of
+            // it and cropping would give.
+            return try ImageTransformer.resize(to: PixelSize(width: side, height: side), mode: .fill).transform(
+                image, budget: budget)
+        }
         var result = image
         if plan.scaled != PixelSize(width: image.width, height: image.height) {
             result = try ImageTransformer.resize(to: plan.scaled, mode: .stretch).transform(result, budget: budget)
         }
         result = blurred(result)
-        let side = resize.size
         switch plan.finish {
         case .none:
             return result

@@ -41,6 +41,21 @@ struct BulkImageModesTests {
         #expect(Self.size(try Self.transform(Self.image(333, 101), .keepRatio, 50)) == [165, 50])
     }
 
+    @Test("center-crop resamples only the square: the pixels of scaling the whole image, then cutting the centre")
+    func centerCropIsTheCentreOfTheScaledImage() throws {
+        for (width, height, size) in [(333, 101, 50), (408, 306, 256), (90, 300, 60), (30, 20, 60), (64, 64, 64)] {
+            let image = Self.image(width, height)
+            let cropped = try Self.transform(image, .centerCrop, size)
+            // What the transformer did before: scale the whole image (keep-ratio), then crop its centre.
+            let scaled = try Self.transform(image, .keepRatio, size)
+            let rect = PixelRect(
+                x: (scaled.width - size) / 2, y: (scaled.height - size) / 2, width: size, height: size)
+            let expected = try ImageTransformer.crop(rect).transform(scaled)
+            #expect(Self.size(cropped) == [size, size], "\(width)×\(height)")
+            #expect(cropped.frames.first?.pixels == expected.frames.first?.pixels, "\(width)×\(height) → \(size)")
+        }
+    }
+
     @Test("keep-ratio-largest makes the longer side the size; border then pads the square, centred, white")
     func longerSideModes() throws {
         #expect(Self.size(try Self.transform(Self.image(400, 200), .keepRatioLargest, 100)) == [100, 50])
