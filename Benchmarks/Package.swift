@@ -29,6 +29,7 @@ let package = Package(
             name: "WebImageBench",
             dependencies: [
                 .product(name: "WebImage", package: webImage),
+                .product(name: "WebImageDataset", package: webImage),
                 "CBenchCurl",
                 "CBenchCodecs",
             ],

@@ -129,15 +129,18 @@ struct Driver {
             serveSection = bench.run(command: command, loadAtStart: loadBefore)
         }
         var profiles: [Profile] = []
+        var bulkProfile: BulkProfile?
         if profile {
             log("profiling with callgrind")
             profiles = Profiler(lists: lists, corpus: corpus).run()
+            log("profiling the bulk job with callgrind")
+            bulkProfile = BulkProfiler(lists: lists, corpus: corpus, root: root).run()
         }
         cleanup.finish()
 
         let report = Report(
             rounds: rounds, command: command, results: results, profiles: profiles, serve: serveSection,
-            environment: Environment.capture(loadAtStart: loadAtStart))
+            environment: Environment.capture(loadAtStart: loadAtStart), bulkProfile: bulkProfile)
         do {
             try report.markdown().write(toFile: output, atomically: true, encoding: .utf8)
         } catch {

@@ -56,7 +56,7 @@ struct Profiler {
         for client in ["webimage", "libcurl"] {
             guard let shortFile = callgrind(binary, client, list: short, tag: "short"),
                 let longFile = callgrind(binary, client, list: long, tag: "long"),
-                let shortTotal = totalInstructions(shortFile), let longTotal = totalInstructions(longFile)
+                let shortTotal = Self.totalInstructions(shortFile), let longTotal = Self.totalInstructions(longFile)
             else { continue }
             let perFile = Double(longTotal - shortTotal) / Double(Self.longRun - Self.shortRun)
             var profile = Profile(
@@ -64,8 +64,9 @@ struct Profiler {
                 topSelf: annotate(longFile, inclusive: false, lines: 30),
                 topInclusive: client == "webimage" ? annotate(longFile, inclusive: true, lines: 45) : "")
             if client == "webimage" {
-                let shortCosts = inclusiveCosts(shortFile)
-                let longCosts = inclusiveCosts(longFile)
+                let symbols = Self.breakdown.map(\.symbol)
+                let shortCosts = Self.inclusiveCosts(shortFile, symbols: symbols)
+                let longCosts = Self.inclusiveCosts(longFile, symbols: symbols)
                 profile.breakdown = Self.breakdown.map { entry in
                     let difference = (longCosts[entry.symbol] ?? 0) - (shortCosts[entry.symbol] ?? 0)
                     return (entry.label, Double(difference) / Double(Self.longRun - Self.shortRun))
@@ -75,7 +76,7 @@ struct Profiler {
         }
         if let large = callgrind(
             binary, "webimage", list: lists.directory.appendingPathComponent("large.txt").path,
-            tag: "large"), let total = totalInstructions(large)
+            tag: "large"), let total = Self.totalInstructions(large)
         {
             profiles.append(
                 Profile(
@@ -89,9 +90,14 @@ struct Profiler {
     /// valgrind 3.19 cannot read the DWARF 5 Swift 6 emits ("unhandled dwarf2 abbrev form code 0x25"),
     /// so callgrind runs a copy without debug sections; the symbol table keeps function names.
     private func strippedCopy() -> String {
-        let copy = lists.directory.appendingPathComponent("WebImageBench-nodebug").path
-        let outcome = runChild(["objcopy", "--strip-debug", selfPath(), copy])
-        return outcome.status == 0 ? copy : selfPath()
+        Self.strippedCopy(of: selfPath(), in: lists.directory)
+    }
+
+    /// A copy of `binary` in `directory` without its debug sections (the binary itself when objcopy fails).
+    static func strippedCopy(of binary: String, in directory: URL) -> String {
+        let copy = directory.appendingPathComponent(URL(fileURLWithPath: binary).lastPathComponent + "-nodebug").path
+        let outcome = runChild(["objcopy", "--strip-debug", binary, copy])
+        return outcome.status == 0 ? copy : binary
     }
 
     private func callgrind(_ binary: String, _ client: String, list: String, tag: String) -> String? {
@@ -107,7 +113,7 @@ struct Profiler {
         return out
     }
 
-    private func totalInstructions(_ file: String) -> Int? {
+    static func totalInstructions(_ file: String) -> Int? {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n").reversed() where line.hasPrefix("totals:") || line.hasPrefix("summary:")
         {
@@ -116,8 +122,8 @@ struct Profiler {
         return nil
     }
 
-    /// Inclusive Ir of each `breakdown` symbol (the first demangled function name containing it).
-    private func inclusiveCosts(_ file: String) -> [String: Int] {
+    /// Inclusive Ir of each of `symbols` (the first demangled function name containing it).
+    static func inclusiveCosts(_ file: String, symbols: [String]) -> [String: Int] {
         let script =
             "callgrind_annotate --inclusive=yes --threshold=100 '\(file)' | (swift demangle --simplified 2>/dev/null || cat)"
         var costs: [String: Int] = [:]
@@ -130,13 +136,13 @@ struct Profiler {
                     line[..<open].trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ""))
             else { continue }
             let function = line[colon.upperBound...]
-            for entry in Self.breakdown where costs[entry.symbol] == nil {
+            for symbol in symbols where costs[symbol] == nil {
                 // Skip protocol witnesses and partial applies: they wrap the function (same cost or more).
                 // The @objc entry of a C callback is kept: the closure itself is often inlined into it.
-                if function.contains(entry.symbol) && !function.hasPrefix("protocol witness")
+                if function.contains(symbol) && !function.hasPrefix("protocol witness")
                     && !function.hasPrefix("partial apply")
                 {
-                    costs[entry.symbol] = value
+                    costs[symbol] = value
                 }
             }
         }

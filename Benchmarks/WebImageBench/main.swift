@@ -19,6 +19,7 @@ import Foundation
 //       decode-only --files FILE --threads N
 //       decoder     --files FILE --impl swift|c --passes N
 //       thumbnail   --files FILE --passes N   (WebImage's side of the thumbnail workload)
+//       bulk-engine --urls FILE --output DIR   (the dataset workload's bulk job in process, for callgrind)
 //       bigjpeg     --url URL | --file PATH
 //       floor-operation --items N --parallel N;  floor-notifications --items N
 
@@ -142,6 +143,8 @@ case "decoder":
         paths: readLines(arguments.required("files")), implementation: arguments.required("impl"),
         passes: arguments.int("passes", default: 3)
     ).emit()
+case "bulk-engine":
+    runBulkEngineClient(urls: arguments.required("urls"), output: arguments.required("output")).emit()
 case "thumbnail":
     runWebImageThumbnailClient(
         paths: readLines(arguments.required("files")), passes: arguments.int("passes", default: 3)
