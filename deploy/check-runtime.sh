@@ -303,12 +303,12 @@ check_convert() {
 start_server() {
     PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     python3 -m http.server --bind 127.0.0.1 --directory SampleImages "$PORT" >"$CACHE/http-server.log" 2>&1 &
-    local pid=$!
-    trap "kill $pid 2>/dev/null || true" EXIT
+    SERVER_PID=$!
+    trap "kill $SERVER_PID 2>/dev/null || true" EXIT
     local i
     for i in $(seq 50); do
         if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-            echo "serving SampleImages/ on http://127.0.0.1:$PORT (pid $pid)"
+            echo "serving SampleImages/ on http://127.0.0.1:$PORT (pid $SERVER_PID)"
             return 0
         fi
         sleep 0.1
@@ -339,6 +339,61 @@ check_bulk() {
     [ "$successes" -gt 0 ] && [ "$successes" -eq "${#SAMPLES[@]}" ] && [ "$images" -eq "$successes" ]
 }
 
+# The object-storage path the deploy/ examples use: a Parquet list (SNAPPY pages, as LAION's) read from
+# s3:// and the shards written to s3://, against moto's S3 server on 127.0.0.1 (from .venv-test, which
+# `make test-python` sets up). Skipped, with a note in the summary, without it.
+S3_PYTHON=${S3_PYTHON:-.venv-test/bin/python3}
+has_moto() {
+    [ -x "$S3_PYTHON" ] && "$S3_PYTHON" -c 'import moto.server, boto3, pyarrow' 2>/dev/null
+}
+
+check_bulk_s3() {
+    start_server
+    local s3_port moto_pid
+    s3_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    "$S3_PYTHON" -m moto.server -H 127.0.0.1 -p "$s3_port" >"$CACHE/moto.log" 2>&1 &
+    moto_pid=$!
+    # Both servers stop when this step's subshell exits.
+    trap "kill $moto_pid $SERVER_PID 2>/dev/null || true" EXIT
+    local i up=0
+    for i in $(seq 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$s3_port") 2>/dev/null; then up=1; break; fi
+        sleep 0.1
+    done
+    if [ "$up" -ne 1 ]; then
+        echo "error: moto's S3 server did not start (see $CACHE/moto.log)" >&2
+        return 1
+    fi
+    echo "moto's S3 server on http://127.0.0.1:$s3_port (pid $moto_pid)"
+    local aws=(AWS_ACCESS_KEY_ID=deploy AWS_SECRET_ACCESS_KEY=deploy AWS_REGION=us-east-1
+        "AWS_ENDPOINT_URL=http://127.0.0.1:$s3_port")
+    local urls=() name
+    for name in "${SAMPLES[@]}"; do urls+=("http://127.0.0.1:$PORT/$name"); done
+    env -u AWS_SESSION_TOKEN -u AWS_PROFILE -u AWS_ENDPOINT_URL_S3 "${aws[@]}" "$S3_PYTHON" - "${urls[@]}" <<'PY'
+import io, sys, boto3, pyarrow as pa, pyarrow.parquet as pq
+s3 = boto3.client("s3")
+s3.create_bucket(Bucket="deploy")
+buffer = io.BytesIO()
+pq.write_table(pa.table({"URL": sys.argv[1:], "TEXT": ["sample %d" % i for i in range(len(sys.argv) - 1)]}),
+               buffer, compression="snappy")
+s3.put_object(Bucket="deploy", Key="in/urls.parquet", Body=buffer.getvalue())
+PY
+    as_user "${aws[@]}" webimage bulk s3://deploy/in/urls.parquet --url-col URL --caption-col TEXT \
+        --output s3://deploy/out --size 64 --allow-destination 127.0.0.0/8
+    env -u AWS_SESSION_TOKEN -u AWS_PROFILE -u AWS_ENDPOINT_URL_S3 "${aws[@]}" "$S3_PYTHON" - "${#SAMPLES[@]}" <<'PY'
+import io, json, sys, tarfile, boto3
+s3 = boto3.client("s3")
+keys = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="deploy", Prefix="out/")["Contents"])
+print("objects:", " ".join(keys))
+stats = json.loads(s3.get_object(Bucket="deploy", Key="out/00000_stats.json")["Body"].read())
+tar = tarfile.open(fileobj=io.BytesIO(s3.get_object(Bucket="deploy", Key="out/00000.tar")["Body"].read()))
+images = [name for name in tar.getnames() if name.endswith(".jpg")]
+captions = [name for name in tar.getnames() if name.endswith(".txt")]
+print("successes: %d of %s; JPEGs in 00000.tar: %d, captions: %d" % (stats["successes"], sys.argv[1], len(images), len(captions)))
+assert stats["successes"] == int(sys.argv[1]) == len(images) == len(captions), stats
+PY
+}
+
 # ---------------------------------------------------------------------------------------------------
 
 required "build webimage (release, --static-swift-stdlib, $SCRATCH)" build_binary
@@ -353,6 +408,11 @@ step "webimage --help (uid $RUN_UID)" check_help
 step "webimage info (uid $RUN_UID)" check_info
 step "webimage convert to webp, png, avif, jpg (uid $RUN_UID)" check_convert
 step "webimage bulk from 127.0.0.1 --size 64 --allow-destination 127.0.0.0/8 (uid $RUN_UID)" check_bulk
+if has_moto; then
+    step "webimage bulk s3://…/urls.parquet --output s3://… against moto on 127.0.0.1 (uid $RUN_UID)" check_bulk_s3
+else
+    summary+=("SKIP  bulk with s3:// input and output: $S3_PYTHON has no moto[server], boto3 and pyarrow (make test-python)")
+fi
 
 print_summary
 [ "$failures" -eq 0 ]
