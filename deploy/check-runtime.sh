@@ -9,7 +9,9 @@
 #      (read from the Dockerfile, so the check follows it), and the user it creates;
 #   4. copies the binary to /usr/local/bin/webimage, fails if `ldd` finds a library missing, and runs
 #      `--help`, `info`, `convert` and a real `bulk` (sample images served from the host on 127.0.0.1)
-#      inside the root file system, as the Dockerfile's unprivileged uid.
+#      inside the root file system, as the Dockerfile's unprivileged uid;
+#   5. with .venv-test's moto, boto3 and pyarrow (make test-python), runs `bulk` again with a Parquet list
+#      read from s3:// and --output s3://, against moto's S3 server on 127.0.0.1.
 #
 # Also dry-runs the build stage's `apt-get install` in the same root file system, and warns (without
 # failing) when the build stage's `swift:` image tag is not the local toolchain's version.
