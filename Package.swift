@@ -42,8 +42,8 @@ let package = Package(
         .systemLibrary(name: "CHEIF", providers: [.apt(["libheif-dev"])]),
         .systemLibrary(name: "CJXL", providers: [.apt(["libjxl-dev"])]),
         .systemLibrary(name: "CLCMS", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
-        // zlib for the test server's gzip route, the gzip input of `webimage bulk` and Parquet's GZIP pages
-        // (not a dependency of the WebImage library).
+        // zlib for the test server's gzip route, the gzip input of `webimage bulk`, Parquet's GZIP pages and
+        // PNG's compressed XMP (libpng links it anyway).
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // Parquet's SNAPPY and ZSTD pages (WebImageDataset only). Snappy has no .pc file; its module map names
         // the library.
@@ -68,6 +68,8 @@ let package = Package(
             name: "WebImageCodecs",
             dependencies: [
                 "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CHEIF", "CJXL", "CLCMS",
+                // zlib (libpng's own dependency) inflates a PNG's compressed XMP packet.
+                "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -151,8 +153,9 @@ let package = Package(
                 "WebImage", "WebImageCodecs", "WebImageTransport", "WebImageProxy", "LocalImageServer", "Locking",
                 // The object-store client's tests (moto's S3 server).
                 "WebImageDataset",
-                // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves.
-                "CLCMS", "CJPEG",
+                // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves; zlib to
+                // write compressed PNG chunks.
+                "CLCMS", "CJPEG", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -40,7 +40,7 @@ enum EXIFOrientation {
     }
 
     /// The orientation in a PNG's `eXIf` chunk, else in its `iTXt` XMP packet (`XML:com.adobe.xmp`, stored
-    /// uncompressed as writers store it); 1 when absent.
+    /// as is or, with compression flag 1, zlib-compressed as `exiftool -z` writes it); 1 when absent.
     static func fromPNG(_ data: Data) -> Int {
         let bytes = ByteReader(data)
         var xmp: Int?
@@ -53,16 +53,35 @@ enum EXIFOrientation {
                 return value
             }
             let keyword = Array("XML:com.adobe.xmp\0".utf8)
-            // iTXt: keyword, NUL, compression flag, method, language tag NUL, translated keyword NUL, text.
-            if xmp == nil, bytes.matches(Array("iTXt".utf8), at: offset + 4), bytes.matches(keyword, at: start),
-                bytes[start + keyword.count] == 0
-            {
-                xmp = fromXMP(bytes.data.subdata(in: bytes.range(start + keyword.count + 2, end)))
+            if xmp == nil, bytes.matches(Array("iTXt".utf8), at: offset + 4), bytes.matches(keyword, at: start) {
+                xmp = fromITXt(bytes, start: start + keyword.count, end: end)
             }
             if bytes.matches(Array("IEND".utf8), at: offset + 4) { break }
             offset = start + length + 4
         }
         return xmp ?? 1
+    }
+
+    /// The most an XMP packet of a PNG may inflate to; a larger one is ignored.
+    static let maximumXMPBytes = 4 << 20
+
+    /// The XMP orientation in an `iTXt` chunk's bytes `start..<end` after its keyword: compression flag,
+    /// method, language tag NUL, translated keyword NUL, then the text (a zlib stream when the flag is 1).
+    private static func fromITXt(_ bytes: ByteReader, start: Int, end: Int) -> Int? {
+        let compressed = bytes[start]
+        let method = bytes[start + 1]
+        var text = start + 2
+        for _ in 0..<2 {
+            while text < end, bytes[text] != 0 { text += 1 }
+            text += 1
+        }
+        guard text <= end else { return nil }
+        let packet = bytes.data.subdata(in: bytes.range(text, end))
+        switch (compressed, method) {
+        case (0, _): return fromXMP(packet)
+        case (1, 0): return ZlibInflate.inflated(packet, limit: maximumXMPBytes).flatMap(fromXMP)
+        default: return nil
+        }
     }
 
     /// The orientation in a TIFF structure (an EXIF block, with or without the "Exif\0\0" prefix); 1 when

@@ -1,3 +1,4 @@
+import CZlib
 import Foundation
 import Testing
 
@@ -104,5 +105,66 @@ struct OrientationDecodingTests {
         #expect(EXIFOrientation.fromXMP(Data(#"<x tiff:Orientation="9"/>"#.utf8)) == nil)
         #expect(EXIFOrientation.fromXMP(Data("no orientation".utf8)) == nil)
         #expect(EXIFOrientation.fromXMP(Data("tiff:Orientation".utf8)) == nil)
+    }
+
+    /// `png` with an `iTXt` XMP chunk of `packet` compressed with zlib (compression flag 1, method 0, as
+    /// exiftool and Pillow's `add_itxt(…, zip=True)` write it) in place of its own `iTXt` chunks, before `IDAT`.
+    static func withCompressedXMP(_ png: Data, packet: Data) throws -> Data {
+        var compressed = [UInt8](repeating: 0, count: Int(compressBound(uLong(packet.count))))
+        var length = uLongf(compressed.count)
+        let status = packet.withUnsafeBytes { source in
+            compress2(
+                &compressed, &length, source.baseAddress?.assumingMemoryBound(to: Bytef.self), uLong(packet.count), 9)
+        }
+        try #require(status == Z_OK)
+        compressed.removeSubrange(Int(length)...)
+        func bigEndian(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        // Keyword, NUL, compression flag 1, method 0, empty language tag and translated keyword, the stream.
+        let body = Array("iTXt".utf8) + Array("XML:com.adobe.xmp".utf8) + [0, 1, 0, 0, 0] + compressed
+        let crc = body.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) }
+        let chunk = bigEndian(body.count - 4) + body + bigEndian(Int(crc))
+        let bytes = [UInt8](png)
+        var output = Array(bytes[0..<8])
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            if type == "IDAT", !output.contains(chunk) { output += chunk }
+            if type != "iTXt" { output += bytes[offset..<(offset + 12 + length)] }
+            offset += 12 + length
+        }
+        return Data(output)
+    }
+
+    static func xmp(_ orientation: Int, padding: Int = 0) -> Data {
+        Data(
+            (#"<x:xmpmeta xmlns:x="adobe:ns:meta/">"# + String(repeating: " ", count: padding)
+                + #"<rdf:Description xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="\#(orientation)"/>"#
+                + "</x:xmpmeta>").utf8)
+    }
+
+    @Test("A PNG's zlib-compressed XMP packet gives the orientation; a bad or oversized one is ignored")
+    func compressedPNGXMP() throws {
+        let png = try Self.data("png-xmp-6.png")
+        let three = try Self.withCompressedXMP(png, packet: Self.xmp(3))
+        #expect(EXIFOrientation.fromPNG(png) == 6)
+        #expect(EXIFOrientation.fromPNG(three) == 3)
+        let image = try ImageDecoderRegistry.shared.decode(three)
+        #expect(image.width == 48 && image.height == 32 && image.fileOrientation == 3)
+        #expect(Self.redCorners(image) == [.bottomRight])
+        let seven = try ImageDecoderRegistry.shared.decode(try Self.withCompressedXMP(png, packet: Self.xmp(7)))
+        #expect(seven.width == 32 && seven.height == 48 && Self.redCorners(seven) == [.bottomRight])
+
+        // A stream cut short, and one that inflates past the 4 MiB an XMP packet may take: no orientation,
+        // the image still decodes.
+        var cut = [UInt8](three)
+        let at = try #require(cut.indices.firstIndex { cut[$0...].starts(with: Array("iTXt".utf8)) })
+        cut[at + 4 + 17 + 5 + 6] ^= 0xFF  // a byte of the deflate data
+        let broken = try ImageDecoderRegistry.shared.decode(Data(cut))
+        #expect(broken.fileOrientation == 1 && broken.width == 48)
+        let big = try Self.withCompressedXMP(png, packet: Self.xmp(6, padding: 5 << 20))
+        #expect(big.count < png.count + 10_000)
+        #expect(EXIFOrientation.fromPNG(big) == 1)
+        #expect(try ImageDecoderRegistry.shared.decode(big).fileOrientation == 1)
     }
 }
