@@ -5,8 +5,10 @@ import Foundation
 ///
 /// Each frame is compressed by libpng (through `PNGEncoder`: 8-bit RGBA, non-interlaced) and its image data
 /// rewrapped: the first frame's stays `IDAT` (the default image is frame 0), the others become `fdAT`
-/// chunks after an `fcTL` each. Every frame covers the whole canvas (the frames of a decoded `Image` are
-/// whole canvases) with dispose operation none and blend operation source; a frame's delay is its
+/// chunks after an `fcTL` each. The first frame covers the whole canvas; each later one only the rectangle
+/// that differs from the frame before it (``APNGFrameRegion``), with dispose operation none, so an
+/// animation whose frames share most pixels stores little more than what moves. Decoders rebuild every
+/// frame exactly: the frames of a decoded `Image` are whole canvases again. A frame's delay is its
 /// `duration` in milliseconds (in hundredths of a second past 65.535 s), and `acTL`'s play count is the
 /// image's `loopCount` (0 forever). The image's RGB ICC profile is written with the first frame unless
 /// `embedsICCProfile` is off.
@@ -47,8 +49,10 @@ public struct APNGEncoder: ImageEncoding {
         var output: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         var sequence: UInt32 = 0
         for (index, frame) in image.frames.enumerated() {
+            let region =
+                index == 0 ? APNGFrameRegion(whole: frame) : APNGFrameRegion(from: image.frames[index - 1], to: frame)
             // The first frame carries the image's profile; the others contribute only their image data.
-            let encoded = try index == 0 ? png.encode(image) : png.encode(frame)
+            let encoded = try index == 0 ? png.encode(image) : png.encode(region.frame)
             let chunks = Self.chunks(encoded)
             if index == 0 {
                 for chunk in chunks where chunk.type == "IHDR" { output += chunk.whole }
@@ -60,10 +64,10 @@ public struct APNGEncoder: ImageEncoding {
             }
             let (numerator, denominator) = Self.delay(frame.duration)
             var control = APNGContainer.bigEndian(sequence)
-            control += APNGContainer.bigEndian(UInt32(frame.width)) + APNGContainer.bigEndian(UInt32(frame.height))
-            control += APNGContainer.bigEndian(0) + APNGContainer.bigEndian(0)
+            control += APNGContainer.bigEndian(UInt32(region.width)) + APNGContainer.bigEndian(UInt32(region.height))
+            control += APNGContainer.bigEndian(UInt32(region.x)) + APNGContainer.bigEndian(UInt32(region.y))
             control += [UInt8(numerator >> 8), UInt8(numerator & 0xFF), UInt8(denominator >> 8)]
-            control += [UInt8(denominator & 0xFF), 0, 0]  // dispose none, blend source
+            control += [UInt8(denominator & 0xFF), 0, region.blendsOver ? 1 : 0]  // dispose none
             output += APNGContainer.chunk("fcTL", control)
             sequence += 1
             for chunk in chunks where chunk.type == "IDAT" {

@@ -47,4 +47,79 @@ struct APNGEncoderTests {
         #expect(APNGEncoder.delay(100) == (10_000, 100))
         #expect(APNGEncoder.delay(-1) == (0, 1000))
     }
+
+    /// `width`×`height` opaque noise from a fixed generator: pixels that do not compress.
+    static func noise(_ width: Int, _ height: Int) -> [UInt8] {
+        var state: UInt32 = 7
+        return (0..<(width * height)).flatMap { _ -> [UInt8] in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return [
+                UInt8(truncatingIfNeeded: state >> 24), UInt8(truncatingIfNeeded: state >> 16),
+                UInt8(truncatingIfNeeded: state >> 8), 255,
+            ]
+        }
+    }
+
+    /// A 96×64 animation on noise: an opaque square appears, moves, stays, gives way to a translucent one,
+    /// and then only the corners differ from the background (one of them turned transparent).
+    static func movingSquare() -> [ImageFrame] {
+        let (width, height) = (96, 64)
+        let background = noise(width, height)
+        func frame(_ squares: [(x: Int, y: Int, side: Int, rgba: [UInt8])]) -> ImageFrame {
+            var pixels = background
+            for square in squares {
+                for y in square.y..<(square.y + square.side) {
+                    for x in square.x..<(square.x + square.side) {
+                        let offset = (y * width + x) * 4
+                        pixels.replaceSubrange(offset..<(offset + 4), with: square.rgba)
+                    }
+                }
+            }
+            return ImageFrame(width: width, height: height, bytesPerRow: width * 4, pixels: pixels, duration: 0.05)
+        }
+        let red: [UInt8] = [255, 0, 0, 255]
+        return [
+            frame([]),
+            frame([(10, 20, 6, red)]),
+            frame([(12, 20, 6, red)]),
+            frame([(12, 20, 6, red)]),
+            frame([(40, 30, 5, [0, 0, 255, 128])]),
+            frame([(0, 0, 1, [0, 0, 0, 0]), (95, 63, 1, [1, 2, 3, 255])]),
+        ]
+    }
+
+    @Test("Later frames store only the rectangle that changed and decode back to every frame exactly")
+    func changedRectangles() throws {
+        let frames = Self.movingSquare()
+        let image = Image(format: .png, width: 96, height: 64, frames: frames, loopCount: 3, hasAlpha: true)
+        let data = try APNGEncoder().encode(image)
+        let decoded = try PNGDecoder().decode(data, options: .default)
+        #expect(decoded.frames.count == frames.count && decoded.loopCount == 3)
+        for (index, (read, written)) in zip(decoded.frames, frames).enumerated() {
+            #expect(read.width == 96 && read.height == 64 && read.bytesPerRow == 384, "frame \(index)")
+            #expect(read.pixels == written.pixels, "frame \(index)")
+            #expect(read.duration == written.duration, "frame \(index)")
+        }
+        // x, y, width, height and blend of each fcTL: the whole canvas first; the square (all of it changed:
+        // source); its move (the part it still covers unchanged: over); nothing changed (a 1×1 rectangle);
+        // the square's old place and a translucent one (source: "over" would mix them); the corners.
+        let container = try #require(try APNGContainer.parse(data))
+        let controls = container.frames.map {
+            [$0.control.x, $0.control.y, $0.control.width, $0.control.height, $0.control.blend]
+        }
+        #expect(
+            controls == [
+                [0, 0, 96, 64, 0], [10, 20, 6, 6, 0], [10, 20, 8, 6, 1], [0, 0, 1, 1, 0], [12, 20, 33, 15, 0],
+                [0, 0, 96, 64, 0],
+            ])
+        #expect(container.frames.allSatisfy { $0.control.dispose == 0 })
+
+        // Five frames that differ in a few pixels take little more than one: noise does not compress, so
+        // whole frames would take five times one.
+        let one = try PNGEncoder().encode(frames[0]).count
+        let five = try APNGEncoder().encode(
+            Image(format: .png, width: 96, height: 64, frames: Array(frames[0..<5]), hasAlpha: true))
+        #expect(five.count < one + one / 5, "\(five.count) bytes for 5 frames, \(one) for one")
+        #expect(try PNGDecoder().decode(five, options: .default).frames.map(\.pixels) == frames[0..<5].map(\.pixels))
+    }
 }
