@@ -38,13 +38,23 @@ public struct APNGEncoder: ImageEncoding {
     /// Encodes every frame of `image`; one frame gives a plain PNG.
     ///
     /// - Throws: `ImageCodecError` `.encodingFailed` when the image has no frame, its frames differ in size,
-    ///   or libpng fails.
+    ///   a frame's size and pixel buffer disagree, or libpng fails.
     public func encode(_ image: Image) throws -> Data {
         let png = PNGEncoder(compressionLevel: compressionLevel, embedsICCProfile: embedsICCProfile)
         guard image.frames.count > 1 else { return try png.encode(image) }
         let first = image.frames[0]
         guard image.frames.allSatisfy({ $0.width == first.width && $0.height == first.height }) else {
             throw ImageCodecError(.encodingFailed, "APNG: the frames differ in size")
+        }
+        // Checked before any frame is compared with the one before it (which reads every row).
+        for (index, frame) in image.frames.enumerated()
+        where frame.width <= 0 || frame.height <= 0 || frame.bytesPerRow < frame.width * 4
+            || frame.pixels.count < frame.height * frame.bytesPerRow
+        {
+            throw ImageCodecError(
+                .encodingFailed,
+                "APNG: invalid frame \(index): \(frame.width)×\(frame.height), \(frame.bytesPerRow) bytes per row, "
+                    + "\(frame.pixels.count) bytes of pixels")
         }
         var output: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         var sequence: UInt32 = 0

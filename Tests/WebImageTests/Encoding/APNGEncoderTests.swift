@@ -38,6 +38,12 @@ struct APNGEncoderTests {
         let other = ImageFrame(width: 1, height: 1, bytesPerRow: 4, pixels: [1, 2, 3, 4])
         let mixed = Image(format: .png, width: 2, height: 2, frames: [frame, other])
         #expect(throws: ImageCodecError.self) { try APNGEncoder().encode(mixed) }
+        // A later frame whose buffer is short of its rows fails with the frame's numbers, before any compare.
+        let short = ImageFrame(width: 2, height: 2, bytesPerRow: 8, pixels: [UInt8](repeating: 1, count: 12))
+        let error = #expect(throws: ImageCodecError.self) {
+            try APNGEncoder().encode(Image(format: .png, width: 2, height: 2, frames: [frame, short]))
+        }
+        #expect(error?.message == "APNG: invalid frame 1: 2×2, 8 bytes per row, 12 bytes of pixels")
     }
 
     @Test("Delays are milliseconds, or hundredths past 65.535 s")
