@@ -193,3 +193,109 @@ def icc(rgba, profile_bytes):
     out = rgba.copy()
     out[..., :3] = np.asarray(converted, dtype=np.float32) / 255
     return out
+
+
+# MARK: - YUV to RGB (ITU-T H.273)
+
+# MatrixCoefficients -> (KR, KB). Unspecified (2) is taken as BT.601, as libavif (0.11 and Pillow's) takes
+# it; 10 is BT.2020's constant-luminance system (yuv_to_rgb).
+MATRICES = {1: (0.2126, 0.0722), 2: (0.299, 0.114), 4: (0.30, 0.11), 5: (0.299, 0.114), 6: (0.299, 0.114),
+            7: (0.212, 0.087), 9: (0.2627, 0.0593), 10: (0.2627, 0.0593)}
+
+
+def bt709_oetf(v):
+    v = np.clip(v, 0, 1)
+    return np.where(v < 0.018, 4.5 * v, 1.099 * np.power(v, 0.45) - 0.099)
+
+
+def hlg_oetf(v):
+    a = 0.17883277
+    b, c = 1 - 4 * a, 0.5 - a * np.log(4 * a)
+    v = np.clip(v, 0, 1)
+    return np.where(v <= 1 / 12, np.sqrt(3 * v), a * np.log(np.maximum(12 * v - b, 1e-12)) + c)
+
+
+def hlg_inverse_oetf(e):
+    a = 0.17883277
+    b, c = 1 - 4 * a, 0.5 - a * np.log(4 * a)
+    e = np.clip(e, 0, 1)
+    return np.where(e <= 0.5, e**2 / 3, (np.exp((e - c) / a) + b) / 12)
+
+
+# TransferCharacteristics -> (to linear, from linear) on the nominal 0…1 range, for the constant-luminance
+# equations; PQ's linear 1 is 10,000 cd/m2.
+TRANSFER_PAIRS = {
+    1: (bt709_to_linear, bt709_oetf), 6: (bt709_to_linear, bt709_oetf), 14: (bt709_to_linear, bt709_oetf),
+    15: (bt709_to_linear, bt709_oetf), 13: (srgb_to_linear, linear_to_srgb),
+    16: (lambda e: pq_eotf(e) / 10000, lambda v: pq_inverse_eotf(np.clip(v, 0, 1) * 10000)),
+    18: (hlg_inverse_oetf, hlg_oetf), 8: (lambda e: e, lambda v: v),
+}
+
+
+def _upsample(plane, width, height):
+    """A subsampled chroma plane at the luma size: bilinear, each chroma sample centred on the luma samples it
+    covers (the horizontal and, for 4:2:0, vertical neighbours weighted 3/4 and 1/4), edges repeated."""
+
+    def along(values, size, axis):
+        stored = values.shape[axis]
+        if stored == size:
+            return values
+        position = (np.arange(size) + 0.5) / 2 - 0.5
+        low = np.floor(position).astype(int)
+        weight = position - low
+        first, second = np.clip(low, 0, stored - 1), np.clip(low + 1, 0, stored - 1)
+        if axis == 0:
+            return values[first] * (1 - weight)[:, None] + values[second] * weight[:, None]
+        return values[:, first] * (1 - weight) + values[:, second] * weight
+
+    return along(along(plane, height, 0), width, 1)
+
+
+def yuv_to_rgb(planes, matrix, transfer):
+    """Decoded YUV planes (readers.avif_planes) as straight-alpha RGBA in float64 per ITU-T H.273: the
+    range (full, or limited: 219 and 224 steps at 8 bits, times 2^(depth-8)), chroma upsampled bilinearly,
+    then MatrixCoefficients `matrix`: 0 (identity: G, B, R stored), the KR/KB matrices, or 10 (BT.2020
+    constant luminance, whose Y' is TF(luminance) and whose colour differences are scaled apart for negative
+    and positive values, so the transfer `transfer` is needed to come back to R'G'B'). The result holds the
+    R'G'B' code values (0…1) of the file's transfer. None for a matrix this does not know."""
+    depth, y = planes["depth"], planes["y"]
+    height, width = y.shape
+    scale = 1 << (depth - 8)
+    full, peak = planes["full_range"], (1 << depth) - 1
+
+    def as_luma(p):
+        return p / peak if full else (p - 16 * scale) / (219 * scale)
+
+    luma = as_luma(y)
+    stored = [None if p is None else _upsample(p, width, height) for p in (planes["u"], planes["v"])]
+    if stored[0] is None:
+        cb = cr = np.zeros_like(luma)
+    elif full:
+        cb, cr = ((p - (1 << (depth - 1))) / peak for p in stored)
+    else:
+        cb, cr = ((p - 128 * scale) / (224 * scale) for p in stored)
+    if matrix == 0:
+        # Identity: G, B and R are coded as Y, U and V, each with luma's range.
+        channels = [luma] * 3 if stored[0] is None else [as_luma(stored[1]), luma, as_luma(stored[0])]
+        rgb = np.dstack(channels)
+    elif matrix == 10:
+        if transfer not in TRANSFER_PAIRS:
+            return None
+        to_linear, from_linear = TRANSFER_PAIRS[transfer]
+        kr, kb = MATRICES[10]
+        # The colour differences B'-Y' and R'-Y' span [-TF(1-K), 1-TF(K)]; each half is scaled to 0.5.
+        nb, pb = from_linear(1 - kb), 1 - from_linear(kb)
+        nr, pr = from_linear(1 - kr), 1 - from_linear(kr)
+        blue = luma + np.where(cb <= 0, 2 * nb * cb, 2 * pb * cb)
+        red = luma + np.where(cr <= 0, 2 * nr * cr, 2 * pr * cr)
+        lum, r, b = to_linear(np.clip(luma, 0, 1)), to_linear(np.clip(red, 0, 1)), to_linear(np.clip(blue, 0, 1))
+        green = from_linear((lum - kr * r - kb * b) / (1 - kr - kb))
+        rgb = np.dstack([red, green, blue])
+    elif matrix in MATRICES:
+        kr, kb = MATRICES[matrix]
+        kg = 1 - kr - kb
+        red, blue = luma + 2 * (1 - kr) * cr, luma + 2 * (1 - kb) * cb
+        rgb = np.dstack([red, (luma - kr * red - kb * blue) / kg, blue])
+    else:
+        return None
+    return np.dstack([np.clip(rgb, 0, 1), np.ones_like(luma)])

@@ -155,6 +155,51 @@ def avif_frames_deep(data):
         return [png_pixels(output.read_bytes())]
 
 
+def avif_planes(data):
+    """An AVIF file's first image as libavif's decoder gives it, before any conversion to RGB: avifdec writes
+    the YUV planes at their own bit depth to a Y4M file. Returns {"depth", "full_range", "y", "u", "v"} (u and
+    v None for monochrome; numpy arrays of code values, chroma at its stored size), or None when avifdec is
+    missing (Debian's libavif-bin) or the image has an alpha plane (avifdec's Y4M keeps alpha only at 8 bits)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if shutil.which("avifdec") is None:
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        source, output = Path(folder) / "in.avif", Path(folder) / "out.y4m"
+        source.write_bytes(data)
+        run = subprocess.run(["avifdec", str(source), str(output)], capture_output=True)
+        if run.returncode != 0:
+            return None
+        y4m = output.read_bytes()
+    end = y4m.index(b"\n")
+    fields = {token[:1]: token[1:] for token in y4m[:end].decode("ascii").split()[1:]}
+    extras = [token for token in y4m[:end].decode("ascii").split() if token.startswith("X")]
+    width, height, layout = int(fields["W"]), int(fields["H"]), fields.get("C", "420")
+    if "alpha" in layout:
+        return None
+    # C420p10, C422p12, C444, Cmono12, ...
+    kind, bits = (layout[:4], layout[4:]) if layout.startswith("mono") else layout.partition("p")[::2]
+    depth = int(bits) if bits.isdigit() else 8
+    chroma = {"420": ((width + 1) // 2, (height + 1) // 2), "422": ((width + 1) // 2, height), "444": (width, height)}
+    offset = y4m.index(b"FRAME", end) + 6
+    sample = np.dtype("<u2" if depth > 8 else "u1")
+
+    def plane(w, h):
+        nonlocal offset
+        values = np.frombuffer(y4m, sample, w * h, offset).reshape(h, w).astype(np.float64)
+        offset += w * h * sample.itemsize
+        return values
+
+    planes = {"depth": depth, "full_range": "XCOLORRANGE=FULL" in extras, "y": plane(width, height)}
+    if kind == "mono":
+        planes["u"] = planes["v"] = None
+    else:
+        planes["u"], planes["v"] = plane(*chroma[kind]), plane(*chroma[kind])
+    return planes
+
+
 def heif_frames_deep(data):
     """A HEIF file's primary image at its own bit depth (pillow-heif without the reduction to 8 bits), as
     float RGBA: for PQ and HLG images, whose 8-bit code values are too coarse to tone-map."""
@@ -216,8 +261,8 @@ def _boxes(data, offset, end):
 
 def avif_properties(data):
     """The primary item's properties that Pillow does not apply or report: {"nclx": (primaries,
-    transfer), "clap": (8 ints), "irot": quarter turns anticlockwise, "imir": axis}. Empty when the
-    file cannot be read this way."""
+    transfer), "matrix": matrix coefficients, "icc": profile bytes, "depth": av1C's bit depth, "clap": (8 ints), "irot": quarter
+    turns anticlockwise, "imir": axis}. Empty when the file cannot be read this way."""
     meta = next((b for b in _boxes(data, 0, len(data)) if b[0] == "meta"), None)
     if meta is None:
         return {}
@@ -263,17 +308,21 @@ def avif_properties(data):
         body = data[start:end]
         if kind == "colr" and body[:4] == b"nclx" and "nclx" not in found:
             found["nclx"] = struct.unpack(">HH", body[4:8])
+            found["matrix"] = struct.unpack(">H", body[8:10])[0]
+        elif kind == "colr" and body[:4] in (b"prof", b"rICC") and "icc" not in found:
+            found["icc"] = body[4:]
         elif kind == "clap":
             found["clap"] = struct.unpack(">IIIIiIiI", body[:32])
         elif kind == "av1C" and "av1" not in found:
             found["av1"] = av1_colour(body[4:])
+            found["depth"] = (12 if body[2] & 0x20 else 10) if body[2] & 0x40 else 8
         elif kind == "irot":
             found["irot"] = body[0] & 3
         elif kind == "imir":
             found["imir"] = body[0] & 1
     # Without an nclx box the AV1 sequence header's colour description applies (as libavif reads it).
     if "nclx" not in found and found.get("av1"):
-        found["nclx"] = found["av1"]
+        found["nclx"], found["matrix"] = found["av1"][:2], found["av1"][2]
     found.pop("av1", None)
     return found
 
@@ -300,7 +349,7 @@ class _Bits:
 
 
 def av1_colour(obus):
-    """(colour primaries, transfer characteristics) from the sequence header OBU among av1C's configOBUs
+    """(colour primaries, transfer characteristics, matrix coefficients) from the sequence header OBU among av1C's configOBUs
     (AV1 specification 5.5), or None when it has no colour description or cannot be read."""
     offset = 0
     try:
@@ -374,7 +423,7 @@ def _sequence_header_colour(b):
         b.f(1)  # mono_chrome
     if not b.f(1):  # color_description_present_flag
         return None
-    return b.f(8), b.f(8)
+    return b.f(8), b.f(8), b.f(8)
 
 
 def clap_rectangle(clap, width, height):

@@ -1,9 +1,10 @@
 import CAVIF
 import Foundation
 
-/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (reduced to
-/// 8 bits per channel by libavif's YUV→RGB step; 12-bit ones converted to 16 bits first, then rounded), and
-/// image sequences as animation frames.
+/// Decodes AVIF with libavif (AV1 through dav1d): still images, alpha, 10- and 12-bit images (converted to
+/// RGB at 16 bits by libavif, then rounded to 8 bits per channel), and image sequences as animation frames.
+/// Images coded with BT.2020 constant luminance (matrix coefficients 10), which libavif 0.11 cannot
+/// convert, are converted here (`AVIFConstantLuminance`).
 ///
 /// The declared size is checked (`maximumImagePixels`) and the pixel memory claimed before libavif decodes
 /// anything (libavif's own size limit, 16,384 × 16,384, stays in force too), and a sequence decodes at most the
@@ -66,15 +67,15 @@ public struct AVIFDecoder: ImageDecoding {
             let declaredFrames = max(1, Int(decoder.pointee.imageCount))
             // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
             // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
-            // buffer each is converted into first, and for 12 bits the RGBA16 buffer (two canvases) libavif
-            // converts into before the rounding to 8 bits.
+            // buffer each is converted into first, and for 10 and 12 bits the RGBA16 buffer (two canvases)
+            // libavif converts into before the rounding to 8 bits.
             // PQ and HLG described by CICP are converted at 16 bits and tone-mapped (HDRToneMapper).
             let toneMapper =
                 header.pointee.icc.size == 0 && options.colorSpace == .sRGB
                 ? HDRToneMapper(
                     primaries: Int(header.pointee.colorPrimaries),
                     transfer: Int(header.pointee.transferCharacteristics)) : nil
-            let deep = header.pointee.depth > 10 || toneMapper != nil
+            let deep = header.pointee.depth > 8 || toneMapper != nil
             let plan = stored.animationPlan(
                 declaredFrames: declaredFrames,
                 canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
@@ -137,10 +138,18 @@ public struct AVIFDecoder: ImageDecoding {
         avifRGBImageSetDefaults(&rgb, image)
         rgb.format = AVIF_RGB_FORMAT_RGBA
         rgb.alphaPremultiplied = AVIF_FALSE
-        if image.pointee.depth > 10 || toneMapper != nil {
-            // 12 bits go through libavif's 16-bit conversion, then are rounded: libavif 0.11's direct
-            // conversion of 12-bit subsampled chroma to 8 bits is up to 19 steps off at chroma edges. 10 bits
-            // keep the direct conversion, which agrees with other decoders (Pillow's libavif) within a step.
+        if image.pointee.matrixCoefficients == AVIF_MATRIX_COEFFICIENTS_BT2020_CL {
+            // libavif 0.11 cannot convert BT.2020 constant luminance ("Reformat failed").
+            let wide = try AVIFConstantLuminance.rgba16(image)
+            if let toneMapper { return toneMapper.map(wide) }
+            return wide.map { UInt8((UInt32($0) * 255 + 32_767) / 65_535) }
+        }
+        if image.pointee.depth > 8 || toneMapper != nil {
+            // 10 and 12 bits go through libavif's 16-bit conversion (its own floating-point maths), then
+            // are rounded: its direct conversion to 8 bits goes through libyuv, whose fixed-point matrices
+            // put red and blue about a step low on average (up to 3 steps; for 12-bit subsampled chroma up
+            // to 19 steps off at chroma edges). The 16-bit result equals the H.273 equations computed in
+            // floating point (docs/CONFORMANCE.md).
             rgb.depth = 16
             rgb.rowBytes = UInt32(size.width * 8)
             var result = AVIF_RESULT_OK
