@@ -155,9 +155,9 @@ def avif_frames_deep(data):
         return [png_pixels(output.read_bytes())]
 
 
-def avif_planes(data):
-    """An AVIF file's first image as libavif's decoder gives it, before any conversion to RGB: avifdec writes
-    the YUV planes at their own bit depth to a Y4M file. Returns {"depth", "full_range", "y", "u", "v"} (u and
+def avif_planes(data, index=0):
+    """Image `index` of an AVIF file (a sequence's frame) as libavif's decoder gives it, before any conversion
+    to RGB: avifdec writes the YUV planes at their own bit depth to a Y4M file. Returns {"depth", "full_range", "y", "u", "v"} (u and
     v None for monochrome; numpy arrays of code values, chroma at its stored size), or None when avifdec is
     missing (Debian's libavif-bin) or the image has an alpha plane (avifdec's Y4M keeps alpha only at 8 bits)."""
     import shutil
@@ -169,7 +169,7 @@ def avif_planes(data):
     with tempfile.TemporaryDirectory() as folder:
         source, output = Path(folder) / "in.avif", Path(folder) / "out.y4m"
         source.write_bytes(data)
-        run = subprocess.run(["avifdec", str(source), str(output)], capture_output=True)
+        run = subprocess.run(["avifdec", "--index", str(index), str(source), str(output)], capture_output=True)
         if run.returncode != 0:
             return None
         y4m = output.read_bytes()
@@ -198,6 +198,11 @@ def avif_planes(data):
     else:
         planes["u"], planes["v"] = plane(*chroma[kind]), plane(*chroma[kind])
     return planes
+
+
+def avif_frame_count(data):
+    """How many frames Pillow's libavif finds in an AVIF file (1 for a still), without decoding them."""
+    return getattr(Image.open(io.BytesIO(data)), "n_frames", 1)
 
 
 def heif_frames_deep(data):

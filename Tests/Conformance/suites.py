@@ -166,7 +166,7 @@ def pillow_reference(data, suffix):
     """Pillow's frames in sRGB and upright: the ICC profile applied; for AVIF also the nclx colour, the
     clean aperture and irot/imir, none of which Pillow applies to the pixels (it turns irot/imir into an
     EXIF orientation tag, which is not used here: the transforms are read from the file). 10- and 12-bit
-    AVIF stills take the exact YUV conversion (_exact_avif) instead of Pillow's."""
+    AVIF files take the exact YUV conversion (_exact_avif) instead of Pillow's."""
     profile, properties = None, readers.avif_properties(data) if suffix == ".avif" else {}
     exact = _exact_avif(data, properties) if suffix == ".avif" else None
     if suffix == ".png":
@@ -200,21 +200,25 @@ def pillow_reference(data, suffix):
 
 
 def _exact_avif(data, properties):
-    """A 10- or 12-bit AVIF still's reference without 8-bit steps: its decoded YUV planes at their own depth
+    """A 10- or 12-bit AVIF's reference without 8-bit steps: its decoded YUV planes at their own depth
     (avifdec's Y4M) turned into R'G'B' in float64 by the H.273 equations (colour.yuv_to_rgb), or None (an
-    8-bit file, an image sequence, an alpha plane, a matrix the checker does not know, no avifdec).
+    8-bit file, an alpha plane, a matrix the checker does not know, no avifdec); every frame of a sequence.
     Pillow's libavif converts such files to 8 bits directly, which puts red and blue of the Link-U 12-bit
     files about 1.3 steps low (rms up to 1.7; docs/CONFORMANCE.md), and it cannot convert BT.2020 constant
     luminance (matrix 10) at all: a reference must be more precise than what it judges. PQ and HLG files
     are tone-mapped from these floats (no 16-bit decode needed)."""
-    if properties.get("depth", 8) <= 8 or data[8:12] == b"avis":
+    if properties.get("depth", 8) <= 8:
         return None
-    planes = readers.avif_planes(data)
-    if planes is None:
-        return None
+    count = readers.avif_frame_count(data)
     transfer = properties.get("nclx", (2, 2))[1]
-    frame = colour.yuv_to_rgb(planes, properties.get("matrix", 2), transfer)
-    return None if frame is None else [frame]
+    frames = []
+    for index in range(count):
+        planes = readers.avif_planes(data, index)
+        frame = None if planes is None else colour.yuv_to_rgb(planes, properties.get("matrix", 2), transfer)
+        if frame is None:
+            return None
+        frames.append(frame)
+    return frames
 
 
 def _clap(frame, clap):

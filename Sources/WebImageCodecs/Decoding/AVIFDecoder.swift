@@ -67,15 +67,17 @@ public struct AVIFDecoder: ImageDecoding {
             let declaredFrames = max(1, Int(decoder.pointee.imageCount))
             // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
             // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
-            // buffer each is converted into first, and for 10 and 12 bits the RGBA16 buffer (two canvases)
-            // libavif converts into before the rounding to 8 bits.
+            // buffer each is converted into first, and for 10 and 12 bits (and constant luminance) the
+            // RGBA16 buffer (two canvases) the planes are converted into before the rounding to 8 bits.
             // PQ and HLG described by CICP are converted at 16 bits and tone-mapped (HDRToneMapper).
             let toneMapper =
                 header.pointee.icc.size == 0 && options.colorSpace == .sRGB
                 ? HDRToneMapper(
                     primaries: Int(header.pointee.colorPrimaries),
                     transfer: Int(header.pointee.transferCharacteristics)) : nil
-            let deep = header.pointee.depth > 8 || toneMapper != nil
+            let deep =
+                header.pointee.depth > 8 || toneMapper != nil
+                || header.pointee.matrixCoefficients == AVIF_MATRIX_COEFFICIENTS_BT2020_CL
             let plan = stored.animationPlan(
                 declaredFrames: declaredFrames,
                 canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
