@@ -21,6 +21,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -37,6 +38,7 @@ class Result:
     case: suites.Case
     passed: bool
     detail: str  # the reason of a failure, or what a pass measured
+    note: Optional[str] = None  # how the decode differs from an unjudged second image (suites.Case.also)
 
 
 def load_known_failures(path):
@@ -124,7 +126,27 @@ def check(webimage, case, workdir):
         if failure:
             return Result(case, False, (f"frame {index}: " if len(reference) > 1 else "") + failure)
         worst_peak, worst_rms = max(worst_peak, peak), max(worst_rms, rms)
-    return Result(case, True, f"peak {worst_peak:.1f}, rms {worst_rms:.2f}")
+    return Result(case, True, f"peak {worst_peak:.1f}, rms {worst_rms:.2f}", difference(case, value))
+
+
+def difference(case, decoded):
+    """How the decode differs from the case's unjudged second image (suites.Case.also), or None."""
+    if case.also is None:
+        return None
+    name, load = case.also
+    try:
+        frames = load()
+    except Exception as error:
+        return f"{name} unreadable: {type(error).__name__}: {error}"
+    if len(frames) != len(decoded):
+        return f"{name} has {len(frames)} frame(s)"
+    measured = [compare(frame, other, case.tolerance) for frame, other in zip(decoded, frames)]
+    worst = max(range(len(measured)), key=lambda i: (measured[i][1], measured[i][2]))
+    beyond = [i for i, (failure, _, _) in enumerate(measured) if failure]
+    return (
+        f"{name} (not judged) differs by peak {measured[worst][1]:.1f}, rms {measured[worst][2]:.2f} (frame {worst}); "
+        + (f"{len(beyond)} frame(s) beyond the limits, from frame {beyond[0]}" if beyond else "within the limits")
+    )
 
 
 def main():
@@ -178,6 +200,8 @@ def main():
                 print(f"  NOW PASSES     {key}: {result.detail} (remove it from {args.known_failures.name})")
             elif args.verbose:
                 print(f"  pass           {key}: {result.detail}")
+            if result.note:
+                print(f"  note           {key}: {result.note}")
         for case in skipped:
             if args.verbose:
                 print(f"  not run        {case.key}: {case.skip}")

@@ -1,5 +1,6 @@
 """Independent decoders for the references: pypng for PNG (every sample at its own bit depth, so a 16-bit
-file's reference keeps 16 bits), Pillow (with pillow-heif for HEIF) for the other formats, and small
+file's reference keeps 16 bits), Pillow (with pillow-heif for HEIF) for the other formats, libjxl 0.11 in
+float (through ctypes) for JPEG XL files without a usable reference image, and small
 readers for the container facts those libraries do not apply: PNG's colour chunks and AVIF's
 colr/clap/irot/imir properties.
 
@@ -109,30 +110,132 @@ def pillow_frames(data):
     return frames, image.info.get("icc_profile") or None
 
 
-def jxl_frames_newer(data):
-    """A JPEG XL file's image decoded by a libjxl newer than the system's (0.7.0, which WebImage links), as
-    float RGBA, and the ICC profile of its pixels; for the conformance cases whose reference image is
-    missing. The pixels come from imagecodecs (libjxl 0.11, its default 8-bit output: a recompressed JPEG
-    is decoded to pixels by libjxl, as the suite's own references are); imagecodecs gives no colour
-    profile, so the profile is pillow-jxl-plugin's (another build of a recent libjxl), which describes the
-    same output space. Stills only (the first frame)."""
-    import imagecodecs
-    import pillow_jxl  # noqa: F401 (registers the plugin with Pillow)
+# libjxl's decoder API (jxl/decode.h, stable since 0.9): the event and status codes and the pixel format used.
+_JXL_BASIC_INFO, _JXL_COLOR_ENCODING, _JXL_FULL_IMAGE = 0x40, 0x100, 0x1000
+_JXL_SUCCESS, _JXL_NEED_IMAGE_OUT_BUFFER = 0, 5
+_JXL_TYPE_FLOAT, _JXL_TARGET_DATA = 0, 1
 
-    pixels = imagecodecs.jpegxl_decode(data)
-    if pixels.dtype != np.uint8:
-        raise ValueError(f"imagecodecs gave {pixels.dtype} samples, expected 8-bit")
-    if pixels.ndim == 4:  # an animation: its frames
-        pixels = pixels[0]
-    if pixels.ndim == 2:
-        pixels = pixels[..., None]
-    gray = pixels.shape[2] in (1, 2)
-    colour_channels = np.repeat(pixels[..., :1], 3, axis=2) if gray else pixels[..., :3]
-    has_alpha = pixels.shape[2] in (2, 4)
-    alpha = pixels[..., -1:] if has_alpha else np.full(pixels.shape[:2] + (1,), 255, np.uint8)
-    frame = (np.concatenate([colour_channels, alpha], axis=2) / 255).astype(np.float32)
-    profile = Image.open(io.BytesIO(data)).info.get("icc_profile") or None
-    return [frame], profile
+
+def _libjxl():
+    """libjxl 0.11 as imagecodecs ships it (imagecodecs.libs/), loaded through ctypes: imagecodecs'
+    jpegxl_decode gives only the file's own bit depth (8 bits for most files, too coarse once a linear
+    image is converted to sRGB) and no colour profile, so the decoder is driven directly for float output."""
+    import ctypes
+    import glob
+    import os
+
+    import imagecodecs
+    from imagecodecs import _jpegxl  # noqa: F401 (loads libjxl's own libraries, which its RPATH names)
+
+    folder = os.path.join(os.path.dirname(imagecodecs.__file__), os.pardir, "imagecodecs.libs")
+    found = sorted(glob.glob(os.path.join(folder, "libjxl-*.so*")))
+    if not found:
+        raise FileNotFoundError(f"no libjxl in {folder}")
+    lib = ctypes.CDLL(found[0])
+    lib.JxlDecoderCreate.restype = ctypes.c_void_p
+    lib.JxlDecoderCreate.argtypes = [ctypes.c_void_p]
+    lib.JxlDecoderDestroy.restype = None
+    lib.JxlDecoderDestroy.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def jxl_frames_newer(data):
+    """A JPEG XL file decoded by libjxl 0.11 (the reference implementation, newer than the system's 0.7.0
+    that WebImage links), every frame composed as shown, in sRGB, as float RGBA: for the conformance cases
+    without a reference image in the copy, and those whose only one is a GIF (suites.jxl_reference).
+
+    libjxl decodes to 32-bit float in the pixels' own colour space (the data colour profile, which it gives
+    as ICC), upright, alpha unpremultiplied; LittleCMS (imagecodecs' cms_transform) converts that to sRGB
+    in float, perceptual intent, as colour.icc does at 8 bits. A recompressed JPEG is decoded to pixels,
+    as the suite's own references are."""
+    import ctypes
+
+    import imagecodecs
+
+    lib = _libjxl()
+    decoder = ctypes.c_void_p(lib.JxlDecoderCreate(None))
+    if not decoder:
+        raise MemoryError("JxlDecoderCreate failed")
+    try:
+        if lib.JxlDecoderSubscribeEvents(decoder, _JXL_BASIC_INFO | _JXL_COLOR_ENCODING | _JXL_FULL_IMAGE):
+            raise ValueError("JxlDecoderSubscribeEvents failed")
+        lib.JxlDecoderSetUnpremultiplyAlpha(decoder, 1)
+        source = ctypes.create_string_buffer(bytes(data), len(data))
+        lib.JxlDecoderSetInput(decoder, source, ctypes.c_size_t(len(data)))
+        lib.JxlDecoderCloseInput(decoder)
+        class PixelFormat(ctypes.Structure):  # JxlPixelFormat
+            _fields_ = [
+                ("num_channels", ctypes.c_uint32),
+                ("data_type", ctypes.c_int),
+                ("endianness", ctypes.c_int),
+                ("align", ctypes.c_size_t),
+            ]
+
+        pixel_format = PixelFormat(4, _JXL_TYPE_FLOAT, 0, 0)  # RGBA (gray repeated), native endianness
+        info = ctypes.create_string_buffer(1024)  # JxlBasicInfo is under 300 bytes
+        frames, buffers, profile = [], [], None
+        while True:
+            status = lib.JxlDecoderProcessInput(decoder)
+            if status == _JXL_BASIC_INFO:
+                if lib.JxlDecoderGetBasicInfo(decoder, info):
+                    raise ValueError("JxlDecoderGetBasicInfo failed")
+                # xsize and ysize follow have_container (JXL_BOOL, an int); the upright size when oriented
+                width, height = np.frombuffer(info.raw[4:12], np.uint32)
+            elif status == _JXL_COLOR_ENCODING:
+                size = ctypes.c_size_t()
+                if lib.JxlDecoderGetICCProfileSize(decoder, _JXL_TARGET_DATA, ctypes.byref(size)):
+                    raise ValueError("JxlDecoderGetICCProfileSize failed")
+                icc = ctypes.create_string_buffer(size.value)
+                if lib.JxlDecoderGetColorAsICCProfile(decoder, _JXL_TARGET_DATA, icc, size):
+                    raise ValueError("JxlDecoderGetColorAsICCProfile failed")
+                profile = icc.raw
+            elif status == _JXL_NEED_IMAGE_OUT_BUFFER:
+                size = ctypes.c_size_t()
+                lib.JxlDecoderImageOutBufferSize(decoder, ctypes.byref(pixel_format), ctypes.byref(size))
+                pixels = np.zeros(size.value // 4, np.float32)
+                buffers.append(pixels)
+                if lib.JxlDecoderSetImageOutBuffer(
+                    decoder, ctypes.byref(pixel_format), pixels.ctypes.data_as(ctypes.c_void_p), size
+                ):
+                    raise ValueError("JxlDecoderSetImageOutBuffer failed")
+            elif status == _JXL_FULL_IMAGE:
+                frames.append(buffers[-1])
+            elif status == _JXL_SUCCESS:
+                break
+            else:
+                raise ValueError(f"libjxl: JxlDecoderProcessInput status {status}")
+    finally:
+        lib.JxlDecoderDestroy(decoder)
+    if not frames or profile is None:
+        raise ValueError("libjxl gave no image")
+    pixels_per_frame = frames[0].size // 4
+    if pixels_per_frame != int(width) * int(height):
+        raise ValueError(f"libjxl gave {pixels_per_frame} pixels for {width}x{height}")
+    srgb = imagecodecs.cms_profile("srgb")
+    out = []
+    for flat in frames:
+        rgba = flat.reshape(int(height), int(width), 4)
+        out.append(_icc_float(rgba, profile, srgb))
+    return out
+
+
+def _icc_float(rgba, profile, srgb):
+    """Float RGBA in the ICC profile `profile` (RGB or gray) to sRGB with LittleCMS in float, perceptual."""
+    import imagecodecs
+    from PIL import ImageCms
+
+    space = ImageCms.ImageCmsProfile(io.BytesIO(profile)).profile.xcolor_space.strip()
+    if space == "GRAY":
+        source, colorspace = np.ascontiguousarray(rgba[..., 0]), "gray"
+    else:
+        source, colorspace = np.ascontiguousarray(rgba[..., :3]), "rgb"
+    converted = imagecodecs.cms_transform(
+        source, profile, srgb, colorspace=colorspace, outcolorspace="rgb", outdtype="f4", intent=0
+    )
+    out = np.empty_like(rgba)
+    out[..., :3] = np.clip(converted, 0.0, 1.0)
+    out[..., 3] = np.clip(rgba[..., 3], 0.0, 1.0)
+    return out
 
 
 def avif_frames_deep(data):

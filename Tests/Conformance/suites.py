@@ -7,8 +7,9 @@ A suite is read from its own folder layout, the same for a fetched copy and for 
               (PngSuite's corrupt files) must be refused; testpngs/crashers/ must decode or be refused
               without a crash; every other file must decode to the reference.
   jxl         libjxl/conformance's testcases/: one folder per case with input.jxl, ref.png (or ref.apng,
-              ref.gif) and test.json. A case whose reference image is missing from the copy is compared
-              with the decode of a newer libjxl (readers.jxl_frames_newer) instead.
+              ref.gif) and test.json. A case whose reference image is missing from the copy, or is only
+              ref.gif (256 colours a frame), is compared with libjxl 0.11's float decode
+              (readers.jxl_frames_newer) instead; the ref.gif difference is reported, not judged.
   avif        AOMediaCodec/av1-avif's testFiles/: every *.avif.
   sdwebimage  SDWebImage's Tests/Tests/Images/: every image.
 
@@ -58,6 +59,7 @@ class Case:
     tolerance: Optional[Tolerance] = None
     frame_tolerances: list = field(default_factory=list)  # per-frame override (JPEG XL)
     skip: Optional[str] = None  # why the case is not run
+    also: Optional[tuple] = None  # (name, frames): another image, compared and reported but not judged
 
 
 def _root(path, *inner):
@@ -112,7 +114,6 @@ REFERENCE_IMAGES = ("ref.png", "ref.apng", "ref.gif")
 def newer_libjxl_available():
     try:
         import imagecodecs  # noqa: F401
-        import pillow_jxl  # noqa: F401
     except ImportError:
         return False
     return True
@@ -125,26 +126,32 @@ def _to_srgb(frames, profile):
     return frames
 
 
+def _reference_image(folder):
+    """The name of the case's reference image in the copy, or None."""
+    return next((name for name in REFERENCE_IMAGES if (folder / name).exists()), None)
+
+
 def jxl_reference(folder):
-    """The case's reference image in sRGB; where the copy has none (a still image), the decode of a newer
-    libjxl (readers.jxl_frames_newer)."""
-    for name in REFERENCE_IMAGES:
-        path = folder / name
-        if not path.exists():
-            continue
-        data = path.read_bytes()
-        if name == "ref.png":
-            return png_reference(data)
-        return _to_srgb(*readers.pillow_frames(data))
-    return _to_srgb(*readers.jxl_frames_newer((folder / "input.jxl").read_bytes()))
+    """The case's reference in sRGB: its ref.png or ref.apng; libjxl 0.11's decode
+    (readers.jxl_frames_newer) where the copy has no reference image, or only ref.gif (256 colours a
+    frame; the suite's own reference is a .npy the copy lacks)."""
+    name = _reference_image(folder)
+    if name in (None, "ref.gif"):
+        return readers.jxl_frames_newer((folder / "input.jxl").read_bytes())
+    data = (folder / name).read_bytes()
+    if name == "ref.png":
+        return png_reference(data)
+    return _to_srgb(*readers.pillow_frames(data))
 
 
 def jxl(path):
     root = _root(path, "testcases")
     for folder in sorted(p for p in root.iterdir() if (p / "input.jxl").exists()):
         case = Case("jxl", "jxl/" + folder.name, folder / "input.jxl", "match")
-        if not any((folder / n).exists() for n in REFERENCE_IMAGES) and not newer_libjxl_available():
-            case.skip = "no reference image (ref.png, ref.apng or ref.gif) in this copy, and no imagecodecs or pillow-jxl-plugin"
+        name = _reference_image(folder)
+        if name in (None, "ref.gif") and not newer_libjxl_available():
+            missing = "only ref.gif" if name else "no reference image"
+            case.skip = f"{missing} in this copy, and no imagecodecs (libjxl 0.11)"
         descriptor = json.loads((folder / "test.json").read_text())
         for frame in descriptor["frames"]:
             case.frame_tolerances.append(
@@ -156,6 +163,10 @@ def jxl(path):
             )
         case.tolerance = case.frame_tolerances[0]
         case.reference = lambda folder=folder: jxl_reference(folder)
+        if name == "ref.gif":
+            # Not judged, but reported, so that a difference between the preview and libjxl stays visible.
+            gif = folder / "ref.gif"
+            case.also = ("ref.gif", lambda gif=gif: _to_srgb(*readers.pillow_frames(gif.read_bytes())))
         yield case
 
 
