@@ -261,8 +261,9 @@ public struct JXLDecoder: ImageDecoding {
     }
 
     /// Turns RGBA pixels whose colour channels hold libjxl's C, M and Y (0 = full ink), with `black` (the
-    /// same convention), into sRGB through `profile`, keeping alpha; without a profile, each colour is
-    /// multiplied by the black.
+    /// same convention), into sRGB through `profile` as libjxl renders CMYK
+    /// (`ColorManagement.convertCMYKAsLibjxl`), keeping alpha; without a profile, each colour is multiplied
+    /// by the black.
     private static func convertCMYK(
         _ pixels: inout [UInt8], black: UnsafeMutableBufferPointer<UInt8>, profile: Data?
     ) {
@@ -274,7 +275,7 @@ public struct JXLDecoder: ImageDecoding {
                 for channel in 0..<3 { inks[pixel * 4 + channel] = 255 - pixels[pixel * 4 + channel] }
                 inks[pixel * 4 + 3] = 255 - black[pixel]
             }
-            if ColorManagement.convertCMYK(&inks, profileData: profile) {
+            if ColorManagement.convertCMYKAsLibjxl(&inks, profileData: profile) {
                 for pixel in 0..<count {
                     for channel in 0..<3 { pixels[pixel * 4 + channel] = inks[pixel * 4 + channel] }
                 }

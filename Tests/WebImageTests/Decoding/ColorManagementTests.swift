@@ -17,12 +17,15 @@ import Testing
     static let rgba8 = UInt32(PT_RGB) << 16 | 1 << 7 | 3 << 3 | 1
     static let cmyk8 = UInt32(PT_CMYK) << 16 | 4 << 3 | 1
 
-    /// Runs `pixels` (4 bytes a pixel) through a LittleCMS transform from `profile` to sRGB.
-    static func lcms(_ pixels: [UInt8], from profile: cmsHPROFILE, inputFormat: UInt32) throws -> [UInt8] {
+    /// Runs `pixels` (4 bytes a pixel) through a LittleCMS transform from `profile` to sRGB (perceptual
+    /// unless `intent` says otherwise).
+    static func lcms(
+        _ pixels: [UInt8], from profile: cmsHPROFILE, inputFormat: UInt32, intent: Int32 = INTENT_PERCEPTUAL
+    ) throws -> [UInt8] {
         let srgb = cmsCreate_sRGBProfile()
         defer { cmsCloseProfile(srgb) }
         let transform = try #require(
-            cmsCreateTransform(profile, inputFormat, srgb, rgba8, UInt32(INTENT_PERCEPTUAL), UInt32(cmsFLAGS_NOCACHE)))
+            cmsCreateTransform(profile, inputFormat, srgb, rgba8, UInt32(intent), UInt32(cmsFLAGS_NOCACHE)))
         defer { cmsDeleteTransform(transform) }
         var output = [UInt8](repeating: 255, count: pixels.count)
         pixels.withUnsafeBytes { input in
