@@ -47,8 +47,13 @@ public enum BulkValue: Sendable, Hashable, Codable {
     case string(String)
     /// A whole number.
     case int(Int64)
-    /// A floating-point number.
+    /// A 64-bit floating-point number.
     case double(Double)
+    /// A 32-bit floating-point number: a Parquet FLOAT column's (LAION's `punsafe`, `pwatermark`), kept as
+    /// float so the shard's Parquet file has it as float, as img2dataset's does. JSON has it as the shortest
+    /// decimal that reads back to the same float (0.1, not 0.10000000149011612); a JSON number read back
+    /// (`--retry-failed` reading a jsonl) is a ``double(_:)``, as JSON numbers carry no width.
+    case float(Float)
     /// A truth value.
     case bool(Bool)
     /// No value.
@@ -70,13 +75,14 @@ public enum BulkValue: Sendable, Hashable, Codable {
         }
     }
 
-    /// Encodes the value as the JSON value of its type.
+    /// Encodes the value as the JSON value of its type (a float as its shortest decimal, ``float(_:)``).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .string(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
+        case .float(let value): try container.encode(Double(value.description) ?? Double(value))
         case .bool(let value): try container.encode(value)
         case .null: try container.encodeNil()
         }
@@ -88,6 +94,7 @@ public enum BulkValue: Sendable, Hashable, Codable {
         case .string(let value): value
         case .int(let value): String(value)
         case .double(let value): String(value)
+        case .float(let value): String(value)
         case .bool(let value): String(value)
         case .null: nil
         }

@@ -4,7 +4,7 @@ import Foundation
 /// one row group at a time, reading only the URL, caption and kept columns.
 ///
 /// The URL and caption columns may hold any scalar type (read as text); kept columns keep their type
-/// (int, double, bool, text; `null` stays `null`). A column the file lacks, or one of a type or feature the
+/// (int, float, double, bool, text; `null` stays `null`). A column the file lacks, or one of a type or feature the
 /// reader does not support, is a ``BulkInputError`` naming the column and the feature.
 public final class ParquetRowReader: BulkRowReading {
     private let path: String
@@ -95,7 +95,7 @@ public final class ParquetRowReader: BulkRowReading {
         case .bool(let value): .bool(value)
         case .int32(let value): .int(Int64(value))
         case .int64(let value): .int(value)
-        case .float(let value): .double(Double("\(value)") ?? Double(value))  // 0.3, not 0.30000001192092896
+        case .float(let value): .float(value)
         case .double(let value): .double(value)
         case .string(let value): .string(value)
         case .bytes, .list: .null

@@ -4,8 +4,8 @@ import Foundation
 /// encoding and SNAPPY compression (``ParquetWriter``).
 ///
 /// The record's own fields have fixed types (text, int64); a kept column's type is the one its values
-/// share (int64, double, bool), text when they differ or are text. The rows are kept until ``finish()``,
-/// at most one shard's (10,000).
+/// share (int64, float, double, bool; numbers of more than one kind are double), text when they differ
+/// otherwise or are text. The rows are kept until ``finish()``, at most one shard's (10,000).
 final class ShardParquetWriter {
     private let url: URL
     private let savedColumns: [String]
@@ -89,7 +89,8 @@ final class ShardParquetWriter {
         return (ParquetSchema(columns: columns), values)
     }
 
-    /// The type all non-null `cells` share: int64, double (ints and doubles), bool, else text.
+    /// The type all non-null `cells` share: int64, float (floats only, as img2dataset keeps LAION's float
+    /// columns), double (doubles, or numbers of more than one kind), bool, else text.
     private static func commonType(_ cells: [BulkValue]) -> ParquetColumnType {
         var kinds = Set<String>()
         for cell in cells {
@@ -97,12 +98,14 @@ final class ShardParquetWriter {
             case .null: continue
             case .int: kinds.insert("int")
             case .double: kinds.insert("double")
+            case .float: kinds.insert("float")
             case .bool: kinds.insert("bool")
             case .string: kinds.insert("string")
             }
         }
         if kinds == ["int"] { return .int64 }
-        if kinds == ["double"] || kinds == ["int", "double"] { return .double }
+        if kinds == ["float"] { return .float }
+        if !kinds.isEmpty, kinds.isSubset(of: ["int", "float", "double"]) { return .double }
         if kinds == ["bool"] { return .bool }
         return .string
     }
@@ -113,6 +116,8 @@ final class ShardParquetWriter {
         case (.int(let value), .int64): .int64(value)
         case (.int(let value), .double): .double(Double(value))
         case (.double(let value), .double): .double(value)
+        case (.float(let value), .float): .float(value)
+        case (.float(let value), .double): .double(Double(value.description) ?? Double(value))  // 0.1, as the json
         case (.bool(let value), .bool): .bool(value)
         default: cell.text.map { .string($0) } ?? .null
         }

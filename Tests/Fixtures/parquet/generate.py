@@ -49,7 +49,12 @@ def dump(path):
     parquet = pq.ParquetFile(path)
     names = parquet.schema_arrow.names
     with open(path[: -len(".parquet")] + ".jsonl", "w") as out:
-        header = {"columns": names, "row_groups": parquet.num_row_groups, "rows": parquet.metadata.num_rows}
+        header = {
+            "columns": names,
+            "types": [str(field.type) for field in parquet.schema_arrow],
+            "row_groups": parquet.num_row_groups,
+            "rows": parquet.metadata.num_rows,
+        }
         out.write(json.dumps(header) + "\n")
         for group in range(parquet.num_row_groups):
             table = parquet.read_row_group(group)

@@ -20,6 +20,7 @@ struct BulkReadersAndWritersTests {
             ParquetColumn(name: "WIDTH", type: .int32, isNullable: true),
             ParquetColumn(name: "similarity", type: .double, isNullable: true),
             ParquetColumn(name: "nsfw", type: .bool, isNullable: false),
+            ParquetColumn(name: "punsafe", type: .float, isNullable: true),
             ParquetColumn(name: "tags", type: .list(element: .string, elementNullable: true), isNullable: true),
         ])
         let writer = try ParquetWriter(path: url.path, schema: schema)
@@ -31,6 +32,7 @@ struct BulkReadersAndWritersTests {
                 indexes.map { .int32(Int32(100 + $0)) },
                 indexes.map { $0 == 4 ? .null : .double(Double($0) / 4) },
                 indexes.map { .bool($0 % 2 == 0) },
+                indexes.map { .float(Float($0) / 10) },
                 indexes.map { _ in .list([.string("x")]) },
             ])
         }
@@ -44,7 +46,8 @@ struct BulkReadersAndWritersTests {
         let url = folder.appendingPathComponent("laion.parquet")
         try Self.laion(url, rows: 7)
         let reader = try BulkInput.open(
-            path: url.path, columns: BulkColumns(url: "URL", caption: "TEXT", saved: ["WIDTH", "similarity", "nsfw"]))
+            path: url.path,
+            columns: BulkColumns(url: "URL", caption: "TEXT", saved: ["WIDTH", "similarity", "nsfw", "punsafe"]))
         var rows: [BulkRow] = []
         while let row = try reader.next() { rows.append(row) }
         #expect(rows.count == 7)
@@ -53,9 +56,15 @@ struct BulkReadersAndWritersTests {
         #expect(
             rows[4].saved == [
                 BulkColumnValue(name: "WIDTH", value: .int(104)), BulkColumnValue(name: "similarity", value: .null),
-                BulkColumnValue(name: "nsfw", value: .bool(true)),
+                BulkColumnValue(name: "nsfw", value: .bool(true)), BulkColumnValue(name: "punsafe", value: .float(0.4)),
             ])
         #expect(rows[6].saved[1] == BulkColumnValue(name: "similarity", value: .double(1.5)))
+        // A float stays a float, written in JSON as the shortest decimal that reads back to it.
+        #expect(rows[3].saved[3].value == .float(0.3) && rows[3].saved[3].value.text == "0.3")
+        let json = try BulkSampleRecord(key: "k", url: "u", status: .success, saved: rows[3].saved).jsonData()
+        #expect(
+            String(decoding: json, as: UTF8.self).contains(#""punsafe":0.3,"#),
+            "\(String(decoding: json, as: UTF8.self))")
         // The plan counts the rows the same way.
         let plan = try BulkPlan.make(
             input: url.path, columns: BulkColumns(url: "URL"), maxLineBytes: 100, shardSize: 5, format: "webdataset")
@@ -116,19 +125,55 @@ struct BulkReadersAndWritersTests {
         let records = [
             BulkSampleRecord(
                 key: "000000000", url: "u", status: .success, width: 4,
-                saved: [.init(name: "a", value: .int(1)), .init(name: "b", value: .int(2))]),
+                saved: [
+                    .init(name: "a", value: .int(1)), .init(name: "b", value: .int(2)),
+                    .init(name: "f", value: .float(0.1)),
+                    .init(name: "g", value: .float(0.1)), .init(name: "h", value: .float(0.5)),
+                ]),
             BulkSampleRecord(
                 key: "000000001", url: "v", status: .failed, errorCode: "timedOut",
-                saved: [.init(name: "a", value: .null), .init(name: "b", value: .double(0.5))]),
+                saved: [
+                    .init(name: "a", value: .null), .init(name: "b", value: .double(0.5)),
+                    .init(name: "f", value: .null),
+                    .init(name: "g", value: .double(0.25)), .init(name: "h", value: .int(3)),
+                ]),
         ]
-        let (schema, columns) = ShardParquetWriter.table(records, savedColumns: ["a", "b"])
+        let (schema, columns) = ShardParquetWriter.table(records, savedColumns: ["a", "b", "f", "g", "h"])
         #expect(
             schema.columns.map(\.name) == [
                 "key", "url", "status", "error", "error_code", "caption", "ms", "attempts", "width", "height",
-                "original_width", "original_height", "sha256", "a", "b",
+                "original_width", "original_height", "sha256", "a", "b", "f", "g", "h",
             ])
         #expect(schema.column(named: "a")?.type == .int64 && schema.column(named: "b")?.type == .double)
         #expect(columns[13] == [.int64(1), .null] && columns[14] == [.double(2), .double(0.5)])
+        // Floats alone are float; floats with doubles or ints are double, each float as its shortest decimal.
+        #expect(schema.column(named: "f")?.type == .float && columns[15] == [.float(0.1), .null])
+        #expect(schema.column(named: "g")?.type == .double && columns[16] == [.double(0.1), .double(0.25)])
+        #expect(schema.column(named: "h")?.type == .double && columns[17] == [.double(0.5), .double(3)])
         #expect(columns[4] == [.null, .string("timedOut")] && columns[8] == [.int64(4), .null])
+    }
+
+    @Test(
+        "A shard's Parquet file has a float column as float for pyarrow, with the same values",
+        .enabled(if: ReferenceFiles.available, "make test sets up .venv-test with pyarrow"))
+    func shardParquetFloatForPyarrow() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("00000.parquet")
+        let values: [Float?] = [0.1, nil, 0.8999999761581421, 3.4028235e38, -0.0]
+        let writer = ShardParquetWriter(url: url, savedColumns: ["punsafe"], hashAlgorithm: nil)
+        for (index, value) in values.enumerated() {
+            writer.append(
+                BulkSampleRecord(
+                    key: "00000000\(index)", url: "u", status: .success,
+                    saved: [.init(name: "punsafe", value: value.map { .float($0) } ?? .null)]))
+        }
+        try writer.finish()
+        let (header, rows) = try ReferenceFiles.pyarrowReading(url)
+        let names = header["columns"] as? [String] ?? []
+        let types = header["types"] as? [String] ?? []
+        let column = try #require(names.firstIndex(of: "punsafe"))
+        #expect(types.count == names.count && types[column] == "float", "\(types)")
+        #expect(rows.map { $0[column] } == values.map { Tagged($0.map { .float($0) } ?? .null) })
     }
 }

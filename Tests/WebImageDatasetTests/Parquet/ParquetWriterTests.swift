@@ -44,6 +44,11 @@ import Testing
         let (header, rows) = try ReferenceFiles.pyarrowReading(url)
         #expect(header["columns"] as? [String] == SampleTable.schema.columns.map(\.name))
         #expect(header["row_groups"] as? Int == 2)
+        // A float column is float (float32) for pyarrow, not double.
+        let types = header["types"] as? [String] ?? []
+        #expect(
+            zip(SampleTable.schema.columns.map(\.name), types).filter { ["punsafe", "similarity"].contains($0.0) }
+                .map { "\($0.0):\($0.1)" } == ["similarity:double", "punsafe:float"])
         #expect(rows.count == 1234)
         var differences = 0
         for (row, cells) in rows.enumerated() where differences < 5 {

@@ -71,15 +71,21 @@ struct BulkLAIONRecipeTests {
         """
 
     /// Reads the shard's tar (extracting it to `folder/tar`) and Parquet file: prints the tar's member
-    /// names, then `same` when every Parquet row equals its jsonl line, then the saved columns' types.
+    /// names, then `same` when every Parquet row equals its jsonl line (a float column's cell equal to the
+    /// jsonl's number read as float32), then the saved columns' types.
     static let readOutput = """
-        import json, sys, tarfile, pyarrow.parquet as pq
+        import json, struct, sys, tarfile, pyarrow as pa, pyarrow.parquet as pq
         out, extracted = sys.argv[1], sys.argv[2]
         with tarfile.open(out + "/00000.tar") as tar:
             print(" ".join(tar.getnames()))
             tar.extractall(extracted)
         expected = [json.loads(line) for line in open(out + "/00000.jsonl")]
         table = pq.read_table(out + "/00000.parquet")
+        floats = [field.name for field in table.schema if field.type == pa.float32()]
+        for row in expected:
+            for name in floats:
+                if row.get(name) is not None:
+                    row[name] = struct.unpack("<f", struct.pack("<f", row[name]))[0]
         print("same" if table.to_pylist() == expected else "differ: %r != %r" % (table.to_pylist(), expected))
         schema = table.schema
         print(" ".join("%s:%s" % (name, schema.field(name).type) for name in sys.argv[3:]))
@@ -134,7 +140,8 @@ struct BulkLAIONRecipeTests {
             #expect(index == 1 ? record["HEIGHT"] is NSNull : record["HEIGHT"] as? Int == 600)
             #expect(index == 4 ? record["similarity"] is NSNull : record["similarity"] is Double)
             #expect(record["punsafe"] as? Double == Double(index) / 8)
-            #expect(record["pwatermark"] is Double)
+            // A float column's value in JSON is the float's shortest decimal (0.3, not 0.30000001192092896).
+            #expect(record["pwatermark"] as? Double == Double(Float(0.1 * Double(index)).description), "\(record)")
             #expect(record["LANGUAGE"] == nil)
             // The digest of the file as served, for a success only.
             #expect(record["md5"] as? String == (row.code == nil ? md5s[index] : nil), "\(record)")
@@ -158,8 +165,8 @@ struct BulkLAIONRecipeTests {
         #expect(errors[7]?.hasPrefix("aspect ratio too large: ") == true, "\(errors[7] ?? "")")
 
         // The tar: image, json and txt (empty without a caption, as img2dataset writes it) per success; the
-        // Parquet file holds the jsonl's rows, LAION's columns typed: int64 and double as in the input, float
-        // widened to double (the value the jsonl has, 0.9 rather than float's 0.8999999761581421).
+        // Parquet file holds the jsonl's rows, LAION's columns typed as in the input: int64, double and float
+        // (float32, as img2dataset keeps them).
         let extracted = folder.appendingPathComponent("tar")
         let saved = ["similarity", "hash", "punsafe", "pwatermark", "WIDTH", "HEIGHT"]
         let printed = try await BulkParquetTests.python(
@@ -174,7 +181,7 @@ struct BulkLAIONRecipeTests {
         #expect(printed[1] == "same")
         #expect(
             printed[2]
-                == "similarity:double hash:int64 punsafe:double pwatermark:double WIDTH:int64 HEIGHT:int64")
+                == "similarity:double hash:int64 punsafe:float pwatermark:float WIDTH:int64 HEIGHT:int64")
         for index in successes {
             let key = String(format: "%09d", index)
             let jpeg = try Data(contentsOf: extracted.appendingPathComponent(key + ".jpg"))
