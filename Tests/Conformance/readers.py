@@ -37,15 +37,22 @@ def png_chunks(data):
 
 
 def png_colour(data):
-    """What the file says about its colours, by the PNG precedence: iCCP, then sRGB, then gAMA (+ cHRM).
+    """What the file says about its colours, by the PNG precedence: cICP (PNG's third edition), then iCCP,
+    then sRGB, then gAMA (+ cHRM).
 
-    Returns ("icc", bytes), ("srgb",), ("gamma", gamma, chromaticities or None) or None.
+    Returns ("cicp", primaries, transfer), ("icc", bytes), ("srgb",), ("gamma", gamma, chromaticities or
+    None) or None. A cICP chunk for anything but full-range RGB (matrix coefficients 0) is not used.
     """
     found = {}
     for kind, payload in png_chunks(data):
         if kind == "IDAT":
             break  # colour chunks come before the image data
         found.setdefault(kind, payload)
+    if "cICP" in found:
+        cicp = found["cICP"]
+        if len(cicp) == 4 and cicp[2] == 0 and cicp[3] == 1:
+            return ("cicp", cicp[0], cicp[1])
+        return None
     if "iCCP" in found:
         name_end = found["iCCP"].find(b"\0")
         try:
@@ -68,7 +75,19 @@ def png_colour(data):
 
 
 def png_pixels(data):
-    """The first frame of a PNG file as RGBA at full precision, with tRNS as alpha (pypng)."""
+    """The first frame of a PNG file as RGBA at full precision, with tRNS as alpha (pypng).
+
+    A palette index past the palette's end (libpng's `contrib/testpngs/badpal`; the PNG specification calls
+    it an error, and pypng refuses it) is opaque black, as libpng expands it and browsers show it."""
+    reader = png.Reader(bytes=data)
+    width, height, rows, info = reader.read()
+    if "palette" in info:
+        palette = np.array(reader.palette(alpha="force"), dtype=np.float64) / 255
+        padded = np.zeros((256, 4))
+        padded[:, 3] = 1
+        padded[: len(palette)] = palette
+        indices = np.array([np.asarray(row, dtype=np.int64) for row in rows]).reshape(height, width)
+        return padded[indices].astype(np.float32)
     width, height, rows, info = png.Reader(bytes=data).asDirect()
     planes, depth = info["planes"], info["bitdepth"]
     samples = np.array([np.asarray(row, dtype=np.float64) for row in rows]).reshape(height, width, planes)

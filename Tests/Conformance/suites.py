@@ -80,6 +80,8 @@ def png_reference(data):
     space = readers.png_colour(data)
     if space is None or space[0] == "srgb":
         return frames
+    if space[0] == "cicp":
+        return [colour.cicp(frame, space[1], space[2]) for frame in frames]
     if space[0] == "icc":
         converted = [colour.icc(frame, space[1]) for frame in frames]
         return frames if any(c is None for c in converted) else converted

@@ -76,7 +76,7 @@ enum APNGDecoder {
             frameCount: container.isTruncated
                 ? max(container.declaredFrames, container.frameCount) : container.frameCount,
             loopCount: container.plays, hasAlpha: hasAlpha, isPartial: isPartial)
-        ColorManagement.apply(colorSpace, to: &image, options: options)
+        ColorManagement.apply(PNGDecoder.cicp(in: data) ?? colorSpace, to: &image, options: options)
         image.orient(orientation, options: options)
         return image
     }

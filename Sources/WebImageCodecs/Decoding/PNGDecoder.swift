@@ -2,8 +2,9 @@ import CPNG
 import Foundation
 
 /// Decodes PNG with libpng: every color type and bit depth, palette with tRNS, gray + alpha, 16-bit
-/// (high byte kept), Adam7 interlaced — to RGBA8. Colour: an iCCP profile, or gAMA (with cHRM) when
-/// there is neither a profile nor an sRGB chunk, is applied as `ImageDecodingOptions.colorSpace` asks
+/// (high byte kept), Adam7 interlaced — to RGBA8. Colour: a cICP chunk (ITU-T H.273 code points, PNG's
+/// third edition), else an iCCP profile, or gAMA (with cHRM) when there is neither a profile nor an sRGB
+/// chunk, is applied as `ImageDecodingOptions.colorSpace` asks
 /// (gAMA 1/2.2, alone or with sRGB's cHRM, counts as sRGB, as browsers take it). A 16-bit image decoded
 /// at full size is converted to sRGB from its 16-bit samples, before they are rounded to 8 bits, so the
 /// conversion does not stretch 8-bit steps into bands (scaled-down decodes still convert after).
@@ -45,7 +46,8 @@ public struct PNGDecoder: ImageDecoding {
             guard let reader = PNGReader(base, raw.count) else {
                 throw DecodingFailure.badImageData("PNG: out of memory creating the reader")
             }
-            return try reader.decode(options: options, orientation: EXIFOrientation.fromPNG(data))
+            return try reader.decode(
+                options: options, orientation: EXIFOrientation.fromPNG(data), cicp: PNGDecoder.cicp(in: data))
         }
     }
 
@@ -68,7 +70,7 @@ final class PNGReader {
 
     var message: String { String(cString: wi_png_error_message(handle)) }
 
-    func decode(options: ImageDecodingOptions, orientation: Int) throws -> Image {
+    func decode(options: ImageDecodingOptions, orientation: Int, cicp: EmbeddedColorSpace?) throws -> Image {
         var header = wi_png_header()
         guard wi_png_read_header(handle, &header) == 0 else {
             throw DecodingFailure.badImageData("PNG header unreadable: \(message)")
@@ -84,7 +86,7 @@ final class PNGReader {
         let choice = sizing.nativeSize(among: candidates)
         let native = candidates[choice]
         let final = sizing.finalSize(native: native)
-        let wide = factors[choice] == 1 ? PNGDecoder.sRGBTransform16(header, options: options) : nil
+        let wide = factors[choice] == 1 ? PNGDecoder.sRGBTransform16(header, cicp: cicp, options: options) : nil
         let claim = try PixelMemory.claim(
             PixelMemory.sum(
                 PixelMemory.bytes(native), final == native ? 0 : PixelMemory.bytes(final),
@@ -126,8 +128,8 @@ final class PNGReader {
         guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("PNG undecodable: \(message)") }
         let frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(
-            frame, sizing: sizing, header: header, isPartial: status != 0, convertedToSRGB: wide != nil,
-            orientation: orientation, options: options)
+            frame, sizing: sizing, header: header, cicp: cicp, isPartial: status != 0,
+            convertedToSRGB: wide != nil, orientation: orientation, options: options)
     }
 }
 
@@ -135,7 +137,7 @@ extension PNGDecoder {
     /// The image for `frame`, averaged down to the size `sizing` asks for, in the colour space the options
     /// ask for, turned upright as they ask.
     fileprivate static func image(
-        _ frame: ImageFrame, sizing: DecodeSizing, header: wi_png_header, isPartial: Bool,
+        _ frame: ImageFrame, sizing: DecodeSizing, header: wi_png_header, cicp: EmbeddedColorSpace?, isPartial: Bool,
         convertedToSRGB: Bool = false, orientation: Int, options: ImageDecodingOptions
     ) -> Image {
         let final = sizing.finalSize(native: PixelSize(width: frame.width, height: frame.height))
@@ -144,7 +146,7 @@ extension PNGDecoder {
             format: .png, width: final.width, height: final.height, originalWidth: sizing.original.width,
             originalHeight: sizing.original.height, frames: [frame], hasAlpha: header.hasAlpha != 0,
             isPartial: isPartial)
-        if !convertedToSRGB { ColorManagement.apply(colorSpace(of: header), to: &image, options: options) }
+        if !convertedToSRGB { ColorManagement.apply(cicp ?? colorSpace(of: header), to: &image, options: options) }
         image.orient(orientation, options: options)
         return image
     }
@@ -152,12 +154,39 @@ extension PNGDecoder {
     /// The transform that converts a 16-bit image's samples to sRGB before they are reduced to 8 bits, so
     /// the conversion (a gAMA of 1.0 brightens dark tones several times) does not stretch 8-bit steps into
     /// bands; nil for other depths and wherever no conversion to sRGB is made.
-    static func sRGBTransform16(_ header: wi_png_header, options: ImageDecodingOptions) -> ColorManagement.Transform? {
-        guard header.bitDepth == 16, let space = colorSpace(of: header) else { return nil }
+    static func sRGBTransform16(
+        _ header: wi_png_header, cicp: EmbeddedColorSpace?, options: ImageDecodingOptions
+    ) -> ColorManagement.Transform? {
+        // A cICP chunk wins over the others; its conversion (and an HDR one's tone mapping) is made at 8 bits.
+        guard header.bitDepth == 16, cicp == nil, let space = colorSpace(of: header) else { return nil }
         return ColorManagement.sRGBTransform16(for: space, options: options)
     }
 
+    /// The colour a `cICP` chunk before the image data declares (PNG's third edition: ITU-T H.273 colour
+    /// primaries and transfer characteristics, matrix coefficients 0 and full range, as RGB needs), which
+    /// takes precedence over iCCP, sRGB and gAMA; nil without one, or with one that is not for RGB.
+    static func cicp(in data: Data) -> EmbeddedColorSpace? {
+        let bytes = ByteReader(data)
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = bytes.uint32(at: offset, bigEndian: true)
+            let start = offset + 8
+            if bytes.matches(Array("IDAT".utf8), at: offset + 4) || bytes.matches(Array("IEND".utf8), at: offset + 4) {
+                return nil
+            }
+            if bytes.matches(Array("cICP".utf8), at: offset + 4) {
+                guard length == 4, start + 4 <= bytes.count, bytes[start + 2] == 0, bytes[start + 3] == 1
+                else { return nil }
+                return .cicp(primaries: Int(bytes[start]), transfer: Int(bytes[start + 1]))
+            }
+            guard length <= bytes.count else { return nil }
+            offset = start + length + 4
+        }
+        return nil
+    }
+
     /// The colour space the chunks declare: iCCP first, then sRGB (nothing to do), then gAMA with cHRM.
+    /// (A `cICP` chunk, read from the file's bytes by ``cicp(in:)``, comes before all of them.)
     static func colorSpace(of header: wi_png_header) -> EmbeddedColorSpace? {
         if let profile = header.iccProfile, header.iccProfileLength > 0 {
             return .icc(Data(bytes: profile, count: Int(header.iccProfileLength)))
@@ -237,7 +266,9 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
             state.rowsSeen > rowsShown
         else { return nil }
         rowsShown = state.rowsSeen
-        return image(state, isPartial: state.complete == 0, orientation: EXIFOrientation.fromPNG(data))
+        return image(
+            state, isPartial: state.complete == 0, orientation: EXIFOrientation.fromPNG(data),
+            cicp: PNGDecoder.cicp(in: data))
     }
 
     /// The streamed image when it completed at the size asked for; otherwise a one-shot decode of `data`.
@@ -245,8 +276,9 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         if isAnimated(data) { return try PNGDecoder().decode(data, options: options) }
         // A 16-bit image converted to sRGB is decoded again: the stream reduced it to 8 bits first.
         if let state = feed(data), state.complete != 0, state.failed == 0,
-            PNGDecoder.sRGBTransform16(state.header, options: options) == nil,
-            let image = image(state, isPartial: false, orientation: EXIFOrientation.fromPNG(data)),
+            PNGDecoder.sRGBTransform16(state.header, cicp: PNGDecoder.cicp(in: data), options: options) == nil,
+            let image = image(
+                state, isPartial: false, orientation: EXIFOrientation.fromPNG(data), cicp: PNGDecoder.cicp(in: data)),
             image.width == image.originalWidth,
             image.height == image.originalHeight
         {
@@ -287,7 +319,9 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         return image
     }
 
-    private func image(_ state: wi_png_stream_state, isPartial: Bool, orientation: Int) -> Image? {
+    private func image(
+        _ state: wi_png_stream_state, isPartial: Bool, orientation: Int, cicp: EmbeddedColorSpace?
+    ) -> Image? {
         guard let stream, let source = wi_png_stream_pixels(stream) else { return nil }
         let header = state.header
         guard
@@ -300,6 +334,7 @@ final class PNGIncrementalDecoder: ImageIncrementalDecoding {
         let frame = ImageFrame(
             width: sizing.original.width, height: sizing.original.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(
-            frame, sizing: sizing, header: header, isPartial: isPartial, orientation: orientation, options: options)
+            frame, sizing: sizing, header: header, cicp: cicp, isPartial: isPartial, orientation: orientation,
+            options: options)
     }
 }

@@ -156,6 +156,38 @@ import Testing
         #expect(!p3.isSRGB)
     }
 
+    @Test("a PNG's cICP chunk is converted as its ICC twin, comes before the other colour chunks, is for RGB only")
+    func aPNGCICPChunk() throws {
+        func largestDifference(_ a: Image, _ b: Image) -> Int {
+            zip(a.frames[0].pixels, b.frames[0].pixels).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        }
+        let png = [UInt8](try PipelineFixtures.data("coffee-p3.png"))
+        let iccp = try #require(Self.chunk("iCCP", in: png))
+        let viaProfile = try Self.decode("coffee-p3.png", .sRGB)
+        let stored = try Self.decode("coffee-p3.png", .preserve)
+        // Display P3 (primaries 12) with sRGB's curve (transfer 13) in the profile's place.
+        let p3 = Data(Self.replaceChunk(png, at: iccp, type: "cICP", payload: [12, 13, 0, 1]))
+        #expect(PNGDecoder.cicp(in: p3).map { "\($0)" } == "cicp(primaries: 12, transfer: 13)")
+        let viaCICP = try ImageDecoderRegistry.shared.decode(p3)
+        #expect(largestDifference(viaCICP, viaProfile) <= 2)
+        #expect(largestDifference(viaCICP, stored) > 4)
+        var preserve = ImageDecodingOptions()
+        preserve.colorSpace = .preserve
+        let described = try ImageDecoderRegistry.shared.decode(p3, options: preserve)
+        #expect(described.cicp == CICPDescription(colorPrimaries: 12, transferCharacteristics: 13))
+        #expect(described.frames[0].pixels == stored.frames[0].pixels)
+        // A cICP saying sRGB (primaries 1) ahead of the P3 profile wins: nothing is converted.
+        let before = Chunk(start: iccp.start, data: iccp.start..<iccp.start, end: iccp.start)
+        let srgbFirst = Data(Self.replaceChunk(png, at: before, type: "cICP", payload: [1, 13, 0, 1]))
+        #expect(try ImageDecoderRegistry.shared.decode(srgbFirst).frames[0].pixels == stored.frames[0].pixels)
+        // One for YCbCr (matrix coefficients 1) or narrow range is not for a PNG's RGB: the profile counts.
+        for payload: [UInt8] in [[1, 13, 1, 1], [1, 13, 0, 0]] {
+            let ignored = Data(Self.replaceChunk(png, at: before, type: "cICP", payload: payload))
+            #expect(PNGDecoder.cicp(in: ignored) == nil)
+            #expect(try ImageDecoderRegistry.shared.decode(ignored).frames[0].pixels == viaProfile.frames[0].pixels)
+        }
+    }
+
     @Test func aDamagedProfileLeavesThePixelsAsStored() throws {
         // The P3 PNG's iCCP replaced by garbage of the same length: libpng still reads it (the CRC is
         // recomputed), LittleCMS refuses it, the pixels stay as stored.
