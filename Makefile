@@ -62,9 +62,9 @@ conformance-venv:
 test-conformance: conformance-venv
 	$(CONFORMANCE_VENV)/bin/python3 Tests/Conformance/check.py --webimage "$$($(SWIFT) build --show-bin-path)/webimage"
 
-# The full suites: CONFORMANCE_SUITES holds git clones of github.com/glennrp/libpng, libjxl/conformance,
+# The full suites: CONFORMANCE_SUITES holds git clones of github.com/pnggroup/libpng (glennrp/libpng moved there), libjxl/conformance,
 # AOMediaCodec/av1-avif and SDWebImage/SDWebImage, as the folders libpng, conformance, av1-avif and SDWebImage
-# (docs/CONFORMANCE.md says how its table was made). Not part of `make test`; about five minutes.
+# (docs/CONFORMANCE.md says how its table was made). Not part of `make test`; about ten minutes.
 CONFORMANCE_SUITES ?= $(CURDIR)/.conformance-suites
 conformance: deps conformance-venv
 	$(SWIFT) build --product webimage
