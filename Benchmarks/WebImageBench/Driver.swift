@@ -17,12 +17,14 @@ struct Driver {
     /// The serve workload's durations (`--serve-seconds`, `--serve-warmup`); `--no-serve` skips it.
     var serve = ServeBenchmark.Settings()
     var runsServe = true
-    /// `--only decoders`: one section alone (``runDecoders()``); nil runs everything.
+    /// `--only decoders` or `--only dataset`: one section alone (``runDecoders()``, ``runDataset()``); nil
+    /// runs everything.
     var only: Section?
 
     /// A part of the run that `--only` can select.
     enum Section: String {
         case decoders
+        case dataset
     }
 
     static let parallel = 6
@@ -77,6 +79,7 @@ struct Driver {
 
     func run() {
         if only == .decoders { return runDecoders() }
+        if only == .dataset { return runDataset() }
         let loadAtStart = Environment.loadAverage()
         let root = Self.makeTemporaryDirectory()
         let cleanup = Cleanup(root: root)
@@ -118,7 +121,7 @@ struct Driver {
         if let cli = Self.webimageCLI, let img2dataset = Self.img2dataset {
             runDatasetComparison(
                 cli: cli, img2dataset: img2dataset, corpus: corpus, lists: lists, root: root, cleanup: cleanup,
-                results: &results)
+                rounds: Self.datasetRounds, results: &results)
         }
         var serveSection: ServeSection?
         if runsServe {
@@ -173,9 +176,9 @@ struct Driver {
     /// distributor) with 32 threads each; `webimage bulk` runs one process with 64 downloads in flight:
     /// the same number of URLs under way. Both also write their per-row metadata (img2dataset a parquet
     /// file per shard, `webimage bulk` a jsonl). Images are counted from each tool's `_stats.json` files.
-    private func runDatasetComparison(
+    func runDatasetComparison(
         cli: String, img2dataset: String, corpus: Corpus, lists: ListWriter, root: URL, cleanup: Cleanup,
-        results: inout [String: [Sample]]
+        rounds: Int, results: inout [String: [Sample]]
     ) {
         let photos = corpus.photoPaths("jpg")
         let list = lists.write(
@@ -206,10 +209,10 @@ struct Driver {
                 }
             ),
         ]
-        for round in 0..<Self.datasetRounds {
+        for round in 0..<rounds {
             for offset in 0..<clients.count {
                 let client = clients[(offset + round) % clients.count]
-                log("bulk dataset, round \(round + 1) of \(Self.datasetRounds): \(client.name)")
+                log("bulk dataset, round \(round + 1) of \(rounds): \(client.name)")
                 let output = root.appendingPathComponent("dataset-out")
                 let errors = root.appendingPathComponent("dataset-stderr.txt")
                 setenv("OUTPUT_LOG", errors.path, 1)

@@ -6,6 +6,8 @@ import Foundation
 //       the driver: file set, nginx, interleaved rounds, callgrind profile, report
 //   WebImageBench run --only decoders --output FILE [--rounds N] [--corpus DIR]
 //       the decoder workloads alone (photos only, no nginx): a report of their targets and table in FILE
+//   WebImageBench run --only dataset --output FILE [--rounds N] [--corpus DIR] [--no-profile]
+//       `webimage bulk` against img2dataset alone (photos from nginx), with its callgrind stage profile
 //   WebImageBench serve-bench [--output docs/BENCHMARKS.md] [--rounds N] [--seconds N] [--warmup N]
 //       [--concurrency 16,64]
 //       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
@@ -92,7 +94,7 @@ case "run":
     driver.serve = arguments.serveSettings(prefix: "serve-")
     driver.runsServe = !arguments.flag("no-serve")
     if let only = arguments.string("only") {
-        guard let section = Driver.Section(rawValue: only) else { fail("--only takes: decoders") }
+        guard let section = Driver.Section(rawValue: only) else { fail("--only takes: decoders, dataset") }
         // A partial report must not replace the whole one.
         guard let output = arguments.string("output"), !output.hasSuffix("BENCHMARKS.md") else {
             fail("--only writes a partial report: give --output another file than docs/BENCHMARKS.md")

@@ -1,0 +1,47 @@
+import Foundation
+
+extension Driver {
+    /// `WebImageBench run --only dataset`: the bulk comparison alone (`webimage bulk` against img2dataset on
+    /// the 2 MP JPEGs from nginx, `rounds` interleaved rounds) and, unless `--no-profile`, its callgrind
+    /// profile; a report of its targets, its table and the stage shares in `output`.
+    func runDataset() {
+        let loadAtStart = Environment.loadAverage()
+        guard let cli = Self.webimageCLI, let img2dataset = Self.img2dataset else {
+            fail("--only dataset needs WEBIMAGE_CLI (make bench-build) and .venv-bench's img2dataset (make deps-bench)")
+        }
+        let root = Self.makeTemporaryDirectory()
+        let cleanup = Cleanup(root: root)
+        cleanup.installSignalHandlers()
+        let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
+        log("generating the photos in \(root.path)")
+        do { try corpus.generatePhotoSet() } catch { cleanup.abort("file set: \(error)") }
+        let nginx: NginxServer
+        do {
+            nginx = try NginxServer.forBenchmarks(serving: corpus.www)
+        } catch {
+            cleanup.abort("\(error)")
+        }
+        cleanup.nginx = nginx
+        let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
+        var results: [String: [Sample]] = [:]
+        runDatasetComparison(
+            cli: cli, img2dataset: img2dataset, corpus: corpus, lists: lists, root: root, cleanup: cleanup,
+            rounds: rounds, results: &results)
+        var bulkProfile: BulkProfile?
+        if profile {
+            log("profiling the bulk job with callgrind")
+            bulkProfile = BulkProfiler(lists: lists, corpus: corpus, root: root).run()
+        }
+        cleanup.finish()
+        let report = Report(
+            rounds: rounds, command: command, results: results, profiles: [], serve: nil,
+            environment: Environment.capture(loadAtStart: loadAtStart), bulkProfile: bulkProfile)
+        do {
+            try report.datasetMarkdown().write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            fail("cannot write \(output): \(error)")
+        }
+        print(report.summary(report.datasetVerdicts()))
+        log("wrote \(output)")
+    }
+}
