@@ -259,17 +259,10 @@ struct ResamplerPasses {
                     rows.withPointers { starts, offsets, weights in
                         guard let input = input.baseAddress, let sums = sums.baseAddress else { return }
                         for oy in 0..<height {
-                            var row = input + (starts[oy] - inputRows.lowerBound) * width
                             let first = offsets[oy]
-                            // The first product, then the rest in order: the sum the whole image's pass
-                            // makes (its zero start changes nothing but the sign of a zero).
-                            let weight = weights[first]
-                            for x in 0..<width { sums[x] = row[x] * weight }
-                            for tap in (first + 1)..<offsets[oy + 1] {
-                                row += width
-                                let weight = weights[tap]
-                                for x in 0..<width { sums[x] += row[x] * weight }
-                            }
+                            Self.sumRows(
+                                input + (starts[oy] - inputRows.lowerBound) * width, width: width,
+                                weights: weights + first, taps: offsets[oy + 1] - first, into: sums)
                             let target = output + oy * width * 4
                             if opaque {
                                 Self.storeOpaque(sums, count: width, into: target)
@@ -280,6 +273,58 @@ struct ResamplerPasses {
                     }
                 }
             }
+        }
+    }
+
+    /// One output row of the vertical pass: `taps` consecutive rows of `width` values from `rows`, each
+    /// weighted, summed into `sums`. Every value is the first product, then the others added in order (the
+    /// sum the whole image's pass makes), so blocks of pixels can keep their sums in registers across the
+    /// taps instead of going through memory for each.
+    @inline(__always)
+    private static func sumRows(
+        _ rows: UnsafePointer<SIMD4<Float>>, width: Int, weights: UnsafePointer<SIMD4<Float>>, taps: Int,
+        into sums: UnsafeMutablePointer<SIMD4<Float>>
+    ) {
+        typealias Block = SIMD16<Float>  // four pixels
+        let raw = UnsafeRawPointer(rows)
+        let rowBytes = width * MemoryLayout<SIMD4<Float>>.stride
+        let blockBytes = MemoryLayout<Block>.stride
+        var x = 0
+        // Eight pixels at a time (two blocks), then four, then one.
+        while x + 8 <= width {
+            var source = raw + x * MemoryLayout<SIMD4<Float>>.stride
+            let weight = Block(repeating: weights[0].x)
+            var low = source.loadUnaligned(as: Block.self) * weight
+            var high = source.loadUnaligned(fromByteOffset: blockBytes, as: Block.self) * weight
+            for tap in 1..<max(1, taps) {
+                source += rowBytes
+                let weight = Block(repeating: weights[tap].x)
+                low += source.loadUnaligned(as: Block.self) * weight
+                high += source.loadUnaligned(fromByteOffset: blockBytes, as: Block.self) * weight
+            }
+            UnsafeMutableRawPointer(sums + x).storeBytes(of: low, as: Block.self)
+            UnsafeMutableRawPointer(sums + x).storeBytes(of: high, toByteOffset: blockBytes, as: Block.self)
+            x += 8
+        }
+        while x + 4 <= width {
+            var source = raw + x * MemoryLayout<SIMD4<Float>>.stride
+            var sum = source.loadUnaligned(as: Block.self) * Block(repeating: weights[0].x)
+            for tap in 1..<max(1, taps) {
+                source += rowBytes
+                sum += source.loadUnaligned(as: Block.self) * Block(repeating: weights[tap].x)
+            }
+            UnsafeMutableRawPointer(sums + x).storeBytes(of: sum, as: Block.self)
+            x += 4
+        }
+        while x < width {
+            var source = rows + x
+            var sum = source.pointee * weights[0]
+            for tap in 1..<max(1, taps) {
+                source += width
+                sum += source.pointee * weights[tap]
+            }
+            sums[x] = sum
+            x += 1
         }
     }
 
@@ -317,18 +362,50 @@ struct ResamplerPasses {
         _ row: UnsafePointer<SIMD4<Float>>, into out: UnsafeMutablePointer<SIMD4<Float>>, count: Int,
         starts: UnsafePointer<Int>, offsets: UnsafePointer<Int>, weights: UnsafePointer<SIMD4<Float>>
     ) {
-        for ox in 0..<count {
-            var sum = SIMD4<Float>.zero
-            var input = row + starts[ox]
-            var tap = offsets[ox]
-            let end = offsets[ox + 1]
-            while tap < end {
-                sum += input.pointee * weights[tap]
-                input += 1
-                tap += 1
+        var ox = 0
+        // Four positions with the same number of taps at a time: their four sums are independent chains of
+        // additions, which the processor overlaps (each sum is still added in tap order). Then one at a time.
+        while ox + 4 <= count {
+            let first = offsets[ox]
+            let taps = offsets[ox + 1] - first
+            guard offsets[ox + 4] - offsets[ox + 3] == taps, offsets[ox + 3] - offsets[ox + 2] == taps,
+                offsets[ox + 2] - offsets[ox + 1] == taps
+            else {
+                out[ox] = filterOne(row + starts[ox], weights: weights + first, taps: taps)
+                ox += 1
+                continue
             }
-            out[ox] = sum
+            let (input0, input1, input2, input3) = (
+                row + starts[ox], row + starts[ox + 1], row + starts[ox + 2], row + starts[ox + 3]
+            )
+            let (weights0, weights1, weights2, weights3) = (
+                weights + first, weights + first + taps, weights + first + 2 * taps, weights + first + 3 * taps
+            )
+            var (sum0, sum1, sum2, sum3) = (SIMD4<Float>.zero, SIMD4<Float>.zero, SIMD4<Float>.zero, SIMD4<Float>.zero)
+            for tap in 0..<taps {
+                sum0 += input0[tap] * weights0[tap]
+                sum1 += input1[tap] * weights1[tap]
+                sum2 += input2[tap] * weights2[tap]
+                sum3 += input3[tap] * weights3[tap]
+            }
+            (out[ox], out[ox + 1], out[ox + 2], out[ox + 3]) = (sum0, sum1, sum2, sum3)
+            ox += 4
         }
+        while ox < count {
+            let first = offsets[ox]
+            out[ox] = filterOne(row + starts[ox], weights: weights + first, taps: offsets[ox + 1] - first)
+            ox += 1
+        }
+    }
+
+    /// One position's weighted sum of `taps` values from `input`, added in order from zero.
+    @inline(__always)
+    private static func filterOne(
+        _ input: UnsafePointer<SIMD4<Float>>, weights: UnsafePointer<SIMD4<Float>>, taps: Int
+    ) -> SIMD4<Float> {
+        var sum = SIMD4<Float>.zero
+        for tap in 0..<taps { sum += input[tap] * weights[tap] }
+        return sum
     }
 
     private static func filter(
@@ -344,17 +421,26 @@ struct ResamplerPasses {
     private static func storeOpaque(
         _ sums: UnsafePointer<SIMD4<Float>>, count: Int, into out: UnsafeMutablePointer<UInt8>
     ) {
-        let low = SIMD4<Float>(repeating: 0)
-        let high = SIMD4<Float>(repeating: 255)
-        let magic = SIMD4<Float>(repeating: 8_388_608)
         let target = UnsafeMutableRawPointer(out)
-        for x in 0..<count {
+        let source = UnsafeRawPointer(sums)
+        var x = 0
+        // Four pixels at a time, then one: the same arithmetic lane by lane.
+        while x + 4 <= count {
+            var value = source.loadUnaligned(fromByteOffset: x * 16, as: SIMD16<Float>.self)
+            value.replace(with: 0, where: value .< 0)
+            value.replace(with: 255, where: value .> 255)
+            let bits = unsafeBitCast(value + 8_388_608, to: SIMD16<UInt32>.self)
+            target.storeBytes(of: SIMD16<UInt8>(truncatingIfNeeded: bits), toByteOffset: x * 4, as: SIMD16<UInt8>.self)
+            x += 4
+        }
+        while x < count {
             var value = sums[x]
-            value.replace(with: low, where: value .< low)
-            value.replace(with: high, where: value .> high)
-            let bits = unsafeBitCast(value + magic, to: SIMD4<UInt32>.self)
+            value.replace(with: 0, where: value .< 0)
+            value.replace(with: 255, where: value .> 255)
+            let bits = unsafeBitCast(value + 8_388_608, to: SIMD4<UInt32>.self)
             target.storeBytes(
                 of: SIMD4<UInt8>(truncatingIfNeeded: bits), toByteOffset: x * 4, as: SIMD4<UInt8>.self)
+            x += 1
         }
     }
 
