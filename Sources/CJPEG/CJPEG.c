@@ -260,7 +260,7 @@ static void wi_jpeg_encode_ignore_message(j_common_ptr cinfo, int level) {
 }
 
 int wi_jpeg_encode_rgbx(const uint8_t *pixels, int width, int height, size_t stride, int quality, int progressive,
-                        int subsampling444, const uint8_t *icc, size_t iccLength, const uint8_t *exif,
+                        int subsampling444, int optimizeCoding, const uint8_t *icc, size_t iccLength, const uint8_t *exif,
                         size_t exifLength, uint8_t **output, size_t *length, char *message, size_t messageLength) {
     struct jpeg_compress_struct cinfo;
     struct wi_jpeg_encoder_error error;
@@ -299,7 +299,7 @@ int wi_jpeg_encode_rgbx(const uint8_t *pixels, int width, int height, size_t str
     cinfo.comp_info[0].v_samp_factor = factor;
     cinfo.comp_info[1].h_samp_factor = cinfo.comp_info[1].v_samp_factor = 1;
     cinfo.comp_info[2].h_samp_factor = cinfo.comp_info[2].v_samp_factor = 1;
-    cinfo.optimize_coding = TRUE;
+    cinfo.optimize_coding = optimizeCoding || progressive ? TRUE : FALSE;
     if (progressive) jpeg_simple_progression(&cinfo);
     jpeg_start_compress(&cinfo, TRUE);
     if (exif && exifLength > 0 && exifLength <= 65533) jpeg_write_marker(&cinfo, JPEG_APP0 + 1, exif, (unsigned)exifLength);

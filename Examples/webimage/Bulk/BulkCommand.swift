@@ -118,6 +118,13 @@ extension WebImageCLI {
         @Flag(help: "Encode WebP losslessly (--quality is then the effort); only with --encode webp.")
         var lossless = false
 
+        @Flag(
+            help: """
+                JPEG Huffman tables made for each image: files a few percent smaller, about four times the \
+                encode's CPU. Off by default: the standard tables, as img2dataset (OpenCV) writes them.
+                """)
+        var optimizeJpeg = false
+
         @Option(
             name: [.customLong("min-image-size"), .customLong("min-size")],
             help: ArgumentHelp(
@@ -529,7 +536,12 @@ extension WebImageCLI {
             if lossless && encode != .webp {
                 throw ValidationError("--lossless applies to --encode webp only, not \(encode.rawValue).")
             }
-            if let encodeFormat {
+            if optimizeJpeg && encode != .jpeg {
+                throw ValidationError("--optimize-jpeg applies to --encode jpeg only, not \(encode.rawValue).")
+            }
+            if encodeFormat == .jpeg {
+                settings.encoder = JPEGEncoder(quality: quality, optimizesHuffmanTables: optimizeJpeg)
+            } else if let encodeFormat {
                 settings.encoder = encodeFormat.encoder(quality: quality, lossless: lossless)
             } else {
                 guard resizeMode == .none else {

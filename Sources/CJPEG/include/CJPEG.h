@@ -63,10 +63,12 @@ const char *_Nonnull wi_jpeg_error_message(const wi_jpeg_decoder *_Nonnull decod
 /// Encodes `height` rows of RGBX pixels (4 bytes a pixel, the fourth ignored), `stride` bytes apart, as a
 /// baseline (or with `progressive`, progressive) JPEG at `quality` 1…100 with 4:2:0 chroma (4:4:4 with
 /// `subsampling444`), optionally with an ICC profile (APP2) and EXIF data (APP1, the bytes after "Exif\0\0"
-/// included, at most 65,533). On success returns 0 and sets `*output` (free it with `wi_jpeg_free`) and
+/// included, at most 65,533). `optimizeCoding` makes Huffman tables for the image (a second pass over it)
+/// instead of the standard ones; progressive scans always have them. On success returns 0 and sets `*output` (free it with `wi_jpeg_free`) and
 /// `*length`; on failure returns -1 with libjpeg's message in `message`.
 int wi_jpeg_encode_rgbx(const uint8_t *_Nonnull pixels, int width, int height, size_t stride, int quality,
-                        int progressive, int subsampling444, const uint8_t *_Nullable icc, size_t iccLength,
+                        int progressive, int subsampling444, int optimizeCoding, const uint8_t *_Nullable icc,
+                        size_t iccLength,
                         const uint8_t *_Nullable exif, size_t exifLength, uint8_t *_Nullable *_Nonnull output,
                         size_t *_Nonnull length, char *_Nonnull message, size_t messageLength);
 

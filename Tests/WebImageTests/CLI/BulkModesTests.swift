@@ -174,6 +174,37 @@ struct BulkModesTests {
             #expect(refused.status == 2, "\(format)")
             #expect(refused.stderr.contains("--lossless applies to --encode webp only"), "\(refused.stderr)")
         }
+        for format in ["webp", "png", "avif", "none"] {
+            let refused = try await CLIRunner.run(
+                "webimage", ["bulk", "list.txt", "--output", "out", "--encode", format, "--optimize-jpeg"])
+            #expect(refused.status == 2, "\(format)")
+            #expect(refused.stderr.contains("--optimize-jpeg applies to --encode jpeg only"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("JPEG samples have the standard Huffman tables; --optimize-jpeg makes them for each image, same pixels")
+    func jpegHuffmanTables() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        var files: [Bool: [UInt8]] = [:]
+        for optimize in [false, true] {
+            let folder = try CLIRunner.temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let (run, records) = try await Self.run(
+                server, ["/img/40x30.png"],
+                ["--size", "16", "--format", "files"] + (optimize ? ["--optimize-jpeg"] : []), in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            let key = try #require(records["/img/40x30.png"]?["key"] as? String)
+            files[optimize] = [UInt8](try Data(contentsOf: folder.appendingPathComponent("out/00000/\(key).jpg")))
+        }
+        let standard = try #require(files[false])
+        let optimised = try #require(files[true])
+        let standardLuminanceDC: [UInt8] = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
+        #expect(EncoderTests.huffmanTables(standard).first { $0.id == 0x00 }?.counts == standardLuminanceDC)
+        #expect(EncoderTests.huffmanTables(optimised).first { $0.id == 0x00 }?.counts != standardLuminanceDC)
+        #expect(
+            try JPEGDecoder().decode(Data(standard), options: .default).frames[0].pixels
+                == JPEGDecoder().decode(Data(optimised), options: .default).frames[0].pixels)
     }
 
     @Test("--bbox-col blurs each row's boxes (JSON Lines arrays) and leaves the rest of the image as it was")
