@@ -53,6 +53,8 @@ let package = Package(
             name: "CJPEG",
             linkerSettings: [.linkedLibrary("jpeg")]
         ),
+        // The Lanczos resampler's opaque passes with AVX2 and FMA, chosen at run time.
+        .target(name: "CPixelKernels"),
         // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafe compiler
         // flags, which SwiftPM refuses in a dependency) is needed.
         .target(
@@ -67,7 +69,7 @@ let package = Package(
         .target(
             name: "WebImageCodecs",
             dependencies: [
-                "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CHEIF", "CJXL", "CLCMS",
+                "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CHEIF", "CJXL", "CLCMS", "CPixelKernels",
                 // zlib (libpng's own dependency) inflates a PNG's compressed XMP packet.
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,4 @@
+import CPixelKernels
 import Foundation
 import Locking
 
@@ -31,7 +32,15 @@ enum LanczosResampler {
     /// alpha byte it reads and falls back to the premultiplied path at the first that is not 255. Its
     /// colours can differ from the premultiplied path's by one level where a value lands on a rounding
     /// boundary (the alpha there is a sum of weights, not exactly 255).
-    static func resize(_ frame: ImageFrame, to size: PixelSize, window: PixelRect, mayBeOpaque: Bool) -> ImageFrame {
+    ///
+    /// On x86-64 processors with AVX2 and FMA the opaque path runs in C (`CPixelKernels`), eight floats at a
+    /// time with fused multiply-adds: a value can then differ from the Swift passes' by one level where it
+    /// lands on a rounding boundary. `vectorKernels` chooses (tests run both); the window is still exactly
+    /// that part of the whole resize, as each value is summed the same way wherever the window is.
+    static func resize(
+        _ frame: ImageFrame, to size: PixelSize, window: PixelRect, mayBeOpaque: Bool,
+        vectorKernels: Bool = LanczosResampler.vectorKernelsAvailable
+    ) -> ImageFrame {
         let target = PixelSize(width: max(1, size.width), height: max(1, size.height))
         let window = PixelRect(
             x: min(max(0, window.x), target.width - 1), y: min(max(0, window.y), target.height - 1),
@@ -49,11 +58,11 @@ enum LanczosResampler {
         // pixel) is never made when boxes shrink it.
         var pixels: [UInt8]?
         if mayBeOpaque && factorX == 1 && factorY == 1 {
-            pixels = ResamplerPasses(
+            let passes = ResamplerPasses(
                 source: .opaque(frame),
                 columns: FilterTaps.cached(input: frame.width, output: target.width, range: columnRange),
-                rows: FilterTaps.cached(input: frame.height, output: target.height, range: rowRange)
-            ).run()
+                rows: FilterTaps.cached(input: frame.height, output: target.height, range: rowRange))
+            pixels = vectorKernels ? passes.runOpaqueKernels(frame) : passes.run()
         }
         if pixels == nil {
             let plane = PremultipliedPlane(frame, boxX: factorX, boxY: factorY)
@@ -67,6 +76,9 @@ enum LanczosResampler {
             width: window.width, height: window.height, bytesPerRow: window.width * 4, pixels: pixels ?? [],
             duration: frame.duration)
     }
+
+    /// Whether this processor runs `CPixelKernels` (x86-64 with AVX2 and FMA).
+    static let vectorKernelsAvailable = wi_pixel_kernels_available() != 0
 
     /// The integer box factors taken before filtering: whatever leaves between 1× and 2× for the filter.
     static func boxFactors(from source: PixelSize, to target: PixelSize) -> (x: Int, y: Int) {
@@ -240,6 +252,48 @@ struct ResamplerPasses {
         guard complete else { return nil }
         if case .opaque = source { return vertical(horizontal, width: width, from: inputRows, opaque: true) }
         return vertical(horizontal, width: width, from: inputRows, opaque: false)
+    }
+
+    /// ``run()`` for an opaque frame through `CPixelKernels`: nil when an alpha byte the filter reads is not
+    /// 255.
+    func runOpaqueKernels(_ frame: ImageFrame) -> [UInt8]? {
+        let width = columns.starts.count
+        let height = rows.starts.count
+        let inputRows = rows.inputSpan
+        let span = columns.inputSpan
+        var scratch = [Float](repeating: 0, count: frame.width * 4)
+        let count = inputRows.count * width * 4
+        // Every value is written by the horizontal pass before the vertical one reads it.
+        var horizontal = [Float](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+        let opaque = frame.pixels.withUnsafeBufferPointer { pixels in
+            columns.withPointers { starts, offsets, weights in
+                scratch.withUnsafeMutableBufferPointer { scratch in
+                    horizontal.withUnsafeMutableBufferPointer { out in
+                        guard let pixels = pixels.baseAddress, let scratch = scratch.baseAddress,
+                            let out = out.baseAddress
+                        else { return false }
+                        return wi_resample_rows_opaque(
+                            pixels, frame.bytesPerRow, inputRows.lowerBound, inputRows.count, span.lowerBound,
+                            span.upperBound, starts, offsets,
+                            UnsafeRawPointer(weights).assumingMemoryBound(to: Float.self), width, scratch, out) != 0
+                    }
+                }
+            }
+        }
+        guard opaque else { return nil }
+        let byteCount = width * height * 4
+        return [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
+            initialized = byteCount
+            guard let output = buffer.baseAddress else { return }
+            horizontal.withUnsafeBufferPointer { input in
+                rows.withPointers { starts, offsets, weights in
+                    guard let input = input.baseAddress else { return }
+                    wi_resample_columns_opaque(
+                        input, width, inputRows.lowerBound, starts, offsets,
+                        UnsafeRawPointer(weights).assumingMemoryBound(to: Float.self), height, output)
+                }
+            }
+        }
     }
 
     /// The vertical pass over the horizontal one's rows (the first is input row `inputRows.lowerBound`).

@@ -99,16 +99,25 @@ import Testing
         #expect(resized.pixels == Self.reference(translucent, to: target).pixels)
     }
 
-    @Test(arguments: [
-        (PixelSize(width: 101, height: 77), PixelSize(width: 40, height: 31)),
-        (PixelSize(width: 408, height: 306), PixelSize(width: 341, height: 256)),
-        (PixelSize(width: 300, height: 90), PixelSize(width: 50, height: 15)),
-        (PixelSize(width: 20, height: 30), PixelSize(width: 45, height: 67)),
-        (PixelSize(width: 64, height: 64), PixelSize(width: 64, height: 20)),
-    ])
-    func theOpaquePathIsWithinOneLevelOfTheOldOne(source: PixelSize, target: PixelSize) {
+    /// Both ways the opaque path runs: the Swift passes, and `CPixelKernels` (AVX2 and FMA) where the
+    /// processor has them.
+    static let kernels = LanczosResampler.vectorKernelsAvailable ? [false, true] : [false]
+
+    @Test(
+        arguments: [
+            (PixelSize(width: 101, height: 77), PixelSize(width: 40, height: 31)),
+            (PixelSize(width: 408, height: 306), PixelSize(width: 341, height: 256)),
+            (PixelSize(width: 300, height: 90), PixelSize(width: 50, height: 15)),
+            (PixelSize(width: 20, height: 30), PixelSize(width: 45, height: 67)),
+            (PixelSize(width: 64, height: 64), PixelSize(width: 64, height: 20)),
+            (PixelSize(width: 7, height: 5), PixelSize(width: 3, height: 9)),
+        ], kernels)
+    func theOpaquePathIsWithinOneLevelOfTheOldOne(sizes: (source: PixelSize, target: PixelSize), kernels: Bool) {
+        let (source, target) = sizes
         let opaque = Self.frame(source.width, source.height)
-        let fast = LanczosResampler.resize(opaque, to: target, mayBeOpaque: true)
+        let window = PixelRect(x: 0, y: 0, width: target.width, height: target.height)
+        let fast = LanczosResampler.resize(
+            opaque, to: target, window: window, mayBeOpaque: true, vectorKernels: kernels)
         let old = Self.reference(opaque, to: target)
         #expect(fast.width == target.width && fast.height == target.height)
         #expect(Self.largestDifference(fast, old) <= 1)
@@ -118,8 +127,8 @@ import Testing
         #expect(Double(same) >= 0.99 * Double(fast.pixels.count), "\(same) of \(fast.pixels.count)")
     }
 
-    @Test(arguments: [false, true])
-    func aWindowIsExactlyThatPartOfTheWholeResize(opaque: Bool) {
+    @Test(arguments: [false, true], kernels)
+    func aWindowIsExactlyThatPartOfTheWholeResize(opaque: Bool, kernels: Bool) {
         let source =
             opaque ? Self.frame(408, 306) : Self.frame(408, 306) { x, y in x < 30 && y < 30 ? 0 : UInt8(128 + x % 100) }
         let target = PixelSize(width: 341, height: 256)
@@ -127,19 +136,29 @@ import Testing
             PixelRect(x: 42, y: 0, width: 256, height: 256), PixelRect(x: 0, y: 0, width: 1, height: 1),
             PixelRect(x: 300, y: 200, width: 41, height: 56), PixelRect(x: 10, y: 100, width: 200, height: 3),
         ] {
-            let part = LanczosResampler.resize(source, to: target, window: window, mayBeOpaque: opaque)
-            let whole = LanczosResampler.resize(source, to: target, mayBeOpaque: opaque)
+            let part = LanczosResampler.resize(
+                source, to: target, window: window, mayBeOpaque: opaque, vectorKernels: kernels)
+            let whole = LanczosResampler.resize(
+                source, to: target, window: PixelRect(x: 0, y: 0, width: 341, height: 256), mayBeOpaque: opaque,
+                vectorKernels: kernels)
             #expect(part.width == window.width && part.height == window.height)
             #expect(part.pixels == PixelOps.crop(whole, window).pixels, "\(window)")
         }
     }
 
-    @Test func transparentPixelsInAnImageWithoutAlphaFallBackToThePremultipliedPath() {
-        // `hasAlpha` false but transparent pixels where the filter reads: the opaque path gives up.
-        for alpha in [{ (x: Int, y: Int) -> UInt8 in x > 60 ? 0 : 255 }, { x, y in x == 99 && y == 79 ? 254 : 255 }] {
+    @Test(arguments: kernels)
+    func transparentPixelsInAnImageWithoutAlphaFallBackToThePremultipliedPath(kernels: Bool) {
+        // `hasAlpha` false but transparent pixels where the filter reads: the opaque path gives up. The
+        // vector kernels check eight pixels at a time, then the rest one by one: a stray alpha in either.
+        for alpha in [
+            { (x: Int, y: Int) -> UInt8 in x > 60 ? 0 : 255 }, { x, y in x == 99 && y == 79 ? 254 : 255 },
+            { x, y in x == 3 && y == 40 ? 0 : 255 },
+        ] {
             let source = Self.frame(100, 80, alpha: alpha)
             let target = PixelSize(width: 37, height: 29)
-            let resized = LanczosResampler.resize(source, to: target, mayBeOpaque: true)
+            let resized = LanczosResampler.resize(
+                source, to: target, window: PixelRect(x: 0, y: 0, width: 37, height: 29), mayBeOpaque: true,
+                vectorKernels: kernels)
             #expect(resized.pixels == Self.reference(source, to: target).pixels)
         }
     }
