@@ -60,42 +60,40 @@ WI_AVX2 static inline void filter_one(const float *scratch, const ptrdiff_t *sta
            target + i * 4);
 }
 
-WI_AVX2 int wi_resample_rows_opaque(const uint8_t *pixels, size_t stride, ptrdiff_t firstRow, ptrdiff_t rowCount,
-                                    ptrdiff_t spanStart, ptrdiff_t spanEnd, const ptrdiff_t *starts,
-                                    const ptrdiff_t *offsets, const float *weights, ptrdiff_t count,
-                                    float *scratch, float *out) {
-    for (ptrdiff_t r = 0; r < rowCount; r++) {
-        if (!convert_row(pixels + (size_t)(firstRow + r) * stride, spanStart, spanEnd, scratch)) return 0;
-        float *target = out + r * count * 4;
-        ptrdiff_t i = 0;
-        // Four positions side by side (independent chains of fused multiply-adds, which the processor
-        // overlaps) over the pairs of taps they all have, then each finishes its own: every position's
-        // value is summed exactly as `finish` alone sums it.
-        for (; i + 4 <= count; i += 4) {
-            const float *in0 = scratch + starts[i] * 4, *in1 = scratch + starts[i + 1] * 4;
-            const float *in2 = scratch + starts[i + 2] * 4, *in3 = scratch + starts[i + 3] * 4;
-            const float *w0 = weights + offsets[i] * 4, *w1 = weights + offsets[i + 1] * 4;
-            const float *w2 = weights + offsets[i + 2] * 4, *w3 = weights + offsets[i + 3] * 4;
-            ptrdiff_t common = offsets[i + 1] - offsets[i];
-            for (int j = 1; j < 4; j++) {
-                ptrdiff_t taps = offsets[i + j + 1] - offsets[i + j];
-                if (taps < common) common = taps;
-            }
-            __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-            ptrdiff_t k = 0;
-            for (; k + 2 <= common; k += 2) {
-                s0 = _mm256_fmadd_ps(_mm256_loadu_ps(in0 + k * 4), _mm256_loadu_ps(w0 + k * 4), s0);
-                s1 = _mm256_fmadd_ps(_mm256_loadu_ps(in1 + k * 4), _mm256_loadu_ps(w1 + k * 4), s1);
-                s2 = _mm256_fmadd_ps(_mm256_loadu_ps(in2 + k * 4), _mm256_loadu_ps(w2 + k * 4), s2);
-                s3 = _mm256_fmadd_ps(_mm256_loadu_ps(in3 + k * 4), _mm256_loadu_ps(w3 + k * 4), s3);
-            }
-            finish(s0, k, in0, w0, offsets[i + 1] - offsets[i], target + i * 4);
-            finish(s1, k, in1, w1, offsets[i + 2] - offsets[i + 1], target + i * 4 + 4);
-            finish(s2, k, in2, w2, offsets[i + 3] - offsets[i + 2], target + i * 4 + 8);
-            finish(s3, k, in3, w3, offsets[i + 4] - offsets[i + 3], target + i * 4 + 12);
+/// One input row's horizontal pass: columns `spanStart ..< spanEnd` converted into `scratch`, then the
+/// `count` output positions filtered into `target`; 0 when an alpha byte in the span is not 255.
+WI_AVX2 static int filter_row(const uint8_t *row, ptrdiff_t spanStart, ptrdiff_t spanEnd, const ptrdiff_t *starts,
+                              const ptrdiff_t *offsets, const float *weights, ptrdiff_t count, float *scratch,
+                              float *target) {
+    if (!convert_row(row, spanStart, spanEnd, scratch)) return 0;
+    ptrdiff_t i = 0;
+    // Four positions side by side (independent chains of fused multiply-adds, which the processor
+    // overlaps) over the pairs of taps they all have, then each finishes its own: every position's
+    // value is summed exactly as `finish` alone sums it.
+    for (; i + 4 <= count; i += 4) {
+        const float *in0 = scratch + starts[i] * 4, *in1 = scratch + starts[i + 1] * 4;
+        const float *in2 = scratch + starts[i + 2] * 4, *in3 = scratch + starts[i + 3] * 4;
+        const float *w0 = weights + offsets[i] * 4, *w1 = weights + offsets[i + 1] * 4;
+        const float *w2 = weights + offsets[i + 2] * 4, *w3 = weights + offsets[i + 3] * 4;
+        ptrdiff_t common = offsets[i + 1] - offsets[i];
+        for (int j = 1; j < 4; j++) {
+            ptrdiff_t taps = offsets[i + j + 1] - offsets[i + j];
+            if (taps < common) common = taps;
         }
-        for (; i < count; i++) filter_one(scratch, starts, offsets, weights, i, target);
+        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        ptrdiff_t k = 0;
+        for (; k + 2 <= common; k += 2) {
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(in0 + k * 4), _mm256_loadu_ps(w0 + k * 4), s0);
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(in1 + k * 4), _mm256_loadu_ps(w1 + k * 4), s1);
+            s2 = _mm256_fmadd_ps(_mm256_loadu_ps(in2 + k * 4), _mm256_loadu_ps(w2 + k * 4), s2);
+            s3 = _mm256_fmadd_ps(_mm256_loadu_ps(in3 + k * 4), _mm256_loadu_ps(w3 + k * 4), s3);
+        }
+        finish(s0, k, in0, w0, offsets[i + 1] - offsets[i], target + i * 4);
+        finish(s1, k, in1, w1, offsets[i + 2] - offsets[i + 1], target + i * 4 + 4);
+        finish(s2, k, in2, w2, offsets[i + 3] - offsets[i + 2], target + i * 4 + 8);
+        finish(s3, k, in3, w3, offsets[i + 4] - offsets[i + 3], target + i * 4 + 12);
     }
+    for (; i < count; i++) filter_one(scratch, starts, offsets, weights, i, target);
     return 1;
 }
 
@@ -121,57 +119,72 @@ WI_AVX2 static void store1(__m128 value, uint8_t *out) {
     memcpy(out, &pixel, 4);
 }
 
-WI_AVX2 void wi_resample_columns_opaque(const float *rows, ptrdiff_t width, ptrdiff_t firstRow,
-                                        const ptrdiff_t *starts, const ptrdiff_t *offsets, const float *weights,
-                                        ptrdiff_t height, uint8_t *out) {
-    size_t rowFloats = (size_t)width * 4;
-    for (ptrdiff_t y = 0; y < height; y++) {
-        const float *first = rows + (size_t)(starts[y] - firstRow) * rowFloats;
-        const float *w = weights + offsets[y] * 4;
-        ptrdiff_t taps = offsets[y + 1] - offsets[y];
-        uint8_t *target = out + (size_t)y * width * 4;
-        ptrdiff_t x = 0;
-        // Eight pixels at a time, their sums in registers across the taps.
-        for (; x + 8 <= width; x += 8) {
-            const float *input = first + x * 4;
-            __m256 a = _mm256_setzero_ps(), b = a, c = a, d = a;
-            for (ptrdiff_t k = 0; k < taps; k++) {
-                __m256 weight = _mm256_broadcast_ss(w + k * 4);
-                const float *row = input + k * rowFloats;
-                a = _mm256_fmadd_ps(_mm256_loadu_ps(row), weight, a);
-                b = _mm256_fmadd_ps(_mm256_loadu_ps(row + 8), weight, b);
-                c = _mm256_fmadd_ps(_mm256_loadu_ps(row + 16), weight, c);
-                d = _mm256_fmadd_ps(_mm256_loadu_ps(row + 24), weight, d);
-            }
-            store8(a, b, c, d, target + x * 4);
+/// One output row of the vertical pass from the `taps` rows `input[0 ..< taps]` (`width` × 4 floats each),
+/// stored as RGBA8.
+WI_AVX2 static void sum_rows(const float *const *input, const float *w, ptrdiff_t taps, ptrdiff_t width,
+                             uint8_t *target) {
+    ptrdiff_t x = 0;
+    // Eight pixels at a time, their sums in registers across the taps.
+    for (; x + 8 <= width; x += 8) {
+        __m256 a = _mm256_setzero_ps(), b = a, c = a, d = a;
+        for (ptrdiff_t k = 0; k < taps; k++) {
+            __m256 weight = _mm256_broadcast_ss(w + k * 4);
+            const float *row = input[k] + x * 4;
+            a = _mm256_fmadd_ps(_mm256_loadu_ps(row), weight, a);
+            b = _mm256_fmadd_ps(_mm256_loadu_ps(row + 8), weight, b);
+            c = _mm256_fmadd_ps(_mm256_loadu_ps(row + 16), weight, c);
+            d = _mm256_fmadd_ps(_mm256_loadu_ps(row + 24), weight, d);
         }
-        for (; x < width; x++) {
-            const float *input = first + x * 4;
-            __m128 sum = _mm_setzero_ps();
-            for (ptrdiff_t k = 0; k < taps; k++) {
-                sum = _mm_fmadd_ps(_mm_loadu_ps(input + k * rowFloats), _mm_broadcast_ss(w + k * 4), sum);
-            }
-            store1(sum, target + x * 4);
-        }
+        store8(a, b, c, d, target + x * 4);
     }
+    for (; x < width; x++) {
+        __m128 sum = _mm_setzero_ps();
+        for (ptrdiff_t k = 0; k < taps; k++) {
+            sum = _mm_fmadd_ps(_mm_loadu_ps(input[k] + x * 4), _mm_broadcast_ss(w + k * 4), sum);
+        }
+        store1(sum, target + x * 4);
+    }
+}
+
+WI_AVX2 int wi_resample_opaque(const uint8_t *pixels, size_t stride, ptrdiff_t spanStart, ptrdiff_t spanEnd,
+                               const ptrdiff_t *columnStarts, const ptrdiff_t *columnOffsets,
+                               const float *columnWeights, ptrdiff_t width, const ptrdiff_t *rowStarts,
+                               const ptrdiff_t *rowOffsets, const float *rowWeights, ptrdiff_t height,
+                               ptrdiff_t ringRows, float *scratch, float *ring, const float **taps, uint8_t *out) {
+    size_t rowFloats = (size_t)width * 4;
+    // The ring holds the last `ringRows` filtered input rows; row r in slot r % ringRows. Both ends of the
+    // rows each output row reads only move down, so a row leaves the ring after its last reader.
+    ptrdiff_t next = rowStarts[0];
+    for (ptrdiff_t y = 0; y < height; y++) {
+        ptrdiff_t first = rowStarts[y];
+        ptrdiff_t count = rowOffsets[y + 1] - rowOffsets[y];
+        if (next < first) next = first;
+        for (; next < first + count; next++) {
+            float *slot = ring + (size_t)(next % ringRows) * rowFloats;
+            if (!filter_row(pixels + (size_t)next * stride, spanStart, spanEnd, columnStarts, columnOffsets,
+                            columnWeights, width, scratch, slot)) {
+                return 0;
+            }
+        }
+        for (ptrdiff_t k = 0; k < count; k++) taps[k] = ring + (size_t)((first + k) % ringRows) * rowFloats;
+        sum_rows(taps, rowWeights + rowOffsets[y] * 4, count, width, out + (size_t)y * width * 4);
+    }
+    return 1;
 }
 
 #else
 
 int wi_pixel_kernels_available(void) { return 0; }
 
-int wi_resample_rows_opaque(const uint8_t *pixels, size_t stride, ptrdiff_t firstRow, ptrdiff_t rowCount,
-                            ptrdiff_t spanStart, ptrdiff_t spanEnd, const ptrdiff_t *starts,
-                            const ptrdiff_t *offsets, const float *weights, ptrdiff_t count, float *scratch,
-                            float *out) {
-    (void)pixels, (void)stride, (void)firstRow, (void)rowCount, (void)spanStart, (void)spanEnd, (void)starts;
-    (void)offsets, (void)weights, (void)count, (void)scratch, (void)out;
+int wi_resample_opaque(const uint8_t *pixels, size_t stride, ptrdiff_t spanStart, ptrdiff_t spanEnd,
+                       const ptrdiff_t *columnStarts, const ptrdiff_t *columnOffsets, const float *columnWeights,
+                       ptrdiff_t width, const ptrdiff_t *rowStarts, const ptrdiff_t *rowOffsets,
+                       const float *rowWeights, ptrdiff_t height, ptrdiff_t ringRows, float *scratch, float *ring,
+                       const float **taps, uint8_t *out) {
+    (void)pixels, (void)stride, (void)spanStart, (void)spanEnd, (void)columnStarts, (void)columnOffsets;
+    (void)columnWeights, (void)width, (void)rowStarts, (void)rowOffsets, (void)rowWeights, (void)height;
+    (void)ringRows, (void)scratch, (void)ring, (void)taps, (void)out;
     return 0;
-}
-
-void wi_resample_columns_opaque(const float *rows, ptrdiff_t width, ptrdiff_t firstRow, const ptrdiff_t *starts,
-                                const ptrdiff_t *offsets, const float *weights, ptrdiff_t height, uint8_t *out) {
-    (void)rows, (void)width, (void)firstRow, (void)starts, (void)offsets, (void)weights, (void)height, (void)out;
 }
 
 #endif

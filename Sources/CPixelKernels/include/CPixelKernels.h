@@ -14,22 +14,18 @@
 /// Whether this processor runs the kernels below (x86-64 with AVX2 and FMA).
 int wi_pixel_kernels_available(void);
 
-/// The horizontal pass: for each of `rowCount` rows from `firstRow` of the RGBA8 image at `pixels`
-/// (`stride` bytes a row), the input columns `spanStart ..< spanEnd` are converted to floats in `scratch`
-/// (at least `inputWidth` × 4 floats, indexed from column 0), then the `count` output positions are
-/// filtered into `out` (`count` × 4 floats a row, rows one after another). Returns 0 as soon as an alpha
-/// byte in the span is not 255 (the caller then takes the premultiplied path), else 1.
-int wi_resample_rows_opaque(const uint8_t *_Nonnull pixels, size_t stride, ptrdiff_t firstRow,
-                            ptrdiff_t rowCount, ptrdiff_t spanStart, ptrdiff_t spanEnd,
-                            const ptrdiff_t *_Nonnull starts, const ptrdiff_t *_Nonnull offsets,
-                            const float *_Nonnull weights, ptrdiff_t count, float *_Nonnull scratch,
-                            float *_Nonnull out);
-
-/// The vertical pass and the store: output row `y` of `height` sums the rows `starts[y] - firstRow` …
-/// of `rows` (`width` × 4 floats each) with its weights; each value is clamped to 0…255, rounded to the
-/// nearest (ties to even) and written as RGBA8 to `out` (`width` × 4 bytes a row).
-void wi_resample_columns_opaque(const float *_Nonnull rows, ptrdiff_t width, ptrdiff_t firstRow,
-                                const ptrdiff_t *_Nonnull starts, const ptrdiff_t *_Nonnull offsets,
-                                const float *_Nonnull weights, ptrdiff_t height, uint8_t *_Nonnull out);
+/// Both passes over the opaque RGBA8 image at `pixels` (`stride` bytes a row) into `width` × `height`
+/// RGBA8 pixels at `out`. Each input row an output row reads is converted (its columns `spanStart ..<
+/// spanEnd`, into `scratch`: at least the image's width × 4 floats, indexed from column 0) and filtered
+/// horizontally once, into a ring of `ringRows` rows of `width` × 4 floats at `ring` (`ringRows` at least
+/// the most taps of any output row); `taps` has room for that many row pointers. Each output value is
+/// clamped to 0…255 and rounded to the nearest (ties to even). Returns 0 as soon as an alpha byte in a
+/// row's span is not 255 (the caller then takes the premultiplied path), else 1.
+int wi_resample_opaque(const uint8_t *_Nonnull pixels, size_t stride, ptrdiff_t spanStart, ptrdiff_t spanEnd,
+                       const ptrdiff_t *_Nonnull columnStarts, const ptrdiff_t *_Nonnull columnOffsets,
+                       const float *_Nonnull columnWeights, ptrdiff_t width, const ptrdiff_t *_Nonnull rowStarts,
+                       const ptrdiff_t *_Nonnull rowOffsets, const float *_Nonnull rowWeights, ptrdiff_t height,
+                       ptrdiff_t ringRows, float *_Nonnull scratch, float *_Nonnull ring,
+                       const float *_Nullable *_Nonnull taps, uint8_t *_Nonnull out);
 
 #endif

@@ -255,45 +255,50 @@ struct ResamplerPasses {
     }
 
     /// ``run()`` for an opaque frame through `CPixelKernels`: nil when an alpha byte the filter reads is not
-    /// 255.
+    /// 255. The horizontal pass keeps only the rows the vertical one still needs, in a ring, not the whole
+    /// intermediate plane.
     func runOpaqueKernels(_ frame: ImageFrame) -> [UInt8]? {
         let width = columns.starts.count
         let height = rows.starts.count
-        let inputRows = rows.inputSpan
         let span = columns.inputSpan
+        // The ring relies on each output row starting at or below the previous one's first row.
+        guard zip(rows.starts, rows.starts.dropFirst()).allSatisfy({ $0 <= $1 }) else { return run() }
+        let ringRows = zip(rows.offsets, rows.offsets.dropFirst()).map { $1 - $0 }.max() ?? 1
         var scratch = [Float](repeating: 0, count: frame.width * 4)
-        let count = inputRows.count * width * 4
-        // Every value is written by the horizontal pass before the vertical one reads it.
-        var horizontal = [Float](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
-        let opaque = frame.pixels.withUnsafeBufferPointer { pixels in
-            columns.withPointers { starts, offsets, weights in
-                scratch.withUnsafeMutableBufferPointer { scratch in
-                    horizontal.withUnsafeMutableBufferPointer { out in
-                        guard let pixels = pixels.baseAddress, let scratch = scratch.baseAddress,
-                            let out = out.baseAddress
-                        else { return false }
-                        return wi_resample_rows_opaque(
-                            pixels, frame.bytesPerRow, inputRows.lowerBound, inputRows.count, span.lowerBound,
-                            span.upperBound, starts, offsets,
-                            UnsafeRawPointer(weights).assumingMemoryBound(to: Float.self), width, scratch, out) != 0
-                    }
-                }
-            }
-        }
-        guard opaque else { return nil }
+        // Every slot is written by the horizontal pass before the vertical one reads it.
+        let ringCount = ringRows * width * 4
+        var ring = [Float](unsafeUninitializedCapacity: ringCount) { _, initialized in initialized = ringCount }
+        var taps = [UnsafePointer<Float>?](repeating: nil, count: ringRows)
+        var opaque = false
         let byteCount = width * height * 4
-        return [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
+        let pixels = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
             initialized = byteCount
             guard let output = buffer.baseAddress else { return }
-            horizontal.withUnsafeBufferPointer { input in
-                rows.withPointers { starts, offsets, weights in
-                    guard let input = input.baseAddress else { return }
-                    wi_resample_columns_opaque(
-                        input, width, inputRows.lowerBound, starts, offsets,
-                        UnsafeRawPointer(weights).assumingMemoryBound(to: Float.self), height, output)
-                }
-            }
+            opaque =
+                frame.pixels.withUnsafeBufferPointer { pixels in
+                    columns.withPointers { columnStarts, columnOffsets, columnWeights in
+                        rows.withPointers { rowStarts, rowOffsets, rowWeights in
+                            scratch.withUnsafeMutableBufferPointer { scratch in
+                                ring.withUnsafeMutableBufferPointer { ring in
+                                    guard let pixels = pixels.baseAddress, let scratch = scratch.baseAddress,
+                                        let ring = ring.baseAddress
+                                    else { return 0 }
+                                    return wi_resample_opaque(
+                                        pixels, frame.bytesPerRow, span.lowerBound, span.upperBound, columnStarts,
+                                        columnOffsets, Self.floats(columnWeights), width, rowStarts, rowOffsets,
+                                        Self.floats(rowWeights), height, ringRows, scratch, ring, &taps, output)
+                                }
+                            }
+                        }
+                    }
+                } != 0
         }
+        return opaque ? pixels : nil
+    }
+
+    /// The broadcast weights as the floats they are made of.
+    private static func floats(_ weights: UnsafePointer<SIMD4<Float>>) -> UnsafePointer<Float> {
+        UnsafeRawPointer(weights).assumingMemoryBound(to: Float.self)
     }
 
     /// The vertical pass over the horizontal one's rows (the first is input row `inputRows.lowerBound`).
