@@ -12,7 +12,8 @@ func runBulkEngineClient(urls: String, output: String) -> Sample {
     var settings = BulkSettings()
     settings.concurrency = 64
     settings.resize = BulkResize(mode: .centerCrop, size: 256)
-    settings.encoder = JPEGEncoder(quality: 95)
+    // As `--encode jpeg` without `--optimize-jpeg`.
+    settings.encoder = JPEGEncoder(quality: 95, optimizesHuffmanTables: false)
     var config = ImageDownloaderConfig()
     config.maxConcurrentDownloads = settings.rowsUnderWay
     config.maximumTotalConnections = 64

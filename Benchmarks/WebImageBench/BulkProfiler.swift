@@ -27,8 +27,11 @@ struct BulkProfiler {
     static let stages: [(symbol: String, label: String)] = [
         ("TransportLoop.run()", "download: the libcurl transport thread (HTTP, receiving the body)"),
         ("JPEGDecoder.decode(_:options:)", "decode: libjpeg-turbo, DCT-scaled to ¼ (408×306)"),
-        ("BulkImageTransformer.transform(_:budget:)", "resize + centre crop: Lanczos-3 to 341×256, the centre 256²"),
-        ("JPEGEncoder.encode(_:)", "encode: libjpeg-turbo JPEG q95 4:4:4, optimised Huffman tables"),
+        (
+            "BulkImageTransformer.transform(_:budget:)",
+            "resize + centre crop: Lanczos-3 to 341×256, the centre 256² (AVX2 kernels)"
+        ),
+        ("JPEGEncoder.encode(_:)", "encode: libjpeg-turbo JPEG q95 4:4:4, standard Huffman tables"),
         ("BulkHashAlgorithm.hex(_:)", "SHA-256 of the downloaded file (`--compute-hash`'s default)"),
         ("OpenShard.record(_:)", "the sample's record: JSON, tar members, parquet row"),
     ]
