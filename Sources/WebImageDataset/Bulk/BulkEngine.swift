@@ -156,6 +156,11 @@ public final class BulkEngine: Sendable {
         let source =
             columns.boxes != nil || columns.verifyHash != nil
             ? try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes) : nil
+        // A jsonl's numbers carry no width: a Parquet input's kept columns get their types back from its
+        // schema, so a retry's Parquet file has the same column types as the shard's.
+        let savedTypes =
+            BulkInputFormat(fileName: input) == .parquet
+            ? try ParquetRowReader(path: input, columns: columns).savedTypes : [:]
         var inputPosition = 0
         func inputRows(shard: Int) throws -> [BulkRow] {
             guard let source else { return [] }
@@ -177,7 +182,9 @@ public final class BulkEngine: Sendable {
                     record.status == .failed && !(record.failure?.isPermanent ?? false)
                 }.sorted { $0.key < $1.key }.map { record -> (key: String, row: BulkRow) in
                     let saved = columns.saved.map { name in
-                        BulkColumnValue(name: name, value: record.saved.first { $0.name == name }?.value ?? .null)
+                        let value = record.saved.first { $0.name == name }?.value ?? .null
+                        return BulkColumnValue(
+                            name: name, value: savedTypes[name].map { ParquetRowReader.value(value, as: $0) } ?? value)
                     }
                     var row = BulkRow(url: record.url, caption: record.caption, saved: saved)
                     if source != nil {

@@ -51,8 +51,9 @@ public enum BulkValue: Sendable, Hashable, Codable {
     case double(Double)
     /// A 32-bit floating-point number: a Parquet FLOAT column's (LAION's `punsafe`, `pwatermark`), kept as
     /// float so the shard's Parquet file has it as float, as img2dataset's does. JSON has it as the shortest
-    /// decimal that reads back to the same float (0.1, not 0.10000000149011612); a JSON number read back
-    /// (`--retry-failed` reading a jsonl) is a ``double(_:)``, as JSON numbers carry no width.
+    /// decimal that reads back to the same float (0.1, not 0.10000000149011612). A JSON number read back is a
+    /// ``double(_:)`` or an ``int(_:)``, as JSON numbers carry no width: `--retry-failed`, reading a jsonl,
+    /// gives a Parquet input's kept columns their types back from its schema.
     case float(Float)
     /// A truth value.
     case bool(Bool)

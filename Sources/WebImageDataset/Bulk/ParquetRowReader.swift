@@ -88,6 +88,26 @@ public final class ParquetRowReader: BulkRowReading {
             expectedHash: columns.verifyHash.flatMap { value($0).text })
     }
 
+    /// The type of each kept column (``BulkColumns/saved``), by name.
+    public var savedTypes: [String: ParquetColumnType] {
+        Dictionary(
+            columns.saved.compactMap { name in reader.schema.column(named: name).map { (name, $0.type) } },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    /// A kept value read back from a jsonl (`--retry-failed`) given its column's `type` again: JSON numbers
+    /// carry no width, so a FLOAT column's 0.1 reads back as a double and a DOUBLE column's 1.0 as an int.
+    /// A float gets the float its shortest decimal names (what ``BulkValue/float(_:)`` printed); any other
+    /// value stays as it is.
+    static func value(_ value: BulkValue, as type: ParquetColumnType) -> BulkValue {
+        switch (value, type) {
+        case (.double(let number), .float): .float(Float(String(number)) ?? Float(number))
+        case (.int(let number), .float): .float(Float(number))
+        case (.int(let number), .double): .double(Double(number))
+        default: value
+        }
+    }
+
     /// A scalar cell as a kept value (the initializer refused the other types).
     static func value(_ cell: ParquetValue) -> BulkValue {
         switch cell {

@@ -103,6 +103,80 @@ struct BulkEngineTests {
         #expect(record.key == "000010000" && record.failure == .download(code: "invalidDownloadStatusCode"))
     }
 
+    @Test("a retry keeps a Parquet input's kept columns' types: FLOAT stays float, a whole DOUBLE stays double")
+    func retryKeepsKeptColumnTypes() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-types-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Rows 3 (a 404) and 4 (refused: not http) fail; 3 is retried. Their floats and doubles are
+        // whole numbers and decimals, as JSON prints them alike whatever their width.
+        let input = folder.appendingPathComponent("list.parquet")
+        let writer = try ParquetWriter(
+            path: input.path,
+            schema: ParquetSchema(columns: [
+                ParquetColumn(name: "url", type: .string, isNullable: false),
+                ParquetColumn(name: "punsafe", type: .float, isNullable: true),
+                ParquetColumn(name: "similarity", type: .double, isNullable: true),
+                ParquetColumn(name: "WIDTH", type: .int32, isNullable: true),
+            ]))
+        try writer.writeRowGroup([
+            (0..<5).map { .string($0 == 4 ? "ftp://x/4.png" : server.url("/img/\($0).png").absoluteString) },
+            [.float(0.5), .float(0.25), .null, .float(0.1), .float(1)],
+            [.double(0.5), .double(0.3), .double(2), .double(1), .double(0.1)],
+            [.int32(1), .int32(2), .int32(3), .int32(4), .null],
+        ])
+        try writer.close()
+        let columns = BulkColumns(saved: ["punsafe", "similarity", "WIDTH"])
+        let directory = folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let plan = try BulkPlan.settle(
+            try BulkPlan.make(
+                input: input.path, columns: columns, maxLineBytes: 1000, shardSize: 10, format: "webdataset"),
+            in: directory)
+        func engine() -> BulkEngine {
+            var config = ImageDownloaderConfig()
+            config.destinationPolicy = DestinationPolicy.publicOnly.allowing(["127.0.0.0/8"])
+            var settings = BulkSettings()
+            settings.encoder = PNGEncoder()
+            settings.savedColumns = columns.saved
+            return BulkEngine(
+                input: input.path, plan: plan, assigned: [0], directory: directory,
+                downloader: ImageDownloader(config: config), settings: settings, columns: columns)
+        }
+        _ = try await engine().run()
+        let retry = try await engine().retryFailed()
+        #expect(retry == BulkRetrySummary(retriedRows: 1, busy: 0, succeeded: 0, failed: 1))
+
+        // The retry's record of row 3 prints its kept columns as the first run's did.
+        func line(_ name: String, key: String) throws -> Substring? {
+            try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                .split(separator: "\n").first { $0.contains("\"key\":\"\(key)\"") }
+        }
+        let keptFields = { (line: Substring?) in
+            line.map { line in
+                line.dropFirst().dropLast().split(separator: ",").filter { field in
+                    ["punsafe", "similarity", "WIDTH"].contains { field.hasPrefix("\"\($0)\":") }
+                }
+            }
+        }
+        let first = try #require(try line("00000.jsonl", key: "000000003"))
+        let again = try #require(try line("00000-retry1.jsonl", key: "000000003"))
+        #expect(keptFields(again) == keptFields(first))
+        #expect(keptFields(first) == ["\"WIDTH\":4", "\"punsafe\":0.1", "\"similarity\":1"])
+
+        // And its Parquet file has them with the input's types.
+        for name in ["00000.parquet", "00000-retry1.parquet"] {
+            let reader = try ParquetReader(path: directory.appendingPathComponent(name).path)
+            let types = ["punsafe", "similarity", "WIDTH"].map { reader.schema.column(named: $0)?.type }
+            #expect(types == [.float, .double, .int64], "\(name)")
+        }
+        let group = try ParquetReader(path: directory.appendingPathComponent("00000-retry1.parquet").path)
+            .readRowGroup(0, columns: ["punsafe", "similarity"])
+        #expect(group.row(0) == [.float(0.1), .double(1)])
+    }
+
     @Test("progress events come at their interval while a run lasts, the first at once when asked")
     func progressEvents() async throws {
         let server = try Self.server()
