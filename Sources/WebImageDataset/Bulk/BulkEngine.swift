@@ -84,8 +84,8 @@ public final class BulkEngine: Sendable {
     /// The totals now.
     public func progressSnapshot() -> BulkProgressSnapshot { progress.snapshot() }
 
-    /// Runs the assigned shards not done yet, in one pass over the input: a shard's rows are read when a
-    /// shard may open, and only assigned shards' rows are kept. With `progress`, ``events`` carries
+    /// Runs the assigned shards not done yet, in one pass over the input: a shard's rows are read as they
+    /// start, once the shard may open; other shards' rows are read past. With `progress`, ``events`` carries
     /// ``BulkEvent/progress(_:)`` at its pace.
     ///
     /// - Throws: ``BulkInputError`` for damaged input, ``BulkFileError`` for the output's files.
@@ -102,14 +102,15 @@ public final class BulkEngine: Sendable {
             while shard < plan.shards {
                 let current = shard
                 shard += 1
-                let mine = assigned.contains(current)
-                var rows: [BulkRow] = []
-                var read = 0
-                while read < plan.shardSize, let row = try reader.next() {
-                    read += 1
-                    if mine { rows.append(row) }
+                // The rows of a shard not run here are read past; those of the one returned, by its job.
+                func skipRows() throws {
+                    var read = 0
+                    while read < plan.shardSize, try reader.next() != nil { read += 1 }
                 }
-                guard mine else { continue }
+                guard assigned.contains(current) else {
+                    try skipRows()
+                    continue
+                }
                 let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: current).stats)
                 func alreadyDone() -> Bool {
                     guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
@@ -120,17 +121,28 @@ public final class BulkEngine: Sendable {
                     progress.recordShard(skipped: done)
                     return true
                 }
-                if alreadyDone() { continue }
+                if alreadyDone() {
+                    try skipRows()
+                    continue
+                }
                 guard let lock = try lock(String(format: "%05d", current)) else {
                     summary.busy += 1
+                    try skipRows()
                     continue
                 }
                 // Checked again under the lock: another process may have finished the shard since.
                 if alreadyDone() {
                     lock.finish()
+                    try skipRows()
                     continue
                 }
-                return BulkShardRunner.job(shard: current, rows: rows, lock: lock)
+                var read = 0
+                let shardSize = plan.shardSize
+                return BulkShardRunner.job(shard: current, lock: lock) {
+                    guard read < shardSize, let row = try reader.next() else { return nil }
+                    read += 1
+                    return row
+                }
             }
             return nil
         }

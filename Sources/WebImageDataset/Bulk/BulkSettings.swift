@@ -92,7 +92,8 @@ public struct BulkSettings: Sendable {
 
 /// One row's outcome, as the shard's files record it.
 struct BulkSample: Sendable {
-    var index: Int
+    /// The sample's key (``BulkShardRunner/key(shard:index:)``).
+    var key: String
     var row: BulkRow
     var bytes: Data?
     var fileExtension: String = ""

@@ -34,26 +34,32 @@ struct BulkShardRunner: Sendable {
             folder: stem)
     }
 
-    /// Shards open at once, counting finished ones whose files the publisher is still taking. The next shard starts as soon as the last row of the one before is under
-    /// way, so a slow row (a trickling server, a long `Retry-After`) holds only its own shard's files
-    /// open and its own row slot, not the process's connections. Each open shard keeps its rows and its open files; four
-    /// bound that while leaving room for a few shards that each wait on a straggler.
+    /// Shards open at once, counting finished ones whose files the publisher is still taking. The next
+    /// shard starts as soon as the last row of the one before is under way, so a slow row (a trickling
+    /// server, a long `Retry-After`) holds only its own shard's files open and its own row slot, not the
+    /// process's connections. Each open shard keeps its open files and its finished rows' Parquet columns
+    /// (``ShardParquetWriter``); four bound that while leaving room for a few shards that each wait on a
+    /// straggler.
     static let maximumOpenShards = 4
 
-    /// The rows of shard `shard` (of the plan), keyed by their index in it, under `lock`.
-    static func job(shard: Int, rows: [BulkRow], lock: ShardLock) -> ShardJob {
-        ShardJob(
-            stem: String(format: "%05d", shard), shard: shard,
-            rows: rows.enumerated().map { (key(shard: shard, index: $0.offset), $0.element) }, lock: lock)
+    /// Shard `shard` (of the plan) under `lock`: the rows `nextRow` reads, keyed by their index in it.
+    static func job(shard: Int, lock: ShardLock, rows nextRow: @escaping () throws -> BulkRow?) -> ShardJob {
+        var index = 0
+        return ShardJob(stem: String(format: "%05d", shard), shard: shard, lock: lock) {
+            guard let row = try nextRow() else { return nil }
+            defer { index += 1 }
+            return (key(shard: shard, index: index), row)
+        }
     }
 
     /// Runs the jobs `next` hands out, in that order, until it returns nil: at most
     /// ``BulkSettings/rowsUnderWay`` rows under way at once (``DownloadSlots``) across all open shards (at most ``maximumOpenShards``),
     /// each shard's files written and renamed, stats last, the moment its last row is done; `finished`
-    /// is then told. `next` is called only when a new shard may open, so the caller reads its input a
-    /// shard at a time. A row waiting for its host's turn or to retry (`Retry-After`, in the downloader)
-    /// holds a row slot but no connection and no queue slot, so the next rows, other hosts' included, run
-    /// meanwhile.
+    /// is then told. `next` is called only when a new shard may open, once the rows of the job before are
+    /// all read, and a job's rows are read one at a time as they start (``ShardJob/nextRow``): the caller
+    /// reads its input a row at a time, and no shard's rows are all in memory. A row waiting for its
+    /// host's turn or to retry (`Retry-After`, in the downloader) holds a row slot but no connection and
+    /// no queue slot, so the next rows, other hosts' included, run meanwhile.
     ///
     /// Samples are written in completion order: a slow or retried row never holds finished ones back, so
     /// at most ``BulkSettings/rowsUnderWay`` samples are in memory. Each image's bytes are the same in every run; only
@@ -94,14 +100,14 @@ struct BulkShardRunner: Sendable {
                             let shard = try OpenShard(id: opened, job: job, directory: directory, settings: settings)
                             opened += 1
                             open[shard.id] = shard
-                            if job.rows.isEmpty {
+                            if shard.upcoming == nil {
                                 open[shard.id] = nil
                                 try complete(shard)
                                 continue
                             }
                             feeding = shard
                         }
-                        guard let shard = feeding else { break }
+                        guard let shard = feeding, let (key, row) = shard.upcoming else { break }
                         if granted {
                             granted = false
                         } else if waitingForSlot {
@@ -116,14 +122,15 @@ struct BulkShardRunner: Sendable {
                             waitingForSlot = true
                             break
                         }
-                        let (id, index, row) = (shard.id, shard.started, shard.job.rows[shard.started].row)
+                        let id = shard.id
                         group.addTask {
-                            let sample = await process(index: index, row: row)
+                            let sample = await process(key: key, row: row)
                             await slots.release()
                             return .finished(job: id, sample: sample)
                         }
                         shard.started += 1
-                        if shard.started == shard.job.rows.count { feeding = nil }
+                        shard.upcoming = try shard.job.nextRow()
+                        if shard.upcoming == nil { feeding = nil }
                     }
                     if granted {  // no row could take it
                         granted = false
@@ -141,7 +148,7 @@ struct BulkShardRunner: Sendable {
                         guard let shard = open[id] else { continue }
                         try shard.record(sample)
                         progress?.recordImage(succeeded: sample.succeeded)
-                        if shard.finished == shard.job.rows.count {
+                        if shard.upcoming == nil, shard.finished == shard.started {
                             open[id] = nil
                             try complete(shard)
                         }
@@ -181,8 +188,8 @@ struct BulkShardRunner: Sendable {
 
     /// Downloads (retrying what may succeed later), checks, resizes and encodes one row. Called holding
     /// one of the row slots.
-    private func process(index: Int, row: BulkRow) async -> BulkSample {
-        var sample = BulkSample(index: index, row: row)
+    private func process(key: String, row: BulkRow) async -> BulkSample {
+        var sample = BulkSample(key: key, row: row)
         let started = DispatchTime.now().uptimeNanoseconds
         guard let url = URL(string: row.url), url.host?.isEmpty == false,
             ["http", "https"].contains(url.scheme?.lowercased() ?? "")

@@ -5,30 +5,66 @@ import Foundation
 ///
 /// The record's own fields have fixed types (text, int64); a kept column's type is the one its values
 /// share (int64, float, double, bool; numbers of more than one kind are double), text when they differ
-/// otherwise or are text. The rows are kept until ``finish()``, at most one shard's (10,000).
+/// otherwise or are text. The records are not kept: the own fields go into their column chunks as each
+/// record comes (``ParquetColumnChunkBuilder``, a compressed page every ``rowsPerPage`` rows), the kept
+/// columns' values into one array per column (their type is known only once every row is in);
+/// ``finish()`` writes them all. A shard's rows thus cost their compressed bytes until it closes (a
+/// hundred-odd bytes each, most of it the hash), not their records.
 final class ShardParquetWriter {
+    /// Rows per page: small pages keep little uncompressed data per open shard, and cost a page header
+    /// (some twenty bytes) per column each.
+    static let rowsPerPage = 1_000
+
     private let url: URL
     private let savedColumns: [String]
-    private let hashAlgorithm: BulkHashAlgorithm?
-    private var records: [BulkSampleRecord] = []
+    private let fields: [(field: BulkSampleRecord.Field, column: ParquetColumn)]
+    private var chunks: [ParquetColumnChunkBuilder]
+    private var savedValues: [[BulkValue]]
 
-    init(url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?) {
+    init(url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?) throws {
         self.url = url
         self.savedColumns = savedColumns
-        self.hashAlgorithm = hashAlgorithm
+        fields = Self.fields(hashAlgorithm: hashAlgorithm)
+        do {
+            chunks = try fields.map { try ParquetColumnChunkBuilder(column: $0.column, rowsPerPage: Self.rowsPerPage) }
+        } catch let error as ParquetError {
+            throw BulkFileError("cannot write '\(url.path)': \(error.description)")
+        }
+        savedValues = savedColumns.map { _ in [] }
     }
 
-    func append(_ record: BulkSampleRecord) {
-        records.append(record)
+    /// Adds the record's row.
+    func append(_ record: BulkSampleRecord) throws {
+        do {
+            for index in chunks.indices { try chunks[index].append(Self.cell(fields[index].field, of: record)) }
+        } catch let error as ParquetError {
+            throw BulkFileError("cannot write '\(url.path)': \(error.description)")
+        }
+        for (index, name) in savedColumns.enumerated() {
+            savedValues[index].append(record.saved.first { $0.name == name }?.value ?? .null)
+        }
     }
 
     /// Writes the file under a temporary name and renames it into place.
     func finish() throws {
         let temporary = AtomicFile.temporaryURL(for: url)
+        // The chunks and values are handed on, not copied: the writer adds each chunk's last page in place.
+        var columns = chunks
+        let saved = savedValues
+        (chunks, savedValues) = ([], [])
         do {
-            let (schema, columns) = Self.table(records, savedColumns: savedColumns, hashAlgorithm: hashAlgorithm)
-            let writer = try ParquetWriter(path: temporary.path, schema: schema)
-            try writer.writeRowGroup(columns)
+            for (name, cells) in zip(savedColumns, saved) {
+                let type = Self.commonType(cells)
+                var chunk = try ParquetColumnChunkBuilder(
+                    column: ParquetColumn(name: name, type: type, isNullable: true),
+                    rowsPerPage: Self.rowsPerPage)
+                for cell in cells { try chunk.append(Self.parquetValue(cell, as: type)) }
+                columns.append(chunk)
+            }
+            let writer = try ParquetWriter(
+                path: temporary.path, schema: ParquetSchema(columns: columns.map(\.column)),
+                rowsPerPage: Self.rowsPerPage)
+            try writer.writeRowGroup(chunks: consume columns)
             try writer.close()
         } catch let error as ParquetError {
             try? FileManager.default.removeItem(at: temporary)
@@ -42,15 +78,29 @@ final class ShardParquetWriter {
     }
 
     /// The schema and the columns of `records`, in the record's field order, the kept columns after; the
-    /// hash column is named after `hashAlgorithm`, and absent without one.
+    /// hash column is named after `hashAlgorithm`, and absent without one. What ``finish()`` writes for
+    /// the same records.
     static func table(
         _ records: [BulkSampleRecord], savedColumns: [String], hashAlgorithm: BulkHashAlgorithm? = .sha256
     ) -> (ParquetSchema, [[ParquetValue]]) {
-        func text(_ value: String?) -> ParquetValue { value.map { .string($0) } ?? .null }
-        func int(_ value: Int?) -> ParquetValue { value.map { .int64(Int64($0)) } ?? .null }
-        var columns: [ParquetColumn] = []
-        var values: [[ParquetValue]] = []
-        for field in BulkSampleRecord.Field.allCases where field != .hash || hashAlgorithm != nil {
+        let fields = fields(hashAlgorithm: hashAlgorithm)
+        var columns = fields.map(\.column)
+        var values = fields.map { field in records.map { cell(field.field, of: $0) } }
+        for name in savedColumns {
+            let cells = records.map { record in record.saved.first { $0.name == name }?.value ?? .null }
+            let type = commonType(cells)
+            columns.append(ParquetColumn(name: name, type: type, isNullable: true))
+            values.append(cells.map { cell in parquetValue(cell, as: type) })
+        }
+        return (ParquetSchema(columns: columns), values)
+    }
+
+    /// The record's own fields and their columns, in the record's field order; the hash column is named
+    /// after `hashAlgorithm`, and absent without one.
+    private static func fields(
+        hashAlgorithm: BulkHashAlgorithm?
+    ) -> [(field: BulkSampleRecord.Field, column: ParquetColumn)] {
+        BulkSampleRecord.Field.allCases.filter { $0 != .hash || hashAlgorithm != nil }.map { field in
             let isText: Bool
             let nullable: Bool
             switch field {
@@ -60,33 +110,29 @@ final class ShardParquetWriter {
             case .width, .height, .originalWidth, .originalHeight: (isText, nullable) = (false, true)
             }
             let name = field == .hash ? hashAlgorithm?.rawValue ?? field.rawValue : field.rawValue
-            columns.append(ParquetColumn(name: name, type: isText ? .string : .int64, isNullable: nullable))
-            values.append(
-                records.map { record in
-                    switch field {
-                    case .key: text(record.key)
-                    case .url: text(record.url)
-                    case .status: text(record.status.rawValue)
-                    case .error: text(record.error)
-                    case .errorCode: text(record.errorCode)
-                    case .caption: text(record.caption)
-                    case .milliseconds: int(record.milliseconds)
-                    case .attempts: int(record.attempts)
-                    case .width: int(record.width)
-                    case .height: int(record.height)
-                    case .originalWidth: int(record.originalWidth)
-                    case .originalHeight: int(record.originalHeight)
-                    case .hash: text(record.hash)
-                    }
-                })
+            return (field, ParquetColumn(name: name, type: isText ? .string : .int64, isNullable: nullable))
         }
-        for name in savedColumns {
-            let cells = records.map { record in record.saved.first { $0.name == name }?.value ?? .null }
-            let type = commonType(cells)
-            columns.append(ParquetColumn(name: name, type: type, isNullable: true))
-            values.append(cells.map { cell in parquetValue(cell, as: type) })
+    }
+
+    /// The value of the record's own field `field`.
+    private static func cell(_ field: BulkSampleRecord.Field, of record: BulkSampleRecord) -> ParquetValue {
+        func text(_ value: String?) -> ParquetValue { value.map { .string($0) } ?? .null }
+        func int(_ value: Int?) -> ParquetValue { value.map { .int64(Int64($0)) } ?? .null }
+        return switch field {
+        case .key: text(record.key)
+        case .url: text(record.url)
+        case .status: text(record.status.rawValue)
+        case .error: text(record.error)
+        case .errorCode: text(record.errorCode)
+        case .caption: text(record.caption)
+        case .milliseconds: int(record.milliseconds)
+        case .attempts: int(record.attempts)
+        case .width: int(record.width)
+        case .height: int(record.height)
+        case .originalWidth: int(record.originalWidth)
+        case .originalHeight: int(record.originalHeight)
+        case .hash: text(record.hash)
         }
-        return (ParquetSchema(columns: columns), values)
     }
 
     /// The type all non-null `cells` share: int64, float (floats only, as img2dataset keeps LAION's float

@@ -23,16 +23,35 @@ struct ShardFileNames {
 
 /// The rows to run into the files named by `stem` (`00003`, or `00003-retry1` for a retry), each
 /// sample under its key.
-struct ShardJob: Sendable {
+struct ShardJob {
     var stem: String
     var shard: Int
-    var rows: [(key: String, row: BulkRow)]
     /// This process's lock on the files of `stem`, removed once their stats are written.
     var lock: ShardLock?
+    /// The next row and its key; nil after the last. Called by ``BulkShardRunner`` one row at a time as
+    /// the rows start (reading ahead by one), and never after it returned nil: a job reading its rows
+    /// from the input keeps none of them, and the input is read no further than the rows under way.
+    var nextRow: () throws -> (key: String, row: BulkRow)?
+
+    /// The job of `rows`, taken in their order.
+    init(stem: String, shard: Int, rows: [(key: String, row: BulkRow)], lock: ShardLock?) {
+        var remaining = rows[...]
+        self.init(stem: stem, shard: shard, lock: lock) { remaining.popFirst() }
+    }
+
+    /// The job of the rows `nextRow` reads.
+    init(
+        stem: String, shard: Int, lock: ShardLock?, nextRow: @escaping () throws -> (key: String, row: BulkRow)?
+    ) {
+        self.stem = stem
+        self.shard = shard
+        self.lock = lock
+        self.nextRow = nextRow
+    }
 }
 
-/// A shard whose rows are under way: its sink, its totals so far, and how many rows have started and
-/// finished. Used only by the task that runs ``BulkShardRunner/run(jobs:finished:)``.
+/// A shard whose rows are under way: its sink, its totals so far, the next row to start, and how many
+/// rows have started and finished. Used only by the task that runs ``BulkShardRunner/run(jobs:finished:)``.
 final class OpenShard {
     let id: Int
     let job: ShardJob
@@ -41,6 +60,9 @@ final class OpenShard {
     let opened = DispatchTime.now().uptimeNanoseconds
     let openedAt = Date().timeIntervalSince1970
     var stats: BulkShardStats
+    /// The row to start next, read ahead; nil once every row has started (the shard is done when they
+    /// have all finished too).
+    var upcoming: (key: String, row: BulkRow)?
     var started = 0
     var finished = 0
 
@@ -50,6 +72,7 @@ final class OpenShard {
     init(id: Int, job: ShardJob, directory: URL, settings: BulkSettings) throws {
         self.id = id
         self.job = job
+        upcoming = try job.nextRow()
         names = BulkShardRunner.names(stem: job.stem)
         for name in [names.tar, names.jsonl, names.parquet, names.stats, names.folder] {
             AtomicFile.removeAbandoned(in: directory, name: name)
@@ -70,7 +93,7 @@ final class OpenShard {
         } else {
             stats.failures[sample.failure?.code ?? "unknown", default: 0] += 1
         }
-        try sink.add(sample, key: job.rows[sample.index].key)
+        try sink.add(sample, key: sample.key)
     }
 }
 
@@ -91,7 +114,7 @@ final class ShardSink {
         jsonl = try AtomicFile.createEmpty(at: AtomicFile.temporaryURL(for: jsonlURL))
         parquet =
             settings.writesParquet
-            ? ShardParquetWriter(
+            ? try ShardParquetWriter(
                 url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns,
                 hashAlgorithm: settings.hashAlgorithm) : nil
     }
@@ -100,7 +123,7 @@ final class ShardSink {
         let record = sample.record(key: key, hashAlgorithm: settings.hashAlgorithm)
         let json = try record.jsonData()
         try jsonl.write(contentsOf: json + Data("\n".utf8))
-        parquet?.append(record)
+        try parquet?.append(record)
         guard let bytes = sample.bytes, sample.succeeded else { return }
         try writer.write(
             key: key, image: bytes, fileExtension: sample.fileExtension, json: json,

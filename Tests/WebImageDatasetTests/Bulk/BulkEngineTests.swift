@@ -177,6 +177,43 @@ struct BulkEngineTests {
         #expect(group.row(0) == [.float(0.1), .double(1)])
     }
 
+    @Test("shards not run or already done are read past: every sample keeps its own row and key")
+    func skippedShardsAreReadPast() async throws {
+        let server = try Self.server()
+        defer { server.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-skip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("list.txt")
+        try (0..<8).map { server.url("/img/\($0).png").absoluteString }.joined(separator: "\n").write(
+            to: input, atomically: true, encoding: .utf8)
+        let plan = try BulkPlan.make(
+            input: input.path, columns: BulkColumns(), maxLineBytes: 1000, shardSize: 3, format: "webdataset")
+        func engine(_ assigned: [Int]) -> BulkEngine {
+            var config = ImageDownloaderConfig()
+            config.destinationPolicy = DestinationPolicy.publicOnly.allowing(["127.0.0.0/8"])
+            var settings = BulkSettings()
+            settings.encoder = PNGEncoder()
+            return BulkEngine(
+                input: input.path, plan: plan, assigned: assigned, directory: folder,
+                downloader: ImageDownloader(config: config), settings: settings, columns: BulkColumns())
+        }
+        // Shard 1 alone (shard 0 read past, unassigned), then all three (shard 1 read past, done).
+        #expect(try await engine([1]).run() == BulkRunSummary(written: 1, skipped: 0, busy: 0, succeeded: 2, failed: 1))
+        #expect(try await engine([0, 1, 2]).run() == BulkRunSummary(written: 2, skipped: 1, busy: 0, succeeded: 5))
+        var urls: [String: String] = [:]
+        for shard in 0..<3 {
+            let text = try String(
+                contentsOf: folder.appendingPathComponent(String(format: "%05d.jsonl", shard)), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let record = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(line.utf8))
+                urls[record.key] = record.url
+            }
+        }
+        let expected = (0..<8).map { (BulkShardRunner.key(shard: $0 / 3, index: $0 % 3), server.url("/img/\($0).png")) }
+        #expect(urls == Dictionary(uniqueKeysWithValues: expected.map { ($0.0, $0.1.absoluteString) }))
+    }
+
     @Test("progress events come at their interval while a run lasts, the first at once when asked")
     func progressEvents() async throws {
         let server = try Self.server()

@@ -153,6 +153,40 @@ struct BulkReadersAndWritersTests {
         #expect(columns[4] == [.null, .string("timedOut")] && columns[8] == [.int64(4), .null])
     }
 
+    @Test("A shard's Parquet file, built a record at a time over several pages, holds the table's columns")
+    func shardParquetFileIsTheTable() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let count = ShardParquetWriter.rowsPerPage * 2 + 345
+        let records = (0..<count).map { index in
+            let failed = index % 7 == 3
+            return BulkSampleRecord(
+                key: String(format: "%09d", index), url: "http://a/\(index).jpg", status: failed ? .failed : .success,
+                error: failed ? "timed out after \(index) ms" : nil, errorCode: failed ? "timedOut" : nil,
+                caption: index % 5 == 0 ? nil : "caption \(index)", milliseconds: index * 3, attempts: 1 + index % 3,
+                width: failed ? nil : 32, height: failed ? nil : 24 + index % 2,
+                originalWidth: failed ? nil : 640 + index, originalHeight: failed ? nil : 480,
+                hash: failed ? nil : String(repeating: String(index % 16, radix: 16), count: 64),
+                saved: [
+                    .init(name: "punsafe", value: index % 11 == 0 ? .null : .float(Float(index) / 8)),
+                    .init(name: "mixed", value: index == count - 1 ? .string("last") : .int(Int64(index))),
+                    .init(name: "nsfw", value: .bool(index % 2 == 0)),
+                ])
+        }
+        let url = folder.appendingPathComponent("00000.parquet")
+        let writer = try ShardParquetWriter(
+            url: url, savedColumns: ["punsafe", "mixed", "nsfw"], hashAlgorithm: .sha256)
+        for record in records { try writer.append(record) }
+        try writer.finish()
+
+        let (schema, columns) = ShardParquetWriter.table(records, savedColumns: ["punsafe", "mixed", "nsfw"])
+        let reader = try ParquetReader(path: url.path)
+        #expect(reader.schema == schema && reader.rowCount == Int64(count) && reader.rowGroupCount == 1)
+        let group = try reader.readRowGroup(0)
+        #expect(group.values == columns)
+        #expect(schema.column(named: "punsafe")?.type == .float && schema.column(named: "mixed")?.type == .string)
+    }
+
     @Test(
         "A shard's Parquet file has a float column as float for pyarrow, with the same values",
         .enabled(if: ReferenceFiles.available, "make test sets up .venv-test with pyarrow"))
@@ -161,9 +195,9 @@ struct BulkReadersAndWritersTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("00000.parquet")
         let values: [Float?] = [0.1, nil, 0.8999999761581421, 3.4028235e38, -0.0]
-        let writer = ShardParquetWriter(url: url, savedColumns: ["punsafe"], hashAlgorithm: nil)
+        let writer = try ShardParquetWriter(url: url, savedColumns: ["punsafe"], hashAlgorithm: nil)
         for (index, value) in values.enumerated() {
-            writer.append(
+            try writer.append(
                 BulkSampleRecord(
                     key: "00000000\(index)", url: "u", status: .success,
                     saved: [.init(name: "punsafe", value: value.map { .float($0) } ?? .null)]))

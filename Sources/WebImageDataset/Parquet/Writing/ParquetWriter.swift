@@ -17,8 +17,11 @@
 public final class ParquetWriter {
     /// The columns every row group holds.
     public let schema: ParquetSchema
-    /// At most this many rows go into one page. 10,000 by default.
+    /// At most this many rows go into one page. 10,000 (``defaultRowsPerPage``) by default.
     public let rowsPerPage: Int
+
+    /// The default of ``rowsPerPage``.
+    public static let defaultRowsPerPage = 10_000
 
     private let file: ParquetOutputFile
     private var rowGroups: [RowGroup] = []
@@ -28,7 +31,7 @@ public final class ParquetWriter {
     /// Creates (or truncates) the file at `path` for rows of `schema`.
     ///
     /// - Throws: ``ParquetError`` if a column's type cannot be written or the file cannot be created.
-    public init(path: String, schema: ParquetSchema, rowsPerPage: Int = 10_000) throws {
+    public init(path: String, schema: ParquetSchema, rowsPerPage: Int = defaultRowsPerPage) throws {
         for column in schema.columns {
             _ = try ColumnEncoder(column: column)
         }
@@ -51,21 +54,45 @@ public final class ParquetWriter {
         }
         let rows = columns.first?.count ?? 0
         // Every column is encoded before anything is written, so a refused value leaves the file as it was.
-        var encoded: [(column: ParquetColumn, pages: [UInt8], uncompressedSize: Int, valueCount: Int)] = []
+        var chunks: [ParquetColumnChunkBuilder] = []
         for (column, values) in zip(schema.columns, columns) {
             guard values.count == rows else {
                 throw ParquetError(
                     .invalidArgument, "\(values.count) values, the first column has \(rows)", column: column.name)
             }
-            let (pages, uncompressedSize, valueCount) = try encode(column, values)
-            encoded.append((column, pages, uncompressedSize, valueCount))
+            var chunk = try ParquetColumnChunkBuilder(column: column, rowsPerPage: rowsPerPage)
+            for value in values { try chunk.append(value) }
+            chunks.append(chunk)
+        }
+        try writeRowGroup(chunks: chunks)
+    }
+
+    /// Writes one row group of column chunks built beforehand (one per schema column, in its order, all of
+    /// the same row count and with this writer's ``rowsPerPage``): what ``writeRowGroup(_:)`` writes for
+    /// the same values. The chunks are taken, so their last pages are added without copying the others.
+    func writeRowGroup(chunks built: consuming [ParquetColumnChunkBuilder]) throws {
+        guard !closed else { throw ParquetError(.invalidArgument, "the writer is closed") }
+        guard built.count == schema.columns.count,
+            zip(built, schema.columns).allSatisfy({ $0.column == $1 && $0.rowsPerPage == rowsPerPage })
+        else {
+            throw ParquetError(.invalidArgument, "the column chunks are not the schema's columns")
+        }
+        let rows = built.first?.rowCount ?? 0
+        var encoded: [ParquetColumnChunkBuilder.Chunk] = []
+        for index in built.indices {
+            guard built[index].rowCount == rows else {
+                throw ParquetError(
+                    .invalidArgument, "\(built[index].rowCount) values, the first column has \(rows)",
+                    column: built[index].column.name)
+            }
+            encoded.append(try built[index].finish())
         }
         var chunks: [ColumnChunk] = []
-        for chunk in encoded {
+        for (column, chunk) in zip(schema.columns, encoded) {
             var metadata = ColumnMetadata()
-            metadata.type = ColumnEncoder.physicalType(chunk.column.type.leafType)?.rawValue ?? 0
+            metadata.type = ColumnEncoder.physicalType(column.type.leafType)?.rawValue ?? 0
             metadata.encodings = [Encoding.plain.rawValue, Encoding.rle.rawValue]
-            metadata.path = Self.path(chunk.column)
+            metadata.path = Self.path(column)
             metadata.codec = CompressionCodec.snappy.rawValue
             metadata.valueCount = Int64(chunk.valueCount)
             metadata.totalUncompressedSize = Int64(chunk.uncompressedSize)
@@ -95,25 +122,6 @@ public final class ParquetWriter {
         try file.write(
             footer + (0..<4).map { UInt8(truncatingIfNeeded: length >> (8 * UInt32($0))) } + Array("PAR1".utf8))
         try file.close()
-    }
-
-    /// The pages of one column chunk, their decompressed size (headers included) and their value count.
-    private func encode(_ column: ParquetColumn, _ values: [ParquetValue]) throws -> ([UInt8], Int, Int) {
-        var encoder = try ColumnEncoder(column: column)
-        var pages: [UInt8] = []
-        var uncompressed = 0
-        var valueCount = 0
-        var index = 0
-        repeat {
-            let end = min(index + rowsPerPage, values.count)
-            for value in values[index..<end] { try encoder.append(value) }
-            let page = try encoder.page()
-            pages += page.bytes
-            uncompressed += page.uncompressedSize
-            valueCount += page.valueCount
-            index = end
-        } while index < values.count
-        return (pages, uncompressed, valueCount)
     }
 
     /// The leaf's path: the column name, then `list.element` per list level.
