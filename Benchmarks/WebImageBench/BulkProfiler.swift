@@ -94,7 +94,9 @@ extension Report {
         if cpu > 0 {
             text += "Its milliseconds are its share of the instructions × the \(fmt(cpu, 2)) ms of CPU per image "
             text += "`webimage bulk` took in the comparison above (instructions do not all cost the same time: "
-            text += "an estimate).\n\n"
+            text += "an estimate). Valgrind offers no SHA extensions, so BoringSSL's SHA-256 runs its portable "
+            text += "code under it: on a processor with them the real run hashes several times faster, and the "
+            text += "SHA-256 row overstates its share.\n\n"
         } else {
             text += "(No CPU time per image was measured in this run: the milliseconds column is empty.)\n\n"
         }
