@@ -15,13 +15,7 @@ extension Driver {
         let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
         log("generating the photos in \(root.path)")
         do { try corpus.generatePhotoSet() } catch { cleanup.abort("file set: \(error)") }
-        let nginx: NginxServer
-        do {
-            nginx = try NginxServer.forBenchmarks(serving: corpus.www)
-        } catch {
-            cleanup.abort("\(error)")
-        }
-        cleanup.nginx = nginx
+        let nginx = Self.startNginx(serving: corpus, cleanup: cleanup)
         let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
         var results: [String: [Sample]] = [:]
         runDatasetComparison(
@@ -36,12 +30,6 @@ extension Driver {
         let report = Report(
             rounds: rounds, command: command, results: results, profiles: [], serve: nil,
             environment: Environment.capture(loadAtStart: loadAtStart), bulkProfile: bulkProfile)
-        do {
-            try report.datasetMarkdown().write(toFile: output, atomically: true, encoding: .utf8)
-        } catch {
-            fail("cannot write \(output): \(error)")
-        }
-        print(report.summary(report.datasetVerdicts()))
-        log("wrote \(output)")
+        writePartialReport(report.datasetMarkdown(), verdicts: report.summary(report.datasetVerdicts()))
     }
 }

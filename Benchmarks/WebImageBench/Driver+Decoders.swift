@@ -38,12 +38,6 @@ extension Driver {
         let report = Report(
             rounds: rounds, command: command, results: results, profiles: [], serve: nil,
             environment: Environment.capture(loadAtStart: loadAtStart))
-        do {
-            try report.decoderMarkdown().write(toFile: output, atomically: true, encoding: .utf8)
-        } catch {
-            fail("cannot write \(output): \(error)")
-        }
-        print(report.summary(report.decoderVerdicts()))
-        log("wrote \(output)")
+        writePartialReport(report.decoderMarkdown(), verdicts: report.summary(report.decoderVerdicts()))
     }
 }

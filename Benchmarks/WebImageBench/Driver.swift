@@ -87,14 +87,7 @@ struct Driver {
         let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
         log("generating the file set in \(root.path)")
         do { try corpus.generate() } catch { cleanup.abort("file set: \(error)") }
-        let nginx: NginxServer
-        do {
-            nginx = try NginxServer.forBenchmarks(serving: corpus.www)
-        } catch {
-            cleanup.abort("\(error)")
-        }
-        cleanup.nginx = nginx
-        log("nginx \(nginx.baseURL) and \(nginx.http2BaseURL) (h2), prefix \(nginx.prefix.path)")
+        let nginx = Self.startNginx(serving: corpus, cleanup: cleanup)
 
         let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
         let workloads = makeWorkloads(corpus: corpus, lists: lists, nginx: nginx)
@@ -150,6 +143,30 @@ struct Driver {
             fail("cannot write \(output): \(error)")
         }
         print(report.summary())
+        log("wrote \(output)")
+    }
+
+    /// nginx serving `corpus`'s files, stopped by `cleanup`; the run ends if it cannot start.
+    static func startNginx(serving corpus: Corpus, cleanup: Cleanup) -> NginxServer {
+        let nginx: NginxServer
+        do {
+            nginx = try NginxServer.forBenchmarks(serving: corpus.www)
+        } catch {
+            cleanup.abort("\(error)")
+        }
+        cleanup.nginx = nginx
+        log("nginx \(nginx.baseURL) and \(nginx.http2BaseURL) (h2), prefix \(nginx.prefix.path)")
+        return nginx
+    }
+
+    /// A section's report (`--only`): `markdown` written to ``output``, `verdicts` printed.
+    func writePartialReport(_ markdown: String, verdicts: String) {
+        do {
+            try markdown.write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            fail("cannot write \(output): \(error)")
+        }
+        print(verdicts)
         log("wrote \(output)")
     }
 
