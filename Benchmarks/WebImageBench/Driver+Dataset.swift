@@ -9,12 +9,7 @@ extension Driver {
         guard let cli = Self.webimageCLI, let img2dataset = Self.img2dataset else {
             fail("--only dataset needs WEBIMAGE_CLI (make bench-build) and .venv-bench's img2dataset (make deps-bench)")
         }
-        let root = Self.makeTemporaryDirectory()
-        let cleanup = Cleanup(root: root)
-        cleanup.installSignalHandlers()
-        let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
-        log("generating the photos in \(root.path)")
-        do { try corpus.generatePhotoSet() } catch { cleanup.abort("file set: \(error)") }
+        let (root, cleanup, corpus) = preparePhotos()
         let nginx = Self.startNginx(serving: corpus, cleanup: cleanup)
         let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: nginx.baseURL)
         var results: [String: [Sample]] = [:]

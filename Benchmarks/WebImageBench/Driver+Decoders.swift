@@ -25,12 +25,7 @@ extension Driver {
     /// targets and table only (never point it at docs/BENCHMARKS.md, which `make bench` writes whole).
     func runDecoders() {
         let loadAtStart = Environment.loadAverage()
-        let root = Self.makeTemporaryDirectory()
-        let cleanup = Cleanup(root: root)
-        cleanup.installSignalHandlers()
-        let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
-        log("generating the photos in \(root.path)")
-        do { try corpus.generatePhotoSet() } catch { cleanup.abort("file set: \(error)") }
+        let (root, cleanup, corpus) = preparePhotos()
         // File lists only: no URL is written, so the base URL is never used.
         let lists = ListWriter(directory: root.appendingPathComponent("lists"), baseURL: "")
         let results = runRounds(decoderWorkloads(corpus: corpus, lists: lists))

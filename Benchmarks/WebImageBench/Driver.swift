@@ -146,6 +146,18 @@ struct Driver {
         log("wrote \(output)")
     }
 
+    /// A temporary directory with the 2 MP photos only (for an `--only` section), and the cleanup that
+    /// removes it (and stops what it is given) on exit or a signal.
+    func preparePhotos() -> (root: URL, cleanup: Cleanup, corpus: Corpus) {
+        let root = Self.makeTemporaryDirectory()
+        let cleanup = Cleanup(root: root)
+        cleanup.installSignalHandlers()
+        let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
+        log("generating the photos in \(root.path)")
+        do { try corpus.generatePhotoSet() } catch { cleanup.abort("file set: \(error)") }
+        return (root, cleanup, corpus)
+    }
+
     /// nginx serving `corpus`'s files, stopped by `cleanup`; the run ends if it cannot start.
     static func startNginx(serving corpus: Corpus, cleanup: Cleanup) -> NginxServer {
         let nginx: NginxServer
