@@ -128,7 +128,7 @@ extension CurlTransfer {
     /// nil when nothing is left. Before the first hop starts, the whole of it.
     func remainingTotalTimeout() -> Int? {
         guard request.totalTimeout > 0 else { return 0 }
-        guard let deadline else { return max(1, Int(request.totalTimeout * 1000)) }
+        guard let deadline else { return max(1, Self.curlTime(request.totalTimeout, unitsPerSecond: 1000)) }
         let left = ContinuousClock.now.duration(to: deadline).components
         let milliseconds = left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000
         return milliseconds > 0 ? Int(milliseconds) : nil
@@ -138,6 +138,15 @@ extension CurlTransfer {
     /// credentials.
     func applyHop() throws(TransportError) {
         let url = currentURL
+        // The first URL and each redirect's, before anything is sent to it.
+        if let allowed = request.allowedURLs, !allowed.allows(url) {
+            throw TransportError(
+                .destinationNotAllowed,
+                redirectsFollowed == 0
+                    ? "the URL is not one of the allowed URL prefixes"
+                    : "a redirect to a URL outside the allowed URL prefixes is not followed",
+                url: request.url)
+        }
         destinations = DestinationAttempts()
         let isOriginalOrigin = Self.sameOrigin(url, request.url)
         let isHTTPS = url.scheme?.lowercased() == "https"

@@ -83,10 +83,12 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         // send every custom header field (an API key, say) to whatever host a redirect names.
         try setLong(CURLOPT_FOLLOWLOCATION, 0, "FOLLOWLOCATION")
         // Idle, not total, timeout: fail when under 1 byte/s for `idleTimeout` seconds.
-        let idle = max(1, Int(r.idleTimeout.rounded(.up)))
+        let idle = max(1, Self.curlTime(r.idleTimeout, unitsPerSecond: 1))
         try setLong(CURLOPT_LOW_SPEED_LIMIT, 1, "LOW_SPEED_LIMIT")
         try setLong(CURLOPT_LOW_SPEED_TIME, idle, "LOW_SPEED_TIME")
-        try setLong(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(r.connectTimeout * 1000)), "CONNECTTIMEOUT_MS")
+        try setLong(
+            CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.curlTime(r.connectTimeout, unitsPerSecond: 1000)),
+            "CONNECTTIMEOUT_MS")
         try setOff(CURLOPT_MAXFILESIZE_LARGE, r.maximumResponseSize, "MAXFILESIZE_LARGE")
         try setString(CURLOPT_ACCEPT_ENCODING, "", "ACCEPT_ENCODING")  // every encoding this curl has
         try setReceiveBufferSize()
@@ -132,6 +134,15 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         try CurlRuntime.check(code, "BUFFERSIZE")
     }
 
+    /// `seconds` in whole units (`unitsPerSecond` of them a second) for one of curl's time options, rounded
+    /// up: 0 for NaN or a value not above 0, and at most `Int32.max` (a `long` everywhere curl runs), so a
+    /// configured time of any size is a long wait rather than an overflow.
+    static func curlTime(_ seconds: TimeInterval, unitsPerSecond: Double) -> Int {
+        let units = (seconds * unitsPerSecond).rounded(.up)
+        guard units > 0 else { return 0 }
+        return units >= Double(Int32.max) ? Int(Int32.max) : Int(units)
+    }
+
     func setLong(_ option: CURLoption, _ value: Int, _ name: String) throws(TransportError) {
         try CurlRuntime.check(wi_easy_setopt_long(easy, option, value), name)
     }
@@ -147,7 +158,8 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
 
     /// The transport added the handle to its multi handle.
     func didStart() {
-        if request.totalTimeout > 0 { deadline = .now + .seconds(request.totalTimeout) }
+        // Capped at about 31 years: `Duration` traps on a larger count of seconds.
+        if request.totalTimeout > 0 { deadline = .now + .seconds(min(request.totalTimeout, 1e9)) }
         delegate?.transferDidStart()
     }
 

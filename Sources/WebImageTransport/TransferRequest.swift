@@ -37,6 +37,9 @@ package struct TransferRequest: Sendable {
     package var handlesCookies: Bool = false
     /// The addresses the transfer may connect to, judged at each connection.
     package var destinationPolicy: DestinationPolicy = .allowAll
+    /// The URLs the transfer may fetch, judged for the first URL and every redirect hop before it is
+    /// requested; nil for any.
+    package var allowedURLs: URLPrefixList?
 
     /// A request for `url` with every other field at its default.
     package init(url: URL) {

@@ -283,7 +283,8 @@ public final class ImageDownloader: Sendable {
             let mayCache =
                 config.processedImageCache != nil
                 && trust.allowsSharedCaches(
-                    secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy)
+                    secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy,
+                    allowedURLs: config.allowedURLPrefixes)
             return OutputEncoding(
                 encoder: encoder,
                 cacheKey: mayCache

@@ -120,6 +120,12 @@ public struct ImageDownloaderConfig: Sendable {
     /// downloader serves its images too: give a stricter downloader its own. `.allowAll` (SDWebImage's
     /// behaviour) by default.
     public var destinationPolicy: DestinationPolicy = .allowAll
+    /// The URLs this downloader may fetch (an image proxy's allowed sources): the first URL and every
+    /// redirect's are matched on their parsed scheme, host, port and path (see `URLPrefixList`) before
+    /// anything is sent, and one outside fails the download with `destinationNotAllowed`. As with a
+    /// `destinationPolicy` that refuses addresses, requests then stay out of shared caches. nil (any URL)
+    /// by default.
+    public var allowedURLPrefixes: URLPrefixList?
 
     /// The HTTP cache used by requests with `.useURLCache`. nil (the default) means `HTTPCache.shared`,
     /// opened on first use. Requests without the flag never read it, write it or send validators.

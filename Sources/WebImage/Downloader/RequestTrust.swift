@@ -43,10 +43,14 @@ struct RequestTrust: Hashable, Sendable {
     /// user shares: the HTTP cache and the processed-image cache. Not when its answer may depend on who
     /// asks (credentials, cookies, an `Authorization`, `Proxy-Authorization` or `Cookie` field, a field of
     /// `config.secretHeaderFields` such as an API key) or its bytes were not verified (TLS checks off); nor
-    /// under a destination policy that refuses anything, since an answer stored by a looser downloader (from
-    /// a private address) would be served without a connection for the policy to judge.
-    func allowsSharedCaches(secretHeaderFields: SecretHeaderFields, destinationPolicy: DestinationPolicy) -> Bool {
-        destinationPolicy.allowsEverything && verifiesTLS && !handlesCookies && credentials == nil
+    /// under a destination policy that refuses anything or a list of allowed URLs, since an answer stored by
+    /// a looser downloader (from a private address, or after a redirect elsewhere) would be served without a
+    /// connection or redirect for them to judge.
+    func allowsSharedCaches(
+        secretHeaderFields: SecretHeaderFields, destinationPolicy: DestinationPolicy, allowedURLs: URLPrefixList? = nil
+    ) -> Bool {
+        destinationPolicy.allowsEverything && allowedURLs == nil && verifiesTLS && !handlesCookies
+            && credentials == nil
             && !headers.contains { field in
                 Self.identifyingFields.contains(field.name) || secretHeaderFields.contains(field.name)
             }

@@ -24,6 +24,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.secretHeaderFields = environment.secretHeaderFields
         transferRequest.handlesCookies = options.contains(.handleCookies)
         transferRequest.destinationPolicy = config.destinationPolicy
+        transferRequest.allowedURLs = config.allowedURLPrefixes
         decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
         if completeFromProcessedCache() { return }
@@ -277,7 +278,8 @@ extension ImageDownloaderOperation: TransferDelegate {
         let privateCache = config.urlCacheIsPrivate && config.urlCache != nil
         return trust.allowsSharedCaches(
             secretHeaderFields: environment.secretHeaderFields,
-            destinationPolicy: privateCache ? .allowAll : config.destinationPolicy)
+            destinationPolicy: privateCache ? .allowAll : config.destinationPolicy,
+            allowedURLs: privateCache ? nil : config.allowedURLPrefixes)
     }
 
     // MARK: Processed-image cache

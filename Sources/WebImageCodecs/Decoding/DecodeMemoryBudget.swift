@@ -65,7 +65,8 @@ public final class DecodeMemoryBudget: @unchecked Sendable {
         let bytes = max(0, bytes)
         guard bytes <= limit else {
             throw DecodingFailure.badImageData(
-                "\(what()) needs \(bytes) bytes of pixel memory, more than maximumDecodeMemory (\(limit))")
+                "\(what()) needs \(bytes) bytes of pixel memory, more than maximumDecodeMemory (\(limit))",
+                limit: .maximumDecodeMemory)
         }
         let deadline = Date(timeIntervalSinceNow: waits ? waitTimeout : 0)
         condition.lock()
@@ -75,7 +76,8 @@ public final class DecodeMemoryBudget: @unchecked Sendable {
                 condition.unlock()
                 throw DecodingFailure.badImageData(
                     "\(what()) needs \(bytes) bytes of pixel memory and other decodes hold \(used) of "
-                        + "maximumDecodeMemory (\(limit))" + (waits ? " for longer than \(waitTimeout) s" : ""))
+                        + "maximumDecodeMemory (\(limit))" + (waits ? " for longer than \(waitTimeout) s" : ""),
+                    limit: .decodeMemoryInUse)
             }
         }
         inUse += bytes

@@ -33,7 +33,7 @@ struct DecodeSizing {
         guard !overflow, pixels <= options.maximumImagePixels else {
             throw DecodingFailure.badImageData(
                 "\(format.rawValue) header declares \(width)×\(height) pixels, more than maximumImagePixels "
-                    + "(\(options.maximumImagePixels)); refused before allocating")
+                    + "(\(options.maximumImagePixels)); refused before allocating", limit: .maximumImagePixels)
         }
         original = PixelSize(width: width, height: height)
         let turns = options.turnsQuarter(orientation)

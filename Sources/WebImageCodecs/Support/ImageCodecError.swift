@@ -42,15 +42,31 @@ public struct ImageCodecError: Error, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// A configured limit that refused the work, so a service can say which one (and a client knows that
+    /// another request, not another file, is the fix).
+    public enum Limit: String, Sendable, Hashable {
+        /// The image declares more pixels than `ImageDecodingOptions.maximumImagePixels`.
+        case maximumImagePixels
+        /// The decode or transform needs more pixel memory than the whole budget
+        /// (`DecodeMemoryBudget.limit`, the downloader's `maximumDecodeMemory`).
+        case maximumDecodeMemory
+        /// The budget could hold the work, but other decodes held too much of it for too long: a busy
+        /// process, not a request too large.
+        case decodeMemoryInUse
+    }
+
     /// What went wrong.
     public var code: Code
     /// A sentence for people, e.g. "PNG header unreadable: Not a PNG file".
     public var message: String
+    /// The limit that refused the work, when a limit is why it failed; nil otherwise.
+    public var limit: Limit?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, limit: Limit? = nil) {
         self.code = code
         self.message = message
+        self.limit = limit
     }
 
     /// "badImageData (1001): …".
@@ -64,8 +80,8 @@ enum DecodingFailure {
         ImageCodecError(.badImageData, "empty image data (0 bytes)")
     }
 
-    /// A `badImageData` error with `message`.
-    static func badImageData(_ message: String) -> ImageCodecError {
-        ImageCodecError(.badImageData, message)
+    /// A `badImageData` error with `message`, and the limit that refused the work when one did.
+    static func badImageData(_ message: String, limit: ImageCodecError.Limit? = nil) -> ImageCodecError {
+        ImageCodecError(.badImageData, message, limit: limit)
     }
 }

@@ -117,9 +117,18 @@ public struct ImageTransformer: ImageTransforming {
         case .resize(let box, let mode):
             guard box.width > 0, box.height > 0, image.width > 0, image.height > 0 else { return 0 }
             let geometry = Self.resizeGeometry(size, to: box, mode: mode)
-            let working = PixelMemory.sum(
-                LanczosResampler.workingBytes(from: size, to: geometry.resized),
-                geometry.resized == geometry.output ? 0 : PixelMemory.bytes(geometry.resized))
+            // What `resize` below allocates: `fill` resamples only its centre window; `pad` makes the whole
+            // resized frame, then places it on the canvas.
+            var working: Int
+            if case .fill = mode {
+                working = LanczosResampler.workingBytes(
+                    from: size, to: geometry.resized, window: Self.centreWindow(geometry.resized, geometry.output))
+            } else {
+                working = LanczosResampler.workingBytes(from: size, to: geometry.resized)
+            }
+            if case .pad = mode, geometry.resized != geometry.output {
+                working = PixelMemory.sum(working, PixelMemory.bytes(geometry.resized))
+            }
             return PixelMemory.sum(PixelMemory.frameBytes(geometry.output, count: frames), working)
         case .crop(let rect):
             let width = max(0, min(image.width, rect.x + max(0, rect.width)) - max(0, rect.x))
@@ -202,6 +211,13 @@ public struct ImageTransformer: ImageTransforming {
         }
     }
 
+    /// The `output`-sized rectangle at the centre of `resized`: what `fill` keeps.
+    static func centreWindow(_ resized: PixelSize, _ output: PixelSize) -> PixelRect {
+        PixelRect(
+            x: (resized.width - output.width) / 2, y: (resized.height - output.height) / 2, width: output.width,
+            height: output.height)
+    }
+
     private static func resize(_ image: Image, to size: PixelSize, mode: ResizeMode) -> Image {
         let (resized, output) = resizeGeometry(
             PixelSize(width: image.width, height: image.height), to: size, mode: mode)
@@ -212,9 +228,7 @@ public struct ImageTransformer: ImageTransforming {
             return map(image) { LanczosResampler.resize($0, to: resized, mayBeOpaque: opaque) }
         case .fill:
             // Only the centre is resampled: the same pixels as resizing everything, then cropping.
-            let crop = PixelRect(
-                x: (resized.width - output.width) / 2, y: (resized.height - output.height) / 2, width: output.width,
-                height: output.height)
+            let crop = centreWindow(resized, output)
             return map(image) { LanczosResampler.resize($0, to: resized, window: crop, mayBeOpaque: opaque) }
         case .pad(let color):
             var result = map(image) {

@@ -85,19 +85,32 @@ enum LanczosResampler {
         (max(1, source.width / max(1, target.width) / 2), max(1, source.height / max(1, target.height) / 2))
     }
 
-    /// The most bytes of float planes `resize` holds at once from `source` to `target` (the box-reduced
-    /// plane and the two filtered ones, counted together), beside the input and output frames. A bound:
-    /// a window or an opaque frame needs less.
-    static func workingBytes(from source: PixelSize, to target: PixelSize) -> Int {
-        guard source != target else { return 0 }
+    /// The most bytes `resize` allocates beside the input frame and the output window's pixels, from
+    /// `source` to `target` over `window` (the whole target when nil): the box-reduced premultiplied plane
+    /// (made for a frame with alpha, when boxes shrink it, and when the opaque path falls back), the
+    /// horizontal pass's rows (the window's columns of every input row its vertical taps read) and one
+    /// row of sums. The opaque path's one converted row and its ring of filtered rows are smaller than the
+    /// plane and the rows it replaces, so this bounds both paths.
+    static func workingBytes(from source: PixelSize, to target: PixelSize, window: PixelRect? = nil) -> Int {
+        guard source != target, source.width > 0, source.height > 0, target.width > 0, target.height > 0 else {
+            return 0
+        }
+        let window =
+            window.map {
+                PixelRect(
+                    x: min(max(0, $0.x), target.width - 1), y: min(max(0, $0.y), target.height - 1),
+                    width: max(1, min($0.width, target.width - max(0, $0.x))),
+                    height: max(1, min($0.height, target.height - max(0, $0.y))))
+            } ?? PixelRect(x: 0, y: 0, width: target.width, height: target.height)
         let (factorX, factorY) = boxFactors(from: source, to: target)
         let reduced = PixelSize(width: max(1, source.width / factorX), height: max(1, source.height / factorY))
-        let plane = PixelMemory.bytes(reduced, count: 4)
-        let horizontal =
-            reduced.width == target.width
-            ? 0 : PixelMemory.bytes(PixelSize(width: target.width, height: reduced.height), count: 4)
-        let vertical = reduced.height == target.height ? 0 : PixelMemory.bytes(target, count: 4)
-        return PixelMemory.sum(plane, horizontal, vertical)
+        let rowsRead = FilterTaps.cached(
+            input: reduced.height, output: target.height, range: window.y..<(window.y + window.height)
+        ).inputSpan.count
+        return PixelMemory.sum(
+            PixelMemory.bytes(reduced, count: 4),
+            PixelMemory.bytes(PixelSize(width: window.width, height: rowsRead), count: 4),
+            PixelMemory.bytes(PixelSize(width: window.width, height: 1), count: 4))
     }
 
     /// Lanczos-3: sinc(x)·sinc(x/3) for |x| < 3.

@@ -48,11 +48,30 @@ import Testing
         let result = try transformer.transform(image, budget: budget)
         #expect(result.frames.count == 100 && result.width == 64 && result.height == 64)
         #expect(budget.bytesInUse == 0)
-        // 100 frames of 64² RGBA with their bookkeeping, and one frame's float planes (16 bytes a pixel).
+        // 100 frames of 64² RGBA with their bookkeeping, and one frame's float working memory (16 bytes a
+        // value): the 1×1 source's plane, the 64 columns of the one row the filter reads, a row of sums.
         let frames = 100 * (64 * 64 * 4 + PixelMemory.frameOverhead)
-        #expect(budget.peakBytesInUse >= frames + 64 * 64 * 16, "peak \(budget.peakBytesInUse)")
+        #expect(budget.peakBytesInUse >= frames + 16 + 64 * 16 * 2, "peak \(budget.peakBytesInUse)")
         // The claim matches what the transformer says it needs.
         #expect(budget.peakBytesInUse == transformer.memoryNeeded(for: image))
+    }
+
+    @Test("A fill's claim counts what it allocates: its window, the source rows it reads, not the whole scaled frame")
+    func fillClaimFollowsTheWindow() {
+        let frame = ImageFrame(width: 2000, height: 1000, bytesPerRow: 8000, pixels: [])
+        let image = Image(format: .png, width: 2000, height: 1000, frames: [frame])
+        // `webimage serve`'s rs:fill:6000:6000:1 on 2000×1000: 12000×6000 scaled, the centre 6000² made. The
+        // output (144 MB), the source's float plane (32 MB), the window's columns of its 1000 rows (96 MB)
+        // and a row of sums: 272 MB, where the old claim (1.6 GB) passed the 1 GiB budget.
+        let claim = ImageTransformer.resize(to: PixelSize(width: 6000, height: 6000), mode: .fill)
+            .memoryNeeded(for: image)
+        #expect(claim == 6000 * 6000 * 4 + 2000 * 1000 * 16 + 6000 * 1000 * 16 + 6000 * 16, "\(claim)")
+        // Shrinking reads only the rows under the window's taps: a centre strip of a tall image.
+        let tall = Image(
+            format: .png, width: 1000, height: 8000,
+            frames: [ImageFrame(width: 1000, height: 8000, bytesPerRow: 4000, pixels: [])])
+        let strip = ImageTransformer.resize(to: PixelSize(width: 500, height: 100), mode: .fill).memoryNeeded(for: tall)
+        #expect(strip < 500 * 100 * 4 + 1000 * 8000 * 16 + 500 * 300 * 16, "\(strip)")
     }
 
     @Test("The resampler's box reduction reads the 8-bit pixels directly: the same result, no full-size float plane")
