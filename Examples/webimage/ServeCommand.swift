@@ -55,7 +55,8 @@ extension WebImageCLI {
         @Option(
             name: .customLong("allowed-sources"),
             help: ArgumentHelp(
-                "Only fetch source URLs starting with this prefix (repeatable); any source by default.",
+                "Only fetch source URLs under this prefix, redirects included (repeatable): scheme, host "
+                    + "(*.example.com for subdomains), port and path on segment boundaries; any source by default.",
                 valueName: "prefix"))
         var allowedSources: [String] = []
 
@@ -133,6 +134,11 @@ extension WebImageCLI {
             guard !keys.isEmpty || allowUnsigned else {
                 throw ValidationError("give --key and --salt (or WEBIMAGE_KEY and WEBIMAGE_SALT), or --allow-unsigned.")
             }
+            do throws(URLPrefixList.InvalidPrefix) {
+                _ = try URLPrefixList(allowedSources)
+            } catch {
+                throw ValidationError("--allowed-sources \(error.description)")
+            }
             if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
                 throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
             }
@@ -151,7 +157,11 @@ extension WebImageCLI {
             guard maxSourceBytes > 0, maxSourcePixels > 0, maxAnimationFrames > 0, maxResultDimension > 0 else {
                 throw ValidationError("the --max-… limits must be greater than 0.")
             }
-            guard deadline > 0 else { throw ValidationError("--deadline must be greater than 0.") }
+            // Seconds become `Duration`s by whole milliseconds: a value past a day (or NaN, or infinite)
+            // is refused here rather than overflowing there.
+            guard deadline > 0, deadline <= Self.longestWait else {
+                throw ValidationError("--deadline must be greater than 0 and at most \(Int(Self.longestWait)) seconds.")
+            }
             guard ttl >= 0 else { throw ValidationError("--ttl must be 0 or more.") }
             guard sourceCacheSize == "0" || (ImageProxyConfiguration.byteCount(sourceCacheSize) ?? 0) > 0 else {
                 throw ValidationError(
@@ -160,10 +170,15 @@ extension WebImageCLI {
             guard (ImageProxyConfiguration.byteCount(cacheSize) ?? 0) > 0 else {
                 throw ValidationError("--cache-size takes a size such as 500M or 2G, got '\(cacheSize)'.")
             }
-            guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be greater than 0.") }
-            guard maxQueue >= 0 else { throw ValidationError("--max-queue must be 0 or more.") }
-            guard drainTimeout >= 0, drainDelay >= 0 else {
-                throw ValidationError("--drain-timeout and --drain-delay must be 0 or more.")
+            guard (1...Self.mostJobs).contains(maxConcurrency) else {
+                throw ValidationError("--max-concurrency must be 1…\(Self.mostJobs).")
+            }
+            guard (0...Self.mostQueued).contains(maxQueue) else {
+                throw ValidationError("--max-queue must be 0…\(Self.mostQueued).")
+            }
+            guard (0...Self.longestWait).contains(drainTimeout), (0...Self.longestWait).contains(drainDelay) else {
+                throw ValidationError(
+                    "--drain-timeout and --drain-delay must be 0 or more and at most \(Int(Self.longestWait)) seconds.")
             }
         }
 
@@ -205,6 +220,13 @@ extension WebImageCLI {
                 Console.write("webimage serve: listening on http://\(host):\(port)\n", to: .standardOutput)
             }
         }
+
+        /// The longest --deadline, --drain-timeout and --drain-delay: a day.
+        static let longestWait: Double = 86_400
+        /// The most --max-concurrency: far past any machine's cores, each slot a decode in memory.
+        static let mostJobs = 4096
+        /// The most --max-queue.
+        static let mostQueued = 1_000_000
 
         private static func duration(_ seconds: Double) -> Duration {
             .milliseconds(Int((seconds * 1000).rounded()))

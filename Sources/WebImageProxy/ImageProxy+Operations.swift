@@ -55,7 +55,11 @@ extension ImageProxy {
             isOperational = false
             response = await respondToImageRequest(request)
         }
-        if request.method == "HEAD" { response.body = Data() }
+        if request.method == "HEAD" {
+            // HEAD answers with the GET's header fields, its length included, and no body.
+            response.headers.append(("Content-Length", "\(response.body.count)"))
+            response.body = Data()
+        }
         let elapsed = ContinuousClock.now - started
         let format = response.status == 200 ? response.imageFormatName : nil
         metrics.request(status: response.status, format: format ?? "none", duration: elapsed)
@@ -103,13 +107,14 @@ extension ImageProxy {
         }
     }
 
-    /// The path with its first segment (the signature) written `-`, unless it is `insecure`.
+    /// The path with its first segment (the signature) written `-`, unless it is `insecure`, and a source
+    /// URL's user name and password written `***`.
     static func loggedPath(_ path: String) -> String {
-        var logged = path
-        if path.hasPrefix("/"), let slash = path.dropFirst().firstIndex(of: "/"),
-            path[path.index(after: path.startIndex)..<slash] != "insecure"
+        var logged = ProxyURL.redactingUserInfo(path)
+        if logged.hasPrefix("/"), let slash = logged.dropFirst().firstIndex(of: "/"),
+            logged[logged.index(after: logged.startIndex)..<slash] != "insecure"
         {
-            logged = "/-" + path[slash...]
+            logged = "/-" + logged[slash...]
         }
         return logged.count > 1024 ? String(logged.prefix(1024)) + "…" : logged
     }

@@ -9,9 +9,9 @@ import WebImage
 /// a status, header fields and body out. `ProxyServer` puts it behind Hummingbird.
 ///
 /// One request: check the signature (403) → parse the URL (400) → check the source against
-/// `allowedSources` (403) → decide the format and the ETag, and answer `If-None-Match` with 304 without
-/// fetching → look the result up in `resultCache` → join the work already making the same result, or start
-/// it: take a slot (`maximumConcurrentJobs`) or a place in the queue (`maximumQueuedJobs`), else 503 with
+/// `allowedSources` (403; redirects too, as they come) → decide the format and the ETag, and answer an
+/// `If-None-Match` naming it with 304 without fetching → look the result up in `resultCache` → join the
+/// work already making the same result, or start it: take a slot (`maximumConcurrentJobs`) or a place in the queue (`maximumQueuedJobs`), else 503 with
 /// `Retry-After` → fetch, decode (first frame), resize and encode through one `ImageDownloader` call, with
 /// the destination policy and limits of the configuration → store the result → 200 with the image.
 ///
@@ -33,6 +33,8 @@ public final class ImageProxy: Sendable {
     let metrics: ProxyMetrics
     let limiter: WorkLimiter
     let results = ResultCoalescer()
+    /// `configuration.allowedSources`, parsed; nil when every source is allowed.
+    let allowedSources: URLPrefixList?
     let state = Lock(OperationalState())
 
     /// A proxy fetching through its own downloader, configured from `configuration`.
@@ -56,6 +58,9 @@ public final class ImageProxy: Sendable {
             maximumRunning: configuration.maximumConcurrentJobs, maximumQueued: configuration.maximumQueuedJobs)
         var config = ImageDownloaderConfig.default
         config.destinationPolicy = .publicOnly.allowing(configuration.allowedDestinations)
+        self.allowedSources = Self.allowedSources(configuration.allowedSources, logger: logger)
+        // Redirects are judged by the same list, in the transport, before they are followed.
+        config.allowedURLPrefixes = allowedSources
         config.maximumResponseSize = configuration.maximumSourceBytes
         config.maximumImagePixels = configuration.maximumSourcePixels
         config.maximumAnimationFrames = configuration.maximumAnimationFrames
@@ -75,6 +80,22 @@ public final class ImageProxy: Sendable {
         self.downloader = ImageDownloader(config: config)
     }
 
+    /// `prefixes` parsed; a prefix that does not parse is logged and matches nothing (never everything).
+    private static func allowedSources(_ prefixes: [String], logger: Logger) -> URLPrefixList? {
+        guard !prefixes.isEmpty else { return nil }
+        var valid: [String] = []
+        for prefix in prefixes {
+            do throws(URLPrefixList.InvalidPrefix) {
+                _ = try URLPrefixList([prefix])
+                valid.append(prefix)
+            } catch {
+                logger.error("an allowed source that does not parse matches nothing", metadata: ["error": "\(error)"])
+            }
+        }
+        // Every prefix valid by now; an empty list (all invalid) allows nothing.
+        return (try? URLPrefixList(valid)) ?? (try? URLPrefixList([]))
+    }
+
     /// The registry `GET /metrics` reads from (to add the process's own metrics to it).
     public var metricsRegistry: PrometheusCollectorRegistry { metrics.registry }
 
@@ -86,15 +107,9 @@ public final class ImageProxy: Sendable {
         }
         let url = try ProxyURL(path: request.path)
         let sourceText = url.source.absoluteString
-        guard configuration.allowedSources.isEmpty || configuration.allowedSources.contains(where: sourceText.hasPrefix)
-        else {
+        if let allowedSources, !allowedSources.allows(url.source) {
             throw .forbidden("the source URL is not allowed")
         }
-        let limit = configuration.maximumResultDimension
-        guard url.options.scaledWidth <= limit, url.options.scaledHeight <= limit else {
-            throw .badRequest("the requested size is larger than \(limit) pixels")
-        }
-
         let choice = FormatChoice(format: url.options.format, accept: request.accept)
         let etag = Self.etag(source: sourceText, options: url.options, choice: choice)
         var headers = [
@@ -102,6 +117,9 @@ public final class ImageProxy: Sendable {
             ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "default-src 'none'"),
         ]
         if choice.isNegotiated { headers.append(("Vary", "Accept")) }
+        // A validator naming this ETag is answered without fetching: the ETag is the result's identity. `*`
+        // ("any representation exists") is answered only once the result exists, below, so it never
+        // vouches for a source that fails.
         if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, etag) {
             var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
             notModified.cacheStatus = .revalidated
@@ -122,6 +140,11 @@ public final class ImageProxy: Sendable {
             if shared.joined { metrics.joined() }
             data = try shared.outcome.get()
             cacheStatus = shared.joined ? .joined : .miss
+        }
+        if let ifNoneMatch = request.ifNoneMatch, Self.isWildcard(ifNoneMatch) {
+            var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
+            notModified.cacheStatus = cacheStatus
+            return notModified
         }
         let format = ImageFormat.detect(data)
         let contentType =
@@ -149,7 +172,7 @@ public final class ImageProxy: Sendable {
             let first = await group.next() ?? nil
             group.cancelAll()
             guard let first else {
-                logger.info("deadline passed", metadata: ["source": "\(url.source)"])
+                logger.info("deadline passed", metadata: ["source": "\(url.source.redactedString)"])
                 return ResultCoalescer.Shared(
                     outcome: .failure(ProxyError(status: 504, "the request took longer than its deadline")),
                     joined: false)
@@ -188,7 +211,8 @@ public final class ImageProxy: Sendable {
     private func fetch(_ url: ProxyURL, choice: FormatChoice) async throws(ProxyError) -> Data {
         let context = {
             var context = ImageDownloadContext()
-            context.transformer = ProxyTransformer(options: url.options)
+            context.transformer = ProxyTransformer(
+                options: url.options, maximumDimension: configuration.maximumResultDimension)
             context.encoder = choice.encoder(quality: url.options.quality)
             return context
         }()
@@ -220,13 +244,20 @@ public final class ImageProxy: Sendable {
             if let image = result.image, image.frameCount > configuration.maximumAnimationFrames {
                 throw ProxyError(status: 422, "the source has more animation frames than allowed")
             }
+            // A file that ends early still decodes, to the rows that arrived; served, it would be mostly
+            // blank and cached for as long as `Cache-Control` says. It is an error, not a result.
+            if let image = result.image, image.isPartial {
+                logger.info("source truncated", metadata: ["source": "\(source.redactedString)"])
+                metrics.sourceError(code: "truncated")
+                throw ProxyError(status: 422, "the source image is truncated")
+            }
             return result.data
         case .deadline:
-            logger.info("deadline passed", metadata: ["source": "\(source)"])
+            logger.info("deadline passed", metadata: ["source": "\(source.redactedString)"])
             metrics.sourceError(code: "deadline")
             throw ProxyError(status: 504, "the request took longer than its deadline")
         case .failed(let error):
-            logger.info("source failed", metadata: ["source": "\(source)", "error": "\(error)"])
+            logger.info("source failed", metadata: ["source": "\(source.redactedString)", "error": "\(error)"])
             metrics.sourceError(code: error.code.description)
             throw Self.proxyError(for: error)
         }
@@ -250,7 +281,21 @@ public final class ImageProxy: Sendable {
 
     /// The status a source failure is answered with; the sentence carries no detail of the failure.
     static func proxyError(for error: ImageDownloaderError) -> ProxyError {
-        switch error.code {
+        // The proxy's own refusals from inside the decode step (`ProxyTransformer`) keep their answer.
+        if let own = error.underlying as? ProxyError { return own }
+        // A limit names itself, so the URL's author knows another request, not another file, is the fix.
+        if let limit = (error.underlying as? ImageCodecError)?.limit {
+            switch limit {
+            case .maximumImagePixels:
+                return ProxyError(status: 422, "the source image has more pixels than this server processes")
+            case .maximumDecodeMemory:
+                return ProxyError(
+                    status: 422, "the image needs more pixel memory than this server allows for one image")
+            case .decodeMemoryInUse:
+                return ProxyError(status: 503, "the server is busy; try again shortly")
+            }
+        }
+        return switch error.code {
         case .invalidDownloadStatusCode where error.statusCode == 404 || error.statusCode == 410:
             ProxyError(status: 404, "the source image was not found")
         case .timedOut, .cancelled:
@@ -270,15 +315,20 @@ public final class ImageProxy: Sendable {
         return "\"" + digest.prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
     }
 
-    /// Whether an `If-None-Match` value names `etag` (or is `*`); weak validators compare by their opaque
-    /// part, as RFC 9110 asks for `If-None-Match`.
+    /// Whether an `If-None-Match` value names `etag`; weak validators compare by their opaque part, as
+    /// RFC 9110 asks for `If-None-Match`. `*` is not a name (see `isWildcard`).
     static func matches(_ ifNoneMatch: String, _ etag: String) -> Bool {
         ifNoneMatch.split(separator: ",").contains { item in
             var tag = item.trimmingCharacters(in: .whitespaces)
-            if tag == "*" { return true }
             if tag.hasPrefix("W/") { tag.removeFirst(2) }
             return tag == etag
         }
+    }
+
+    /// Whether an `If-None-Match` value is `*`: true for any representation that exists, so for a result
+    /// only once it was made (or found in the cache).
+    static func isWildcard(_ ifNoneMatch: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "*" }
     }
 
     private static func seconds(_ duration: Duration) -> TimeInterval {

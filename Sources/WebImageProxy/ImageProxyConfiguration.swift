@@ -21,7 +21,11 @@ public struct ImageProxyConfiguration: Sendable {
     // MARK: Sources
 
     /// URL prefixes a source must start with (imgproxy's `ALLOWED_SOURCES`); a source matching none is
-    /// refused with 403. Empty (every source) by default.
+    /// refused with 403, and so is a redirect from an allowed source to a URL matching none. Matched on the
+    /// parsed URL, not its text (`URLPrefixList`): scheme, host (`*.example.com` for its subdomains), port
+    /// and path on segment boundaries, after `..` is resolved; a source with a user name or password never
+    /// matches. A prefix that does not parse matches nothing (`webimage serve` refuses to start with one).
+    /// Empty (every source) by default.
     public var allowedSources: [String] = []
     /// Networks (CIDR) the proxy may fetch from besides public addresses; everything private, loopback
     /// and link-local is refused otherwise (`DestinationPolicy.publicOnly`). Empty by default.

@@ -92,10 +92,22 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// Creates the default options: no resize, negotiated format.
     public init() {}
 
-    /// The box after `dpr`, rounded to whole pixels.
-    public var scaledWidth: Int { Int((Double(width) * dpr).rounded()) }
-    /// The box's height after `dpr`, rounded to whole pixels.
-    public var scaledHeight: Int { Int((Double(height) * dpr).rounded()) }
+    /// The largest side `scaledWidth` and `scaledHeight` report: a box larger than that asks for more than any
+    /// result limit allows, so larger products stop here instead of overflowing `Int`. 2^30.
+    public static let largestScaledSide = 1 << 30
+
+    /// The box after `dpr`, rounded to whole pixels, at most `largestScaledSide`.
+    public var scaledWidth: Int { Self.scaled(width, by: dpr) }
+    /// The box's height after `dpr`, rounded to whole pixels, at most `largestScaledSide`.
+    public var scaledHeight: Int { Self.scaled(height, by: dpr) }
+
+    /// `side × dpr` rounded, saturating at `largestScaledSide`; 0 for a negative, NaN or zero product. The
+    /// parser keeps sides at 0 or more and `dpr` in (0, 8], but a library user may set any value.
+    static func scaled(_ side: Int, by dpr: Double) -> Int {
+        let product = (Double(side) * dpr).rounded()
+        guard product > 0 else { return 0 }  // NaN and -infinity too
+        return product >= Double(largestScaledSide) ? largestScaledSide : Int(product)
+    }
 
     /// The options in one fixed spelling, e.g. `rs:fill:300:200:0/q:80/dpr:2/g:ce` (format excluded:
     /// the ETag adds the format actually sent).

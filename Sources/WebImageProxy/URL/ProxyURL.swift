@@ -58,6 +58,40 @@ public struct ProxyURL: Sendable, Hashable {
         }
     }
 
+    /// `path` (with or without its signature segment) with a source URL's user name and password written
+    /// `***`, for logs; any other path as it is. A source's userinfo is a credential of its own, and a
+    /// Base64 source is no less readable than a plain one, so either is rewritten as a plain source.
+    static func redactingUserInfo(_ path: String) -> String {
+        guard let split = try? splitSignature(path) else { return path }
+        var rest = split.signedPath.dropFirst()
+        var options = ProcessingOptions()
+        while true {
+            let segmentEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+            let segment = rest[..<segmentEnd]
+            let parsed: (URL, ProxyOutputFormat?)?
+            if segment == "plain" {
+                parsed = try? plainSource(rest[segmentEnd...].dropFirst())
+            } else if !segment.contains(":") {
+                parsed = try? encodedSource(rest)
+            } else {
+                guard segmentEnd < rest.endIndex, (try? apply(segment, to: &options)) != nil else { return path }
+                rest = rest[segmentEnd...].dropFirst()
+                continue
+            }
+            guard let (source, format) = parsed, source.hasUserInfo,
+                var components = URLComponents(url: source, resolvingAgainstBaseURL: false)
+            else { return path }
+            if components.user != nil { components.percentEncodedUser = "***" }
+            if components.password != nil { components.percentEncodedPassword = "***" }
+            let redacted = (components.string ?? "").addingPercentEncoding(withAllowedCharacters: plainAllowed) ?? ""
+            let head = path[..<path.index(path.endIndex, offsetBy: -rest.count)]
+            return head + "plain/" + redacted + (format.map { "@\($0.rawValue)" } ?? "")
+        }
+    }
+
+    /// What a plain source keeps unencoded when the proxy writes one: URL characters but `@` and `%`.
+    private static let plainAllowed = CharacterSet.urlQueryAllowed.subtracting(CharacterSet(charactersIn: "@%"))
+
     /// The signature segment and the rest of `path` (from its `/`), before anything else is parsed: the
     /// signature is checked first, so an unsigned request learns nothing about the option grammar.
     public static func splitSignature(_ path: String) throws(ProxyError) -> (signature: String, signedPath: String) {

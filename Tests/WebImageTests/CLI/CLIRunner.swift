@@ -169,7 +169,7 @@ enum CLIRunner {
     }
 
     /// VmHWM from a /proc status file, in KiB; nil once the process is gone.
-    private static func highWaterMarkKiB(_ path: String) -> Int? {
+    static func highWaterMarkKiB(_ path: String) -> Int? {
         // Plain open/read: the file vanishes when the process exits, and Foundation's reader leaks its
         // buffer when a read fails midway (LeakSanitizer reports it).
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)

@@ -250,7 +250,8 @@ struct ServeCommandTests {
         defer { origin.shutdown() }
         let serve = try ServeProcess(
             [
-                "--allow-destination", "127.0.0.0/8", "--allowed-sources", origin.url("/files/coffee").absoluteString,
+                "--allow-destination", "127.0.0.0/8", "--allowed-sources",
+                origin.url("/files/coffee-progressive.jpg").absoluteString,
             ], environment: ["WEBIMAGE_KEY": "00ff,\(Self.key)", "WEBIMAGE_SALT": "00,\(Self.salt)"])
         let allowed = origin.url("/files/coffee-progressive.jpg").absoluteString
         let other = origin.url("/files/horse-rgba.png").absoluteString

@@ -75,6 +75,9 @@ final class ServeProcess: Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
     }
 
+    /// The child's peak resident memory so far (VmHWM), in KiB; nil once it exited.
+    var peakResidentKiB: Int? { CLIRunner.highWaterMarkKiB("/proc/\(process.processIdentifier)/status") }
+
     /// What the child wrote to stderr so far.
     var stderr: String { String(decoding: stderrText.withLock { $0 }, as: UTF8.self) }
 

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageProxy
+
+/// Random and extreme numbers through the URL parser and the resize plan: every URL is either refused with
+/// a 400 or parsed, and every parsed one gives a plan within the limits, for any source size. A trap (an
+/// overflow, a conversion of a non-finite `Double`) ends the test process, so reaching the end is the check
+/// that none happened; the expectations check the answers.
+@Suite("serve: numbers fuzz")
+struct ProxyNumbersFuzzTests {
+    /// SplitMix64: a fixed seed gives the same cases on every run.
+    struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let extremes = [
+        "0", "1", "-1", "2", "8", "9", "100", "101", "\(Int.max)", "\(Int.min)", "\(Int.max - 1)", "\(1 << 30)",
+        "\(1 << 31)", "\(1 << 62)", "9223372036854775808", "-9223372036854775809", "nan", "NaN", "inf", "-inf",
+        "infinity", "1e300", "-1e300", "1e-300", "-0", "0.0", "0.5", "7.99999", "8.0000001", "", "abc", "0x10",
+        "1_000", " 1", "+5",
+    ]
+
+    static func value(_ generator: inout Generator) -> String {
+        switch Int.random(in: 0..<4, using: &generator) {
+        case 0: "\(Int.random(in: Int.min...Int.max, using: &generator))"
+        case 1: "\(Double.random(in: -10...10, using: &generator))"
+        case 2: "\(Int.random(in: 0...20_000, using: &generator))"
+        default: extremes.randomElement(using: &generator) ?? "0"
+        }
+    }
+
+    static func segment(_ generator: inout Generator) -> String {
+        let names = ["rs", "resize", "w", "width", "h", "height", "el", "enlarge", "q", "quality", "dpr", "g", "f"]
+        let name = names.randomElement(using: &generator) ?? "w"
+        switch name {
+        case "rs", "resize":
+            let type = ["fit", "fill", "fill-down", "force", "auto", "", "nope"].randomElement(using: &generator) ?? ""
+            let count = Int.random(in: 0...4, using: &generator)
+            return ([name, type] + (0..<count).map { _ in value(&generator) }).joined(separator: ":")
+        case "f":
+            return "f:" + (["png", "jpg", "webp", "avif", "gif", ""].randomElement(using: &generator) ?? "")
+        default:
+            return "\(name):\(value(&generator))"
+        }
+    }
+
+    @Test("20,000 random option paths: each is a 400 or a plan within the limit, for extreme source sizes")
+    func randomOptions() throws {
+        var generator = Generator(state: 0x5EED)
+        let sources = [
+            PixelSize(width: 1, height: 1), PixelSize(width: 640, height: 427), PixelSize(width: 1, height: 16_800_000),
+            PixelSize(width: 16_800_000, height: 1), PixelSize(width: Int(Int32.max), height: Int(Int32.max)),
+            PixelSize(width: 1 << 40, height: 3),
+        ]
+        let limits = [1, 2, 512, 8192, 1 << 30, Int.max]
+        var parsed = 0
+        var refused = 0
+        for _ in 0..<20_000 {
+            let segments = (0..<Int.random(in: 1...4, using: &generator)).map { _ in Self.segment(&generator) }
+            let path = "/insecure/" + segments.joined(separator: "/") + "/plain/http://example.com/a.jpg"
+            let url: ProxyURL
+            do {
+                url = try ProxyURL(path: path)
+            } catch {
+                #expect(error.status == 400, "\(path): \(error)")
+                refused += 1
+                continue
+            }
+            parsed += 1
+            let options = url.options
+            #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledWidth), "\(path)")
+            #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledHeight), "\(path)")
+            #expect(options.dpr > 0 && options.dpr <= 8, "\(path)")
+            _ = options.canonical
+            for source in sources {
+                for limit in limits {
+                    guard let plan = ResizePlan.make(options: options, source: source, maximumDimension: limit) else {
+                        continue
+                    }
+                    let bound = min(limit, ProcessingOptions.largestScaledSide)
+                    #expect(
+                        (1...bound).contains(plan.size.width) && (1...bound).contains(plan.size.height),
+                        "\(path) on \(source) within \(limit): \(plan.size)")
+                }
+            }
+        }
+        // Both outcomes happen, so the loop checked something on each side.
+        #expect(parsed > 1000 && refused > 1000, "\(parsed) parsed, \(refused) refused")
+    }
+
+    @Test("library users' out-of-range options saturate instead of trapping")
+    func outOfRangeOptionValues() {
+        var options = ProcessingOptions()
+        options.width = Int.max
+        options.height = Int.min
+        for dpr in [Double.nan, .infinity, -.infinity, 1e300, -1, 0, .leastNonzeroMagnitude, 8] {
+            options.dpr = dpr
+            #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledWidth), "\(dpr)")
+            #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledHeight), "\(dpr)")
+            #expect(options.scaledHeight == 0 || dpr < 0, "\(dpr): a negative height stays 0 unless dpr flips it")
+            let plan = ResizePlan.make(
+                options: options, source: PixelSize(width: 640, height: 427), maximumDimension: 100)
+            #expect(
+                plan.map { $0.size.width <= 100 && $0.size.height <= 100 } ?? true,
+                "\(dpr): \(String(describing: plan))")
+        }
+    }
+}
