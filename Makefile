@@ -8,7 +8,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk
 
-.PHONY: deps deps-bench build test test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench build test test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -35,10 +35,20 @@ test-python:
 	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate' 2>/dev/null || \
 		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate; }
 
-test: build test-python
+# Every stage runs and reports, whatever an earlier one did (the suite's stages fail on their own when the
+# build did), and the last line names the stages that passed and failed; the exit status is 1 if any failed.
+TEST_STAGES := build test-python test-swift test-conformance test-load
+test: deps
+	@passed=""; failed=""; \
+	for stage in $(TEST_STAGES); do \
+		echo "==> make test: $$stage"; \
+		if $(MAKE) --no-print-directory $$stage; then passed="$$passed $$stage"; else failed="$$failed $$stage"; fi; \
+	done; \
+	echo "make test: passed:$${passed:- none}; failed:$${failed:- none}"; \
+	[ -z "$$failed" ]
+
+test-swift:
 	$(SWIFT) test --skip-build
-	@$(MAKE) --no-print-directory test-conformance
-	@$(MAKE) --no-print-directory test-load
 
 # `webimage serve` under wrk at 64 connections for 60 s while its origin misbehaves (Tests/Load/serve_faults.py:
 # slow, 500, endless body, not an image, a redirect to a refused address): every request answered, every error
@@ -75,7 +85,7 @@ conformance: deps conformance-venv
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy"
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3"
 
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the
