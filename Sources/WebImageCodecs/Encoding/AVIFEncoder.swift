@@ -22,23 +22,33 @@ public struct AVIFEncoder: ImageEncoding {
     public var chromaSubsampling: ChromaSubsampling
     /// Whether the image's ICC profile is written. `true` by default.
     public var embedsICCProfile: Bool
+    /// The most threads libavif and its AV1 encoder may use for one image (libavif's `maxThreads`). Part of
+    /// `key`: at the slower speeds libaom's bytes differ with the number of threads. `2` by default.
+    public var threads: Int
+    /// Asked before the colour conversion and before the AV1 encode; when it says stop, `encode` throws
+    /// `.stopped`. libavif 0.11 has no progress hook or cancel call, so an AV1 encode once started runs
+    /// to its end: `speed` is what bounds that step. nil by default.
+    public var stopCheck: EncodeStopCheck?
 
     /// `.avif`.
     public var format: ImageFormat { .avif }
-    /// Every parameter: `avif;q=60;speed=6;chroma=yuv420;icc=1`.
+    /// Every parameter: `avif;q=60;speed=6;chroma=yuv420;icc=1;threads=2`.
     public var key: String {
         "avif;q=\(quality);speed=\(speed);chroma=\(chromaSubsampling.rawValue);icc=\(embedsICCProfile ? 1 : 0)"
+            + ";threads=\(threads)"
     }
 
     /// Creates an encoder.
     public init(
         quality: Int = 60, speed: Int = 6, chromaSubsampling: ChromaSubsampling = .yuv420,
-        embedsICCProfile: Bool = true
+        embedsICCProfile: Bool = true, threads: Int = 2, stopCheck: EncodeStopCheck? = nil
     ) {
         self.quality = quality
         self.speed = speed
         self.chromaSubsampling = chromaSubsampling
         self.embedsICCProfile = embedsICCProfile
+        self.threads = threads
+        self.stopCheck = stopCheck
     }
 
     /// Whether the linked libavif can encode (it was built with an AV1 encoder).
@@ -49,6 +59,7 @@ public struct AVIFEncoder: ImageEncoding {
     public func encode(_ image: Image) throws -> Data {
         guard Self.isAvailable else { throw ImageCodecError(.encodingFailed, "this libavif has no AV1 encoder") }
         let frame = try EncodingCheck.frame(image)
+        try stopCheck?.check("AVIF")
         let pixelFormat = chromaSubsampling == .yuv444 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
         guard let avif = avifImageCreate(UInt32(frame.width), UInt32(frame.height), 8, pixelFormat) else {
             throw ImageCodecError(.encodingFailed, "AVIF: out of memory")
@@ -71,10 +82,11 @@ public struct AVIFEncoder: ImageEncoding {
             return avifImageRGBToYUV(avif, &rgb)
         }
         try Self.check(converted, "AVIF colour conversion failed")
+        try stopCheck?.check("AVIF")
         guard let encoder = avifEncoderCreate() else { throw ImageCodecError(.encodingFailed, "AVIF: out of memory") }
         defer { avifEncoderDestroy(encoder) }
         let quantizer = Int32((100 - EncodingCheck.quality(quality)) * 63 / 99)
-        encoder.pointee.maxThreads = 2
+        encoder.pointee.maxThreads = Int32(min(64, max(1, threads)))
         encoder.pointee.speed = Int32(min(10, max(0, speed)))
         encoder.pointee.minQuantizer = quantizer
         encoder.pointee.maxQuantizer = quantizer

@@ -21,6 +21,10 @@ public struct WebPEncoder: ImageEncoding {
     public var method: Int
     /// Whether a still image's ICC profile is written. `true` by default.
     public var embedsICCProfile: Bool
+    /// Asked from libwebp's progress hook while a still image encodes (every row of macroblocks); when it
+    /// says stop, libwebp abandons the encode and `encode` throws `.stopped`. Not part of `key`: it
+    /// changes whether bytes come out, never which. An animation is not interrupted. nil by default.
+    public var stopCheck: EncodeStopCheck?
 
     /// `.webp`.
     public var format: ImageFormat { .webp }
@@ -30,11 +34,15 @@ public struct WebPEncoder: ImageEncoding {
     }
 
     /// Creates an encoder.
-    public init(quality: Int = 80, lossless: Bool = false, method: Int = 4, embedsICCProfile: Bool = true) {
+    public init(
+        quality: Int = 80, lossless: Bool = false, method: Int = 4, embedsICCProfile: Bool = true,
+        stopCheck: EncodeStopCheck? = nil
+    ) {
         self.quality = quality
         self.lossless = lossless
         self.method = method
         self.embedsICCProfile = embedsICCProfile
+        self.stopCheck = stopCheck
     }
 
     public func encode(_ image: Image) throws -> Data {
@@ -84,13 +92,29 @@ public struct WebPEncoder: ImageEncoding {
         var config = try makeConfig()
         var picture = try Self.picture(frame)
         defer { WebPPictureFree(&picture) }
+        try stopCheck?.check("WebP")
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
         defer { WebPMemoryWriterClear(&writer) }
+        let check = stopCheck
         let encoded = withUnsafeMutablePointer(to: &writer) { writerPointer -> Int32 in
             picture.writer = WebPMemoryWrite
             picture.custom_ptr = UnsafeMutableRawPointer(writerPointer)
-            return WebPEncode(&config, &picture)
+            guard let check else { return WebPEncode(&config, &picture) }
+            // `user_data` points at `check` only while WebPEncode runs inside this closure, and libwebp
+            // reads it only from the progress hook, which it calls during WebPEncode alone.
+            return withUnsafePointer(to: check) { checkPointer in
+                picture.user_data = UnsafeMutableRawPointer(mutating: checkPointer)
+                picture.progress_hook = { _, picture in
+                    guard let pointer = picture?.pointee.user_data else { return 1 }
+                    return pointer.assumingMemoryBound(to: EncodeStopCheck.self).pointee.shouldStopNow ? 0 : 1
+                }
+                defer { (picture.user_data, picture.progress_hook) = (nil, nil) }
+                return WebPEncode(&config, &picture)
+            }
+        }
+        if encoded == 0, picture.error_code == VP8_ENC_ERROR_USER_ABORT {
+            throw EncodeStopCheck.stopped("WebP")
         }
         guard encoded != 0, let memory = writer.mem else {
             throw ImageCodecError(

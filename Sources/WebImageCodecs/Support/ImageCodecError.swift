@@ -30,6 +30,8 @@ public struct ImageCodecError: Error, Sendable, Hashable, CustomStringConvertibl
         public static let encodingFailed = Code(rawValue: 1100)
         /// 1101: a transformer was given parameters it cannot apply, such as a 0×0 size.
         public static let invalidParameters = Code(rawValue: 1101)
+        /// 1102: an encode gave up because its `EncodeStopCheck` said so.
+        public static let stopped = Code(rawValue: 1102)
 
         /// The code's name, e.g. "badImageData".
         public var description: String {
@@ -37,6 +39,7 @@ public struct ImageCodecError: Error, Sendable, Hashable, CustomStringConvertibl
             case .badImageData: "badImageData"
             case .encodingFailed: "encodingFailed"
             case .invalidParameters: "invalidParameters"
+            case .stopped: "stopped"
             default: "code\(rawValue)"
             }
         }
