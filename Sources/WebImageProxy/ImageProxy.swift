@@ -100,6 +100,7 @@ public final class ImageProxy: Sendable {
     public var metricsRegistry: PrometheusCollectorRegistry { metrics.registry }
 
     func process(_ request: ProxyRequest) async throws(ProxyError) -> ProxyResponse {
+        let deadline = ContinuousClock.now + configuration.requestDeadline
         let (signatureText, signedPath) = try ProxyURL.splitSignature(request.path)
         let unsignedAllowed = configuration.allowsUnsigned && signatureText == "insecure"
         guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
@@ -136,7 +137,7 @@ public final class ImageProxy: Sendable {
             (data, cacheStatus) = (hit, .hit)
         } else {
             if configuration.resultCache != nil { metrics.resultCache(hit: false) }
-            let shared = await result(for: key, url: url, choice: choice)
+            let shared = await result(for: key, url: url, choice: choice, deadline: deadline)
             if shared.joined { metrics.joined() }
             data = try shared.outcome.get()
             cacheStatus = shared.joined ? .joined : .miss
@@ -155,18 +156,17 @@ public final class ImageProxy: Sendable {
         return response
     }
 
-    /// The shared outcome for `key`, waited for at most the request's deadline (the work itself goes on
-    /// and fills the cache for the next request).
-    private func result(for key: ProcessedImageKey, url: ProxyURL, choice: FormatChoice) async
-        -> ResultCoalescer.Shared
-    {
-        let deadline = configuration.requestDeadline
-        return await withTaskGroup(of: ResultCoalescer.Shared?.self) { group in
+    /// The shared outcome for `key`, waited for until the request's `deadline`. Leaving at the deadline
+    /// leaves the work to the other requests for it, or cancels it when there are none.
+    private func result(
+        for key: ProcessedImageKey, url: ProxyURL, choice: FormatChoice, deadline: ContinuousClock.Instant
+    ) async -> ResultCoalescer.Shared {
+        await withTaskGroup(of: ResultCoalescer.Shared?.self) { group in
             group.addTask {
                 await self.results.result(for: key) { await self.makeResult(key: key, url: url, choice: choice) }
             }
             group.addTask {
-                try? await Task.sleep(for: deadline)
+                try? await Task.sleep(until: deadline)
                 return nil
             }
             let first = await group.next() ?? nil
@@ -182,6 +182,11 @@ public final class ImageProxy: Sendable {
     }
 
     /// The one piece of work for a result: wait for a slot, fetch and process, store in the cache.
+    ///
+    /// It runs while someone waits for it (`ResultCoalescer` cancels its task when the last request
+    /// left, at the latest at that request's deadline): a queued job then leaves the queue without
+    /// running, and a running one cancels its download (the downloader's cancel token) and stops its
+    /// encode, and keeps its slot until that encode has stopped.
     private func makeResult(key: ProcessedImageKey, url: ProxyURL, choice: FormatChoice) async
         -> ResultCoalescer.Outcome
     {
@@ -190,77 +195,80 @@ public final class ImageProxy: Sendable {
             metrics.refused()
             return .failure(ProxyError(status: 503, "the server is busy; try again shortly"))
         case .queued:
-            await limiter.waitForTurn()
+            guard await limiter.waitForTurn() else { return .failure(Self.abandoned) }
         case .granted:
             break
         }
         defer { limiter.release() }
-        do throws(ProxyError) {
-            let data = try await fetch(url, choice: choice)
-            if let cache = configuration.resultCache {
-                // Stored before the work ends, so a request arriving after it finds the entry.
-                await Self.offPool { cache.store(data, for: key) }
+        guard !Task.isCancelled else { return .failure(Self.abandoned) }
+        let cancellation = JobCancellation()
+        let outcome = await withTaskCancellationHandler { () async -> ResultCoalescer.Outcome in
+            do throws(ProxyError) {
+                let data = try await fetch(url, choice: choice, cancellation: cancellation)
+                if let cache = configuration.resultCache {
+                    // Stored before the work ends, so a request arriving after it finds the entry.
+                    await Self.offPool { cache.store(data, for: key) }
+                }
+                return .success(data)
+            } catch {
+                return .failure(error)
             }
-            return .success(data)
-        } catch {
-            return .failure(error)
+        } onCancel: {
+            cancellation.cancel()
         }
+        if Task.isCancelled {
+            cancellation.cancel()  // again: the download's own handler may have ended the wait first
+            await cancellation.untilStepsEnded()
+        }
+        return outcome
     }
 
-    /// Fetch, decode, transform and encode in the downloader, raced against the request's deadline.
-    private func fetch(_ url: ProxyURL, choice: FormatChoice) async throws(ProxyError) -> Data {
+    private static let abandoned = ProxyError(status: 504, "the request took longer than its deadline")
+
+    /// Fetch, decode, transform and encode in the downloader, until done or the job is cancelled.
+    private func fetch(_ url: ProxyURL, choice: FormatChoice, cancellation: JobCancellation) async throws(ProxyError)
+        -> Data
+    {
         let context = {
             var context = ImageDownloadContext()
             context.transformer = ProxyTransformer(
                 options: url.options, maximumDimension: configuration.maximumResultDimension)
-            context.encoder = choice.encoder(quality: url.options.quality)
+            context.encoder = JobEncoder(
+                base: choice.encoder(quality: url.options.quality, stopCheck: cancellation.stopCheck),
+                cancellation: cancellation)
             return context
         }()
-        let deadline = configuration.requestDeadline
         let source = url.source
         let options: ImageDownloaderOptions =
             configuration.sourceCache == nil ? [.decodeFirstFrameOnly] : [.decodeFirstFrameOnly, .useURLCache]
         // Returned once this caller is attached to the URL's operation (started or joined).
         let task = downloader.imageTask(for: source, options: options, context: context)
         state.withLock { $0.sourceRequests += 1 }
-        let outcome = await withTaskGroup(of: FetchOutcome.self) { group in
-            group.addTask {
-                do throws(ImageDownloaderError) {
-                    return .finished(try await task.value)
-                } catch {
-                    return .failed(error)
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: deadline)
-                return .deadline
-            }
-            let first = await group.next() ?? .deadline
-            group.cancelAll()
-            return first
-        }
-        switch outcome {
-        case .finished(let result):
-            if let image = result.image, image.frameCount > configuration.maximumAnimationFrames {
-                throw ProxyError(status: 422, "the source has more animation frames than allowed")
-            }
-            // A file that ends early still decodes, to the rows that arrived; served, it would be mostly
-            // blank and cached for as long as `Cache-Control` says. It is an error, not a result.
-            if let image = result.image, image.isPartial {
-                logger.info("source truncated", metadata: ["source": "\(source.redactedString)"])
-                metrics.sourceError(code: "truncated")
-                throw ProxyError(status: 422, "the source image is truncated")
-            }
-            return result.data
-        case .deadline:
+        // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
+        // transfer stops when no other caller of the URL is left.
+        let result: ImageDownloadResult
+        do throws(ImageDownloaderError) {
+            result = try await task.value
+        } catch  where cancellation.isCancelled || Task.isCancelled {
             logger.info("deadline passed", metadata: ["source": "\(source.redactedString)"])
             metrics.sourceError(code: "deadline")
-            throw ProxyError(status: 504, "the request took longer than its deadline")
-        case .failed(let error):
+            throw Self.abandoned
+        } catch {
             logger.info("source failed", metadata: ["source": "\(source.redactedString)", "error": "\(error)"])
             metrics.sourceError(code: error.code.description)
             throw Self.proxyError(for: error)
         }
+        if let image = result.image, image.frameCount > configuration.maximumAnimationFrames {
+            throw ProxyError(status: 422, "the source has more animation frames than allowed")
+        }
+        // A file that ends early still decodes, to the rows that arrived; served, it would be mostly blank
+        // and cached for as long as `Cache-Control` says. It is an error, not a result.
+        if let image = result.image, image.isPartial {
+            logger.info("source truncated", metadata: ["source": "\(source.redactedString)"])
+            metrics.sourceError(code: "truncated")
+            throw ProxyError(status: 422, "the source image is truncated")
+        }
+        return result.data
     }
 
     /// The result cache's calls block on SQLite and files; they run here, never on the cooperative pool the
@@ -271,12 +279,6 @@ public final class ImageProxy: Sendable {
         await withCheckedContinuation { continuation in
             cacheQueue.async { continuation.resume(returning: body()) }
         }
-    }
-
-    private enum FetchOutcome: Sendable {
-        case finished(ImageDownloadResult)
-        case failed(ImageDownloaderError)
-        case deadline
     }
 
     /// The status a source failure is answered with; the sentence carries no detail of the failure.

@@ -45,20 +45,25 @@ public enum FormatChoice: Sendable, Hashable {
         }
     }
 
-    /// The encoder the downloader runs after the transformer.
-    func encoder(quality: Int?) -> any ImageEncoding {
+    /// The encoder the downloader runs after the transformer. `stopCheck` ends a WebP encode part-way and
+    /// an AVIF one between its steps (see `EncodeStopCheck`); JPEG and PNG run to their end, at a fraction
+    /// of those costs.
+    func encoder(quality: Int?, stopCheck: EncodeStopCheck? = nil) -> any ImageEncoding {
         switch self {
-        case .explicit(let format), .negotiated(let format): Self.encoder(format, quality: quality)
+        case .explicit(let format), .negotiated(let format):
+            Self.encoder(format, quality: quality, stopCheck: stopCheck)
         case .jpegOrPNG: AlphaDependentEncoder(quality: quality)
         }
     }
 
-    static func encoder(_ format: ProxyOutputFormat, quality: Int?) -> any ImageEncoding {
+    static func encoder(_ format: ProxyOutputFormat, quality: Int?, stopCheck: EncodeStopCheck? = nil)
+        -> any ImageEncoding
+    {
         switch format {
         case .jpeg: JPEGEncoder(quality: quality ?? 80)
         case .png: PNGEncoder()
-        case .webp: WebPEncoder(quality: quality ?? 80)
-        case .avif: AVIFEncoder(quality: quality ?? 60)
+        case .webp: WebPEncoder(quality: quality ?? 80, stopCheck: stopCheck)
+        case .avif: AVIFEncoder(quality: quality ?? 60, stopCheck: stopCheck)
         }
     }
 

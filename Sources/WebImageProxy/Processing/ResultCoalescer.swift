@@ -6,8 +6,10 @@ import WebImage
 /// key that arrives before it ends waits for the same outcome.
 ///
 /// The work runs in its own task, so a waiter that gives up (its deadline passed, its client left) leaves
-/// the others, and the result still reaches the cache. The entry is removed only when the work ends,
-/// after the work stored its result, so a request arriving later finds the cache filled.
+/// the others. The work lives only while someone waits for it: when its last waiter leaves, the entry is
+/// removed and the work's task cancelled, so nothing is made for no one (a later request for the key
+/// starts new work). Otherwise the entry is removed when the work ends, after the work stored its result,
+/// so a request arriving later finds the cache filled.
 final class ResultCoalescer: Sendable {
     /// The work's result: the encoded image or the error to answer with.
     typealias Outcome = Result<Data, ProxyError>
@@ -19,8 +21,11 @@ final class ResultCoalescer: Sendable {
     }
 
     private struct Entry {
+        /// The waiter that started the work; it also names the work, so an ending work never removes the
+        /// entry of newer work for the same key.
         var starter: Int
         var waiters: [Int: CheckedContinuation<Shared, Never>]
+        var work: Task<Void, Never>
     }
 
     private struct State {
@@ -31,7 +36,8 @@ final class ResultCoalescer: Sendable {
     private let state = Lock(State())
 
     /// The outcome for `key`: from work already running for it, or from `work`, started now. Cancelling
-    /// the caller ends its wait with a 504 outcome; the work goes on for the others.
+    /// the caller ends its wait with a 504 outcome; the work goes on for the others, and is cancelled when
+    /// there are none.
     func result(for key: ProcessedImageKey, work: @escaping @Sendable () async -> Outcome) async -> Shared {
         let id = state.withLock { state in
             state.lastWaiter += 1
@@ -42,26 +48,31 @@ final class ResultCoalescer: Sendable {
                 // Checking for cancellation under the lock pairs with `onCancel` taking it: either this
                 // sees the flag and answers now, or `onCancel` runs after the waiter is registered and
                 // removes it. No waiter is left behind by a cancel that came in between.
-                let decision = state.withLock { state -> Registration in
-                    if Task.isCancelled { return .cancelled }
+                let cancelled = state.withLock { state -> Bool in
+                    if Task.isCancelled { return true }
                     if state.entries[key] != nil {
                         state.entries[key]?.waiters[id] = continuation
-                        return .joined
+                    } else {
+                        // Made under the lock so the entry holds its task before any waiter can leave; the
+                        // task itself runs later, and takes the lock only in `finish`.
+                        let task = Task { self.finish(key, starter: id, with: await work()) }
+                        state.entries[key] = Entry(starter: id, waiters: [id: continuation], work: task)
                     }
-                    state.entries[key] = Entry(starter: id, waiters: [id: continuation])
-                    return .started
+                    return false
                 }
-                switch decision {
-                case .cancelled:
+                if cancelled {
                     continuation.resume(returning: Shared(outcome: .failure(Self.gaveUp), joined: false))
-                case .joined:
-                    break
-                case .started:
-                    Task { self.finish(key, with: await work()) }
                 }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.entries[key]?.waiters.removeValue(forKey: id) }
+            let (waiter, abandoned) = state.withLock {
+                state -> (CheckedContinuation<Shared, Never>?, Task<Void, Never>?) in
+                guard let waiter = state.entries[key]?.waiters.removeValue(forKey: id) else { return (nil, nil) }
+                guard let entry = state.entries[key], entry.waiters.isEmpty else { return (waiter, nil) }
+                state.entries[key] = nil
+                return (waiter, entry.work)
+            }
+            abandoned?.cancel()
             waiter?.resume(returning: Shared(outcome: .failure(Self.gaveUp), joined: false))
         }
     }
@@ -69,12 +80,12 @@ final class ResultCoalescer: Sendable {
     /// How many requests wait for a result now, the ones that started its work included.
     var waiterCount: Int { state.withLock { $0.entries.values.reduce(0) { $0 + $1.waiters.count } } }
 
-    private enum Registration {
-        case cancelled, joined, started
-    }
-
-    private func finish(_ key: ProcessedImageKey, with outcome: Outcome) {
-        guard let entry = state.withLock({ $0.entries.removeValue(forKey: key) }) else { return }
+    private func finish(_ key: ProcessedImageKey, starter: Int, with outcome: Outcome) {
+        let entry = state.withLock { state -> Entry? in
+            guard state.entries[key]?.starter == starter else { return nil }  // abandoned: nobody waits
+            return state.entries.removeValue(forKey: key)
+        }
+        guard let entry else { return }
         for (id, waiter) in entry.waiters {
             waiter.resume(returning: Shared(outcome: outcome, joined: id != entry.starter))
         }
