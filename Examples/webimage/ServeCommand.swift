@@ -11,7 +11,7 @@ extension WebImageCLI {
             abstract: "Serve resized images over HTTP with imgproxy's URL format and signatures.",
             discussion: """
                 GET /{signature}/{options}/plain/{source-url}[@{ext}] or /{signature}/{options}/{base64url}[.{ext}] \
-                fetches the source, resizes it and answers in the requested format (or AVIF, WebP, JPEG or \
+                fetches the source, resizes it and answers in the requested format (or WebP, JPEG or \
                 PNG from Accept). Options: rs:{fit|fill|fill-down|force|auto}:{w}:{h}:{enlarge}, w:, h:, \
                 q:, f:, g:ce (centre gravity only) and dpr:. GET /health answers 200 (liveness), GET \
                 /health/ready 200 or 503 while draining (readiness), GET /metrics Prometheus's text format. Only \
@@ -78,6 +78,14 @@ extension WebImageCLI {
         @Option(help: "Seconds responses may be cached (Cache-Control max-age); one year by default.")
         var ttl = ImageProxyConfiguration().cacheMaxAge
 
+        @Flag(
+            inversion: .prefixedEnableDisable,
+            help: ArgumentHelp(
+                "Answer Accept: image/avif with AVIF when the URL names no format (env "
+                    + "IMGPROXY_ENABLE_AVIF_DETECTION; off when neither is given: an AVIF encode costs several times a "
+                    + "WebP or JPEG one, and the client would pick it). @avif in a signed URL always works."))
+        var avifDetection: Bool?
+
         @Option(
             help: ArgumentHelp(
                 "Keep finished results in this folder and serve repeats from it (no result cache without it).",
@@ -142,6 +150,12 @@ extension WebImageCLI {
             if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
                 throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
             }
+            if avifDetection == nil, let text = environment["IMGPROXY_ENABLE_AVIF_DETECTION"] {
+                guard let value = Self.boolean(text) else {
+                    throw ValidationError("IMGPROXY_ENABLE_AVIF_DETECTION must be true or false, got '\(text)'.")
+                }
+                avifDetection = value
+            }
             if host == nil { host = environment["WEBIMAGE_HOST"] ?? "127.0.0.1" }
             if port == nil {
                 if let text = environment["WEBIMAGE_PORT"] {
@@ -194,6 +208,7 @@ extension WebImageCLI {
             configuration.maximumResultDimension = maxResultDimension
             configuration.requestDeadline = Self.duration(deadline)
             configuration.cacheMaxAge = ttl
+            configuration.detectsAVIF = avifDetection ?? false
             configuration.maximumConcurrentJobs = maxConcurrency
             configuration.maximumQueuedJobs = maxQueue
 
@@ -227,6 +242,15 @@ extension WebImageCLI {
         static let mostJobs = 4096
         /// The most --max-queue.
         static let mostQueued = 1_000_000
+
+        /// A boolean environment value as imgproxy reads one (Go's `strconv.ParseBool`), nil for anything else.
+        private static func boolean(_ text: String) -> Bool? {
+            switch text {
+            case "1", "t", "T", "true", "TRUE", "True": true
+            case "0", "f", "F", "false", "FALSE", "False": false
+            default: nil
+            }
+        }
 
         private static func duration(_ seconds: Double) -> Duration {
             .milliseconds(Int((seconds * 1000).rounded()))

@@ -111,7 +111,8 @@ public final class ImageProxy: Sendable {
         if let allowedSources, !allowedSources.allows(url.source) {
             throw .forbidden("the source URL is not allowed")
         }
-        let choice = FormatChoice(format: url.options.format, accept: request.accept)
+        let choice = FormatChoice(
+            format: url.options.format, accept: request.accept, detectsAVIF: configuration.detectsAVIF)
         let etag = Self.etag(source: sourceText, options: url.options, choice: choice)
         var headers = [
             ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"), ("ETag", etag),

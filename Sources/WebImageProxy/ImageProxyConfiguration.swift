@@ -48,6 +48,14 @@ public struct ImageProxyConfiguration: Sendable {
     /// `Cache-Control: public, max-age=` this many seconds. One year by default.
     public var cacheMaxAge = 31_536_000
 
+    // MARK: Formats
+
+    /// Whether a URL without a format gets AVIF when `Accept` names `image/avif` (imgproxy's
+    /// `IMGPROXY_ENABLE_AVIF_DETECTION`). Off, the client's `Accept` can pick WebP, JPEG or PNG only, and an
+    /// AVIF encode, several times the cost of the others, happens only when the signed URL asks for it
+    /// (`@avif`, `f:avif`). `false` by default, as in imgproxy.
+    public var detectsAVIF = false
+
     // MARK: Results
 
     /// Where finished results are kept, under the identity their ETag names (source URL, canonical options,

@@ -27,7 +27,9 @@ final class ServeProcess: Sendable {
         process.executableURL = try CLIRunner.executable("webimage")
         process.arguments = ["serve"] + (listenFlags ? ["--host", "127.0.0.1", "--port", "0"] : []) + arguments
         var processEnvironment = ProcessInfo.processInfo.environment
-        for name in ["WEBIMAGE_KEY", "WEBIMAGE_SALT", "WEBIMAGE_HOST", "WEBIMAGE_PORT"] {
+        for name in [
+            "WEBIMAGE_KEY", "WEBIMAGE_SALT", "WEBIMAGE_HOST", "WEBIMAGE_PORT", "IMGPROXY_ENABLE_AVIF_DETECTION",
+        ] {
             processEnvironment[name] = nil
         }
         for (key, value) in environment { processEnvironment[key] = value }

@@ -3,11 +3,13 @@ import LocalImageServer
 import Testing
 import WebImage
 
-/// `webimage serve`'s scheduling through the built binary: work abandoned by every request stops holding
-/// slots.
-@Suite("webimage serve: scheduling", .timeLimit(.minutes(5)))
+/// `webimage serve`'s scheduling and encoder cost through the built binary: work abandoned by every
+/// request stops holding slots, and only the signed URL or `--enable-avif-detection` buys an AVIF encode.
+@Suite("webimage serve: scheduling and format cost", .timeLimit(.minutes(5)))
 struct ServeSchedulingCommandTests {
     static let unsigned = ["--allow-unsigned", "--allow-destination", "127.0.0.0/8"]
+
+    static func avifMagic(_ data: Data) -> Bool { data.dropFirst(4).prefix(8) == Data("ftypavif".utf8) }
 
     @Test("after a flood of requests for a source that trickles 1 byte/s, a good request is answered 200")
     func floodOfSlowSources() async throws {
@@ -34,5 +36,50 @@ struct ServeSchedulingCommandTests {
         #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self))")
         #expect(ServeProcess.pngSize(reply.body)?.width == 64)
         #expect(await serve.stop() == 0, "\(serve.stderr)")
+    }
+
+    @Test("Accept: image/avif gets AVIF only with --enable-avif-detection (or its env variable); Vary: Accept")
+    func avifDetection() async throws {
+        guard AVIFEncoder.isAvailable else { return }
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let photo = origin.url("/files/coffee-progressive.jpg").absoluteString
+        let path = "/insecure/w:64/plain/\(photo)"
+
+        let plain = try ServeProcess(Self.unsigned)
+        for (accept, type) in [("image/avif", "image/jpeg"), ("image/avif,image/webp,*/*", "image/webp")] {
+            let reply = try await plain.get(path, headers: ["Accept": accept])
+            #expect(reply.status == 200)
+            #expect(reply.header("Content-Type") == type, "Accept \(accept) without detection")
+            #expect(!Self.avifMagic(reply.body))
+            #expect(reply.header("Vary") == "Accept", "WebP is still negotiated")
+        }
+        let explicit = try await plain.get(path + "@avif", headers: ["Accept": "image/jpeg"])
+        #expect(explicit.header("Content-Type") == "image/avif" && Self.avifMagic(explicit.body))
+        #expect(explicit.header("Vary") == nil)
+        #expect(await plain.stop() == 0)
+
+        for (arguments, environment) in [
+            (["--enable-avif-detection"], [:]), ([], ["IMGPROXY_ENABLE_AVIF_DETECTION": "true"]),
+        ] {
+            let detecting = try ServeProcess(Self.unsigned + arguments, environment: environment)
+            let reply = try await detecting.get(path, headers: ["Accept": "image/avif,image/webp,*/*"])
+            #expect(reply.status == 200)
+            #expect(reply.header("Content-Type") == "image/avif", "\(arguments) \(environment)")
+            #expect(Self.avifMagic(reply.body))
+            #expect(reply.header("Vary") == "Accept")
+            #expect(await detecting.stop() == 0)
+        }
+
+        // The flag wins over the environment, and a value that is not a boolean is refused.
+        let disabled = try ServeProcess(
+            Self.unsigned + ["--disable-avif-detection"], environment: ["IMGPROXY_ENABLE_AVIF_DETECTION": "1"])
+        let reply = try await disabled.get(path, headers: ["Accept": "image/avif"])
+        #expect(reply.header("Content-Type") == "image/jpeg")
+        #expect(await disabled.stop() == 0)
+        let bad = try await CLIRunner.run(
+            "webimage", ["serve", "--allow-unsigned"], environment: ["IMGPROXY_ENABLE_AVIF_DETECTION": "yes"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("IMGPROXY_ENABLE_AVIF_DETECTION"), "\(bad.stderr)")
     }
 }

@@ -153,14 +153,18 @@ struct ServeProxyUnitTests {
 
     // MARK: Formats
 
-    @Test("Accept negotiation: AVIF, then WebP, then JPEG or PNG; q=0 refuses; an explicit format wins")
+    @Test("Accept negotiation: AVIF (with detection), then WebP, then JPEG or PNG; q=0 refuses; explicit wins")
     func negotiation() {
+        let avifFirst = "image/avif,image/webp,*/*"
         #expect(
-            FormatChoice(format: nil, accept: "image/avif,image/webp,*/*", avifAvailable: true) == .negotiated(.avif))
+            FormatChoice(format: nil, accept: avifFirst, detectsAVIF: true, avifAvailable: true) == .negotiated(.avif))
+        #expect(FormatChoice(format: nil, accept: avifFirst, avifAvailable: true) == .negotiated(.webp))
+        #expect(FormatChoice(format: nil, accept: "image/avif", avifAvailable: true) == .jpegOrPNG)
         #expect(
-            FormatChoice(format: nil, accept: "image/avif,image/webp,*/*", avifAvailable: false) == .negotiated(.webp))
+            FormatChoice(format: nil, accept: avifFirst, detectsAVIF: true, avifAvailable: false) == .negotiated(.webp))
         #expect(
-            FormatChoice(format: nil, accept: "image/avif;q=0, image/WebP;q=0.5", avifAvailable: true)
+            FormatChoice(
+                format: nil, accept: "image/avif;q=0, image/WebP;q=0.5", detectsAVIF: true, avifAvailable: true)
                 == .negotiated(.webp))
         #expect(FormatChoice(format: nil, accept: "image/*,*/*;q=0.8", avifAvailable: true) == .jpegOrPNG)
         #expect(FormatChoice(format: nil, accept: nil, avifAvailable: true) == .jpegOrPNG)
