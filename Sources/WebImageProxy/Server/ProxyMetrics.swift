@@ -7,8 +7,9 @@ import Prometheus
 ///   `avif` for an image and `none` otherwise (errors, 304s, `/health`, `/metrics`);
 /// - `webimage_serve_request_duration_seconds`: a histogram of the time to answer;
 /// - `webimage_serve_source_errors_total{code}`: failed source fetches by `ImageDownloaderError.Code`
-///   (`timedOut`, `invalidDownloadStatusCode`, `destinationNotAllowed`, …; `deadline` when the request's
-///   deadline passed first);
+///   (`timedOut`, `invalidDownloadStatusCode`, `destinationNotAllowed`, …; `deadline` when the requests'
+///   deadline passed first or every request for the result left, so the work was cancelled; `truncated`
+///   for a source file that ends early);
 /// - `webimage_serve_result_cache_hits_total`, `webimage_serve_result_cache_misses_total`;
 /// - `webimage_serve_coalesced_requests_total`: requests answered by work another request started;
 /// - `webimage_serve_rejected_total`: requests refused with 503 because the queue was full;
