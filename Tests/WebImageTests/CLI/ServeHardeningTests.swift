@@ -103,9 +103,13 @@ struct ServeHardeningTests {
         #expect(ServeProcess.pngSize(keep.body).map { [$0.width, $0.height] } == [2048, 1])
         // The README's per-job bound with these flags: the source file, its decoded frame (4 bytes a pixel),
         // the result and its encoding (4 bytes × 2048² each); 16 MiB beside it for the allocator's slack.
+        // Under ASan or TSan freed memory stays resident (quarantine, shadow), so the figure is only printed.
         let after = try #require(serve.peakResidentKiB)
         let boundKiB = (1_048_576 + 4 * 4096 + 2 * 4 * 2048 * 2048) / 1024 + 16 * 1024
-        #expect(after - before <= boundKiB, "peak RSS grew \(after - before) KiB, bound \(boundKiB) KiB")
+        print("serve's peak RSS grew \(after - before) KiB for three results (bound \(boundKiB) KiB)")
+        if !Sanitizers.shadowMemorySanitizerIsOn {
+            #expect(after - before <= boundKiB, "peak RSS grew \(after - before) KiB, bound \(boundKiB) KiB")
+        }
         #expect(await serve.stop() == 0)
     }
 
