@@ -82,7 +82,7 @@ struct DeployManifestTests {
         // WEBIMAGE_KEY and WEBIMAGE_SALT come from the Secret in the cluster.
         let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
         let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             arguments + ["--allow-destination", "127.0.0.0/8"],
             environment: ["WEBIMAGE_KEY": key, "WEBIMAGE_SALT": salt],
             listenFlags: false)

@@ -16,15 +16,15 @@ struct ServeCommandTests {
         "/" + (try await ServeProcess.sign(path, key: key, salt: salt)) + path
     }
 
-    static func start(_ arguments: [String] = signed) throws -> ServeProcess {
-        try ServeProcess(arguments)
+    static func start(_ arguments: [String] = signed) async throws -> ServeProcess {
+        try await ServeProcess.start(arguments)
     }
 
     @Test("a signed URL is served: the resized image with its type, ETag and security headers")
     func signedRequest() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start()
+        let serve = try await Self.start()
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let reply = try await serve.get(try await Self.signedPath("/rs:fit:300:300:0/plain/\(source)@png"))
         #expect(reply.status == 200, "\(String(decoding: reply.body, as: UTF8.self)) \(serve.stderr)")
@@ -43,7 +43,7 @@ struct ServeCommandTests {
     func badSignature() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start()
+        let serve = try await Self.start()
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let path = "/rs:fit:300:300:0/plain/\(source)@png"
         let good = try await Self.signedPath(path)
@@ -73,7 +73,7 @@ struct ServeCommandTests {
     func unsigned() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start(["--allow-unsigned", "--allow-destination", "127.0.0.0/8"])
+        let serve = try await Self.start(["--allow-unsigned", "--allow-destination", "127.0.0.0/8"])
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let reply = try await serve.get("/insecure/w:120/plain/\(source)@png")
         #expect(reply.status == 200)
@@ -88,7 +88,7 @@ struct ServeCommandTests {
     func resizeModes() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start()
+        let serve = try await Self.start()
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let cases: [(String, Int, Int)] = [
             ("rs:fit:300:300:0", 300, 200),
@@ -119,7 +119,7 @@ struct ServeCommandTests {
     func formats() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start()
+        let serve = try await Self.start()
         let photo = origin.url("/files/coffee-progressive.jpg").absoluteString
         let alpha = origin.url("/files/horse-rgba.png").absoluteString
         let webpMagic: (Data) -> Bool = {
@@ -170,7 +170,7 @@ struct ServeCommandTests {
     func notModified() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start()
+        let serve = try await Self.start()
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let path = try await Self.signedPath("/rs:fill:50:50/plain/\(source)")
         let first = try await serve.get(path, headers: ["Accept": "image/webp"])
@@ -194,7 +194,7 @@ struct ServeCommandTests {
     func sourceFailures() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start()
+        let serve = try await Self.start()
         let missing = origin.url("/status/404").absoluteString
         let html = origin.url("/files/html-error-page.jpg").absoluteString
         let photo = origin.url("/files/coffee-progressive.jpg").absoluteString
@@ -219,7 +219,7 @@ struct ServeCommandTests {
     func deadlineAndLimits() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start(Self.signed + ["--deadline", "1"])
+        let serve = try await Self.start(Self.signed + ["--deadline", "1"])
         // The origin holds this answer until the gate opens; `?` is written %3F, as imgproxy asks.
         let held = origin.url("/files/coffee-progressive.jpg").absoluteString + "%3Fgate%3Dserve-deadline"
         let path = try await Self.signedPath("/w:10/plain/\(held)@png")
@@ -238,7 +238,7 @@ struct ServeCommandTests {
     func refusedDestination() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try Self.start(["--key", Self.key, "--salt", Self.salt])
+        let serve = try await Self.start(["--key", Self.key, "--salt", Self.salt])
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let reply = try await serve.get(try await Self.signedPath("/w:10/plain/\(source)@png"))
         #expect(reply.status == 403)
@@ -249,7 +249,7 @@ struct ServeCommandTests {
     func allowedSources() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             [
                 "--allow-destination", "127.0.0.0/8", "--allowed-sources",
                 origin.url("/files/coffee-progressive.jpg").absoluteString,

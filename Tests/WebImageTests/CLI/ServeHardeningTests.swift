@@ -44,7 +44,7 @@ struct ServeHardeningTests {
         let origin = try Self.origin()
         defer { origin.shutdown() }
         // A small limit keeps the huge requests' results (each up to the limit) cheap to encode.
-        let serve = try ServeProcess(Self.local + ["--max-result-dimension", "512"])
+        let serve = try await ServeProcess.start(Self.local + ["--max-result-dimension", "512"])
         let photo = origin.url("/files/coffee-progressive.jpg").absoluteString
         // The first four are the reported crashes (SIGILL in ProcessingOptions.scaledWidth before the fix).
         let cases: [(String, Int)] = [
@@ -82,7 +82,7 @@ struct ServeHardeningTests {
     func resultDimensionBoundsEverySide() async throws {
         let origin = try Self.origin()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             Self.local + [
                 "--max-result-dimension", "2048", "--max-concurrency", "1", "--max-source-bytes", "1048576",
                 "--max-source-pixels", "4096",
@@ -117,7 +117,7 @@ struct ServeHardeningTests {
     func largeFillWithinLimits() async throws {
         let origin = try Self.origin()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(Self.local)
+        let serve = try await ServeProcess.start(Self.local)
         let source = origin.url("/gen/4000x10.png").absoluteString
         // Covering 100×3000 scales 4000×10 to 1,200,000×3000, of which only the centre 100 columns are made.
         // Before the fix the claim counted the whole scaled frame and its float plane (72 GB): 422.
@@ -142,7 +142,7 @@ struct ServeHardeningTests {
     func limitRefusalsNameTheLimit() async throws {
         let origin = try Self.origin()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(Self.local + ["--max-result-dimension", "16384"])
+        let serve = try await ServeProcess.start(Self.local + ["--max-result-dimension", "16384"])
         func body(_ reply: ServeProcess.Reply) -> String { String(decoding: reply.body, as: UTF8.self) }
         // 16384² alone is 1 GiB of pixels, the whole decode budget: refused before anything is allocated.
         let huge = try await serve.get(
@@ -159,7 +159,7 @@ struct ServeHardeningTests {
         defer { origin.shutdown() }
         let cache = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: cache) }
-        let serve = try ServeProcess(Self.local + ["--cache-dir", cache.path])
+        let serve = try await ServeProcess.start(Self.local + ["--cache-dir", cache.path])
         let truncated = origin.url("/files/truncated-half.jpg").absoluteString
         for _ in 0..<2 {
             // Before the fix: 200, mostly black, `Cache-Control: public, max-age=31536000`, then a cache hit.
@@ -179,7 +179,7 @@ struct ServeHardeningTests {
         defer { origin.shutdown() }
         let port = origin.port
         let base = "http://127.0.0.1:\(port)"
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             Self.local + [
                 "--allowed-sources", "\(base)/redirect-to", "--allowed-sources", "\(base)/files/coffee-progressive.jpg",
             ])
@@ -197,7 +197,7 @@ struct ServeHardeningTests {
         #expect(await serve.stop() == 0)
 
         // A prefix without a path, and a source whose host is elsewhere behind `user:password@`.
-        let bare = try ServeProcess(Self.local + ["--allowed-sources", base])
+        let bare = try await ServeProcess.start(Self.local + ["--allowed-sources", base])
         let trick = "http://127.0.0.1:\(port)%40127.0.0.2:\(port)/files/coffee-progressive.jpg"
         #expect(try await bare.get("/insecure/w:10/plain/\(trick)@png").status == 403)
         #expect(await bare.stop() == 0)
@@ -211,7 +211,7 @@ struct ServeHardeningTests {
     func headAndWildcardValidator() async throws {
         let origin = try Self.origin()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(Self.local)
+        let serve = try await ServeProcess.start(Self.local)
         let path = "/insecure/w:40/plain/\(origin.url("/files/coffee-progressive.jpg"))@png"
         let get = try await serve.get(path)
         #expect(get.status == 200 && !get.body.isEmpty)
@@ -232,7 +232,7 @@ struct ServeHardeningTests {
     func accessLogRedactsUserInfo() async throws {
         let origin = try Self.origin()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(Self.local)
+        let serve = try await ServeProcess.start(Self.local)
         let plain = "http://alice:hunter2%40127.0.0.1:\(origin.port)/files/coffee-progressive.jpg"
         #expect(try await serve.get("/insecure/w:10/plain/\(plain)@png").status == 200)
         let encoded = Data("http://bob:swordfish@127.0.0.1:\(origin.port)/files/coffee-progressive.jpg".utf8)

@@ -22,7 +22,7 @@ struct ServeOperationsCommandTests {
         defer { origin.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let serve = try ServeProcess(Self.unsigned + ["--cache-dir", folder.path, "--cache-size", "16M"])
+        let serve = try await ServeProcess.start(Self.unsigned + ["--cache-dir", folder.path, "--cache-size", "16M"])
         let path = "/insecure/rs:fill:64:64/plain/\(origin.url("/files/coffee-progressive.jpg").absoluteString)@png"
         let first = try await serve.get(path)
         let second = try await serve.get(path)
@@ -46,7 +46,7 @@ struct ServeOperationsCommandTests {
     func drain() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             Self.unsigned + ["--max-concurrency", "4", "--drain-delay", "5", "--drain-timeout", "120"])
         #expect(try await serve.get("/health/ready").status == 200)
         let files = ["coffee-progressive.jpg", "horse-rgba.png", "coffee-progressive.jpg"]
@@ -89,7 +89,7 @@ struct ServeOperationsCommandTests {
     func drainTimeout() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(Self.unsigned + ["--drain-timeout", "1"])
+        let serve = try await ServeProcess.start(Self.unsigned + ["--drain-timeout", "1"])
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString + "%3Fgate%3Dforever"
         async let held = serve.get("/insecure/w:20/plain/\(source)@png")
         #expect(await pollAsync(seconds: 120) { origin.waitingCount(atGate: "forever") == 1 })
@@ -103,7 +103,7 @@ struct ServeOperationsCommandTests {
 
     @Test("WEBIMAGE_HOST and WEBIMAGE_PORT say where to listen when the flags are absent")
     func listenFromEnvironment() async throws {
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             Self.unsigned, environment: ["WEBIMAGE_HOST": "127.0.0.1", "WEBIMAGE_PORT": "0"], listenFlags: false)
         #expect(try await serve.get("/health").status == 200)
         #expect(await serve.stop() == 0)

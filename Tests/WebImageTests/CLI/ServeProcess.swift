@@ -21,8 +21,21 @@ final class ServeProcess: Sendable {
     private let stderrText: Lock<Data>
 
     /// Starts `webimage serve` with `arguments` (after `--host 127.0.0.1 --port 0` unless `listenFlags` is
-    /// false, when the environment must say where to listen).
-    init(_ arguments: [String], environment: [String: String] = [:], listenFlags: Bool = true) throws {
+    /// false, when the environment must say where to listen), and returns once it listens.
+    ///
+    /// The start blocks until the child prints its port (seconds under a sanitizer or a loaded machine), so
+    /// it runs on a thread of its own: blocked on Swift's cooperative pool (two threads on two cores), a few
+    /// starting servers would stall every async test of the run.
+    static func start(
+        _ arguments: [String], environment: [String: String] = [:], listenFlags: Bool = true
+    ) async throws -> ServeProcess {
+        let started = await offCooperativePool {
+            Result { try ServeProcess(arguments, environment: environment, listenFlags: listenFlags) }
+        }
+        return try started.get()
+    }
+
+    private init(_ arguments: [String], environment: [String: String] = [:], listenFlags: Bool = true) throws {
         let process = Process()
         process.executableURL = try CLIRunner.executable("webimage")
         process.arguments = ["serve"] + (listenFlags ? ["--host", "127.0.0.1", "--port", "0"] : []) + arguments

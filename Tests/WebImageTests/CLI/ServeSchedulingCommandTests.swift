@@ -15,7 +15,7 @@ struct ServeSchedulingCommandTests {
     func floodOfSlowSources() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try ServeProcess(
+        let serve = try await ServeProcess.start(
             Self.unsigned + ["--deadline", "4", "--max-concurrency", "2", "--max-queue", "4"])
         // Six different results (two running, four queued), each of a source sent one byte a second.
         let slow = (0..<6).map { index in
@@ -46,7 +46,7 @@ struct ServeSchedulingCommandTests {
         let photo = origin.url("/files/coffee-progressive.jpg").absoluteString
         let path = "/insecure/w:64/plain/\(photo)"
 
-        let plain = try ServeProcess(Self.unsigned)
+        let plain = try await ServeProcess.start(Self.unsigned)
         for (accept, type) in [("image/avif", "image/jpeg"), ("image/avif,image/webp,*/*", "image/webp")] {
             let reply = try await plain.get(path, headers: ["Accept": accept])
             #expect(reply.status == 200)
@@ -62,7 +62,7 @@ struct ServeSchedulingCommandTests {
         for (arguments, environment) in [
             (["--enable-avif-detection"], [:]), ([], ["IMGPROXY_ENABLE_AVIF_DETECTION": "true"]),
         ] {
-            let detecting = try ServeProcess(Self.unsigned + arguments, environment: environment)
+            let detecting = try await ServeProcess.start(Self.unsigned + arguments, environment: environment)
             let reply = try await detecting.get(path, headers: ["Accept": "image/avif,image/webp,*/*"])
             #expect(reply.status == 200)
             #expect(reply.header("Content-Type") == "image/avif", "\(arguments) \(environment)")
@@ -72,7 +72,7 @@ struct ServeSchedulingCommandTests {
         }
 
         // The flag wins over the environment, and a value that is not a boolean is refused.
-        let disabled = try ServeProcess(
+        let disabled = try await ServeProcess.start(
             Self.unsigned + ["--disable-avif-detection"], environment: ["IMGPROXY_ENABLE_AVIF_DETECTION": "1"])
         let reply = try await disabled.get(path, headers: ["Accept": "image/avif"])
         #expect(reply.header("Content-Type") == "image/jpeg")
