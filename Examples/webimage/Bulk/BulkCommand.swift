@@ -29,8 +29,10 @@ extension WebImageCLI {
 
                 Object storage: INPUT may be s3://bucket/key and --output s3://bucket/prefix (AWS_ACCESS_KEY_ID, \
                 AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION; AWS_ENDPOINT_URL for MinIO, Ceph, R2 or GCS, \
-                path-style). Each shard is made under TMPDIR, then uploaded whole, its stats object last; a rerun \
-                skips the shards whose stats object exists.
+                path-style; AWS_MAX_ATTEMPTS). Each shard is made under TMPDIR, then uploaded whole, its stats \
+                object last; a rerun skips the shards whose stats object exists. An s3:// input is downloaded to \
+                TMPDIR, at most --max-input-bytes; a store request moving under 1 KiB/s for --s3-stall-timeout \
+                seconds fails and is tried again.
 
                 Exit status: 0 when every assigned shard is done, 1 for a failure a retry may fix (network, \
                 disk, a shard skipped while another process writes it), 2 for one it cannot (bad input, bad \
@@ -50,6 +52,18 @@ extension WebImageCLI {
                 "The output directory, or s3://bucket/prefix (credentials from AWS_ACCESS_KEY_ID and friends).",
                 valueName: "dir"))
         var output: String
+
+        @Option(
+            help: ArgumentHelp(
+                "The largest s3:// input downloaded (a larger object exits with 2); 16 GiB by default.",
+                valueName: "bytes"))
+        var maxInputBytes: Int64?
+
+        @Option(
+            help: ArgumentHelp(
+                "Seconds an object-store request may move under 1 KiB/s before it fails (and is tried again); 60 by default.",
+                valueName: "seconds"))
+        var s3StallTimeout: Double?
 
         @Option(help: ArgumentHelp("webdataset (tar shards) or files (a folder per shard).", valueName: "format"))
         var format: BulkFormatOption = .webdataset
@@ -279,7 +293,8 @@ extension WebImageCLI {
             } catch let error as S3Error {
                 // Credentials, configuration, a missing bucket: no rerun fixes them (2); the store's or the
                 // network's failures may pass (1).
-                Console.write("webimage bulk: \(error.description)\n", to: .standardError)
+                let hint = error.kind == .tooLarge ? "; --max-input-bytes raises the bound" : ""
+                Console.write("webimage bulk: \(error.description)\(hint)\n", to: .standardError)
                 throw ExitCode(error.isPermanent ? 2 : 1)
             }
         }
@@ -299,13 +314,18 @@ extension WebImageCLI {
                 url: urlCol ?? "url", caption: captionCol, saved: settings.savedColumns, boxes: bboxCol,
                 verifyHash: verifyHash)
             // s3:// input and output (BulkObjectStorage); a local input and directory pass through.
-            let storage = try await BulkObjectStorage.open(input: input, output: output)
+            let storage = try await BulkObjectStorage.open(input: input, output: output) { [self] in
+                if let maxInputBytes { $0.maximumDownloadBytes = maxInputBytes }
+                if let s3StallTimeout { $0.stallTimeout = s3StallTimeout }
+            }
             defer { storage.removeTemporaryFiles() }
             let input = storage.input
             let directory = storage.directory
-            let made = try BulkPlan.make(
+            var made = try BulkPlan.make(
                 input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize,
                 format: format.rawValue)
+            // The plan names an s3:// input by its key, not by its local copy's hash.
+            if let name = storage.inputName { made.input = name }
             let plan =
                 if let store = storage.output {
                     try await store.settle(made, in: directory)
@@ -471,6 +491,12 @@ extension WebImageCLI {
             guard size >= 1 else { throw ValidationError("--size must be at least 1.") }
             guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
             guard stallTimeout > 0 else { throw ValidationError("--stall-timeout must be positive.") }
+            guard maxInputBytes.map({ $0 >= 1 }) ?? true else {
+                throw ValidationError("--max-input-bytes must be at least 1.")
+            }
+            guard s3StallTimeout.map({ (1...86_400).contains($0) }) ?? true else {
+                throw ValidationError("--s3-stall-timeout must be 1…86400.")
+            }
             guard maxLineBytes >= 1 else { throw ValidationError("--max-line-bytes must be at least 1.") }
             guard progressInterval >= 0.05 else { throw ValidationError("--progress-interval must be at least 0.05.") }
             guard !userAgent.isEmpty else { throw ValidationError("--user-agent must not be empty.") }

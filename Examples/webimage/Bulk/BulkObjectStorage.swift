@@ -7,6 +7,9 @@ import WebImageDataset
 struct BulkObjectStorage {
     /// The input as a local path: the downloaded copy of an `s3://` input, else as given.
     var input: String
+    /// The input's name for the plan: the key's last segment for an `s3://` input (its local copy is
+    /// named by a hash), else nil (the file's own name).
+    var inputName: String?
     /// Where the shards are written: the output directory, or the working directory for `s3://`.
     var directory: URL
     /// The store the shards go to; nil for a local output.
@@ -15,8 +18,11 @@ struct BulkObjectStorage {
     private var temporary: URL?
 
     /// Resolves `input` and `output`: downloads an `s3://` input and makes the working directory of an
-    /// `s3://` output, or creates the local output directory.
-    static func open(input: String, output: String) async throws -> BulkObjectStorage {
+    /// `s3://` output, or creates the local output directory. `configure` adjusts the store's client
+    /// (the download's size bound, the stall timeout).
+    static func open(
+        input: String, output: String, configure: (inout S3Configuration) -> Void = { _ in }
+    ) async throws -> BulkObjectStorage {
         let inputLocation = try S3Location.parse(input)
         let outputLocation = try S3Location.parse(output)
         guard inputLocation != nil || outputLocation != nil else {
@@ -26,22 +32,26 @@ struct BulkObjectStorage {
             } catch {
                 throw CLIError("cannot create '\(output)': \(error.localizedDescription)")
             }
-            return BulkObjectStorage(input: input, directory: directory, output: nil, temporary: nil)
+            return BulkObjectStorage(input: input, inputName: nil, directory: directory, output: nil, temporary: nil)
         }
-        let client = S3Client(configuration: try S3Configuration.fromEnvironment())
+        var configuration = try S3Configuration.fromEnvironment()
+        configure(&configuration)
+        let client = S3Client(configuration: configuration)
         removeAbandonedWorkingDirectories()
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
             "\(workingPrefix)\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))")
-        var storage = BulkObjectStorage(input: input, directory: temporary, output: nil, temporary: temporary)
+        var storage = BulkObjectStorage(
+            input: input, inputName: nil, directory: temporary, output: nil, temporary: temporary)
         do {
             try FileManager.default.createDirectory(
                 at: temporary.appendingPathComponent("shards"), withIntermediateDirectories: true)
             if let inputLocation {
-                // The file keeps the key's name: its extension says the format (.csv.gz, .parquet).
-                let name = inputLocation.key.split(separator: "/").last.map(String.init) ?? "input"
-                let file = temporary.appendingPathComponent(name)
+                // Named by a hash with the key's extension (which says the format): a key's last segment
+                // may be longer than a file name may be.
+                let file = temporary.appendingPathComponent(inputLocation.localFileName)
                 try await S3Client.detached { try client.download(inputLocation, to: file) }
                 storage.input = file.path
+                storage.inputName = inputLocation.key.split(separator: "/").last.map(String.init) ?? ""
             }
             if let outputLocation {
                 storage.directory = temporary.appendingPathComponent("shards", isDirectory: true)

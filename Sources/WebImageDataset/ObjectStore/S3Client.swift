@@ -33,18 +33,25 @@ public struct S3Client: Sendable {
 
     // MARK: Objects
 
-    /// Downloads the object at `location` into `file` (created or truncated), streamed.
+    /// Downloads the object at `location` into `file` (created or truncated), streamed; at most
+    /// ``S3Configuration/maximumDownloadBytes``. A failed download removes the file.
     public func download(_ location: S3Location, to file: URL) throws(S3Error) {
         let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw S3Error(.file, "cannot create '\(file.path)': \(String(cString: strerror(errno)))")
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        _ = try send("GET", location, sink: .file(handle), what: "GetObject \(location)")
-        do {
-            try handle.synchronize()
+        do throws(S3Error) {
+            _ = try send("GET", location, sink: .file(handle), what: "GetObject \(location)")
+            do {
+                try handle.synchronize()
+            } catch {
+                throw S3Error(.file, "cannot write '\(file.path)': \(error.localizedDescription)")
+            }
         } catch {
-            throw S3Error(.file, "cannot write '\(file.path)': \(error.localizedDescription)")
+            // A partial copy would read as a shorter input.
+            unlink(file.path)
+            throw error
         }
     }
 
@@ -118,12 +125,25 @@ public struct S3Client: Sendable {
     }
 
     /// Every object whose key starts with `prefix`'s key, in key order, one ListObjectsV2 page of at most
-    /// 1,000 after another.
-    public func list(prefix: S3Location) throws(S3Error) -> [S3Object] {
+    /// 1,000 after another. With a `delimiter` (`/`), the keys that hold it after the prefix are left out
+    /// (S3 rolls them up into common prefixes), so a listing of a folder skips its subfolders.
+    ///
+    /// - Throws: ``S3Error/Kind/badResponse`` when the store repeats a continuation token, or the listing
+    ///   goes past ``S3Configuration/maximumListPages`` pages: such a listing would not end.
+    public func list(prefix: S3Location, delimiter: String? = nil) throws(S3Error) -> [S3Object] {
         var objects: [S3Object] = []
         var token: String?
+        var seen: Set<String> = []
+        var pages = 0
         repeat {
+            guard pages < configuration.maximumListPages else {
+                throw S3Error(
+                    .badResponse,
+                    "ListObjectsV2 \(prefix): still truncated after \(pages) pages (the limit of a listing)")
+            }
+            pages += 1
             var query = [("list-type", "2"), ("prefix", prefix.key), ("encoding-type", "url")]
+            if let delimiter { query.append(("delimiter", delimiter)) }
             if let token { query.append(("continuation-token", token)) }
             let bucket = S3Location(bucket: prefix.bucket, key: "")
             let body = try send("GET", bucket, query: query, what: "ListObjectsV2 \(prefix)").body
@@ -136,16 +156,23 @@ public struct S3Client: Sendable {
             for (key, size) in zip(keys, sizes) {
                 // encoding-type=url: form encoding, `+` for a space.
                 guard let decoded = key.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
-                    throw S3Error(.badResponse, "ListObjectsV2 \(prefix): undecodable key '\(key)'")
+                    throw S3Error(
+                        .badResponse, "ListObjectsV2 \(prefix): undecodable key '\(S3Error.printable(key))'")
                 }
                 objects.append(S3Object(key: decoded, size: Int(size) ?? 0))
             }
-            token =
-                S3XML.first("IsTruncated", in: body) == "true" ? S3XML.first("NextContinuationToken", in: body) : nil
-            if S3XML.first("IsTruncated", in: body) == "true", token == nil {
+            guard S3XML.first("IsTruncated", in: body) == "true" else { break }
+            guard let next = S3XML.first("NextContinuationToken", in: body), !next.isEmpty else {
                 throw S3Error(.badResponse, "ListObjectsV2 \(prefix): a truncated page without a continuation token")
             }
-        } while token != nil
+            // The same token again would list the same page again, for ever.
+            guard seen.insert(next).inserted else {
+                throw S3Error(
+                    .badResponse,
+                    "ListObjectsV2 \(prefix): the store repeated a continuation token after \(pages) pages")
+            }
+            token = next
+        } while true
         return objects
     }
 
@@ -221,7 +248,9 @@ public struct S3Client: Sendable {
                 failure = S3Error.response(status: response.status, body: response.body, request: what)
                 guard [500, 502, 503, 504].contains(response.status) else { throw failure }
             case .failure(let error):
-                guard error.kind == .network else { throw error }
+                guard error.kind == .network else {
+                    throw S3Error(error.kind, "\(what): \(error.message)", status: error.status, code: error.code)
+                }
                 failure = S3Error(.network, "\(what): \(error.message)")
             }
             guard attempt < configuration.maximumAttempts else {

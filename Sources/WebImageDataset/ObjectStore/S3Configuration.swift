@@ -8,7 +8,13 @@ import Foundation
 /// - `AWS_REGION`, else `AWS_DEFAULT_REGION`, else `us-east-1`;
 /// - `AWS_ENDPOINT_URL_S3`, else `AWS_ENDPOINT_URL`: another S3-compatible store (MinIO, Ceph, Cloudflare R2, Google Cloud Storage's
 ///   interoperability API), addressed path-style (`ENDPOINT/bucket/key`), which such stores all accept.
-///   Without it, AWS itself, virtual-hosted style (`https://bucket.s3.REGION.amazonaws.com/key`).
+///   Without it, AWS itself, virtual-hosted style (`https://bucket.s3.REGION.amazonaws.com/key`);
+/// - `AWS_MAX_ATTEMPTS`: ``maximumAttempts`` (1 to 20), as the AWS SDKs read it.
+///
+/// A store is not trusted to end what it starts: a download stops at ``maximumDownloadBytes`` (16 GiB by
+/// default), any request that moves fewer than ``lowSpeedLimit`` bytes a second (1 KiB) for
+/// ``stallTimeout`` seconds (60) fails as a network error, and a listing ends with an error at a repeated
+/// continuation token or after ``maximumListPages`` pages (10,000, ten million keys).
 ///
 /// Requests are signed with AWS Signature Version 4 by libcurl (`CURLOPT_AWS_SIGV4`).
 public struct S3Configuration: Sendable {
@@ -36,6 +42,20 @@ public struct S3Configuration: Sendable {
     public var requestTimeout = 600.0
     /// Seconds to connect; 15 by default.
     public var connectTimeout = 15.0
+    /// A request that moves fewer than ``lowSpeedLimit`` bytes a second, in either direction, for this many
+    /// seconds fails as a ``S3Error/Kind/network`` error (and is tried again); 60 by default. A store that
+    /// trickles an answer then holds a run for minutes, not for ``requestTimeout`` per attempt.
+    public var stallTimeout = 60.0
+    /// The speed, in bytes a second, under which ``stallTimeout`` counts; 1,024 by default.
+    public var lowSpeedLimit = 1024
+    /// The largest object ``S3Client/download(_:to:)`` writes to a file; 16 GiB by default. A larger
+    /// object (by its `Content-Length`, or as its bytes arrive) is a ``S3Error/Kind/tooLarge`` error and
+    /// its partial file is removed, so an endless answer cannot fill the disk.
+    public var maximumDownloadBytes: Int64 = 16 << 30
+    /// The most ListObjectsV2 pages one listing reads (each of at most 1,000 keys); 10,000 by default.
+    /// A listing with more pages, or whose store repeats a continuation token, is a
+    /// ``S3Error/Kind/badResponse`` instead of a loop that does not end.
+    public var maximumListPages = 10_000
     /// The largest answer kept in memory (listings, errors, small objects); 16 MiB by default. A larger
     /// one is a ``S3Error/Kind/badResponse``.
     public var maximumResponseBytes = 16 << 20
@@ -75,17 +95,30 @@ public struct S3Configuration: Sendable {
             guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
                 url.host?.isEmpty == false
             else {
-                throw S3Error(.configuration, "AWS_ENDPOINT_URL must be an http(s) URL, got '\(text)'")
+                throw S3Error(
+                    .configuration, "AWS_ENDPOINT_URL must be an http(s) URL, got '\(S3Error.printable(text))'")
             }
             endpoint = url
         }
+        var attempts: Int?
+        if let text = value("AWS_MAX_ATTEMPTS") {
+            guard let number = Int(text), (1...20).contains(number) else {
+                throw S3Error(
+                    .configuration, "AWS_MAX_ATTEMPTS must be a whole number 1…20, got '\(S3Error.printable(text))'")
+            }
+            attempts = number
+        }
         let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1"
         guard region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-            throw S3Error(.configuration, "AWS_REGION must be a region name such as eu-west-1, got '\(region)'")
+            throw S3Error(
+                .configuration, "AWS_REGION must be a region name such as eu-west-1, got '\(S3Error.printable(region))'"
+            )
         }
-        return S3Configuration(
+        var configuration = S3Configuration(
             accessKeyID: key, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"), region: region,
             endpoint: endpoint)
+        if let attempts { configuration.maximumAttempts = attempts }
+        return configuration
     }
 
     /// The URL of `key` in `bucket` (percent-encoded as SigV4 canonicalises it), with `query` (already

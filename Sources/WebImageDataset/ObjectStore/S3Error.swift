@@ -16,8 +16,11 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         case server
         /// The connection failed (refused, reset, timed out, TLS) on every attempt.
         case network
-        /// The store's answer cannot be understood (a missing field, a response over the size bound).
+        /// The store's answer cannot be understood (a missing field, a response over the size bound, a
+        /// listing that does not end).
         case badResponse
+        /// The object is larger than ``S3Configuration/maximumDownloadBytes``: no retry fixes it.
+        case tooLarge
         /// A local file could not be read or written.
         case file
     }
@@ -43,7 +46,7 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     /// credentials, configuration, missing buckets and other refusals.
     public var isPermanent: Bool {
         switch kind {
-        case .configuration, .credentials, .notFound, .rejected: true
+        case .configuration, .credentials, .notFound, .rejected, .tooLarge: true
         case .server, .network, .badResponse, .file: false
         }
     }
@@ -52,11 +55,11 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 
     /// The error for a response with a status outside 2xx: its `<Error><Code>` and `<Message>` when the
-    /// body has them.
+    /// body has them, made printable (``printable(_:limit:)``): the store's words reach a terminal.
     static func response(status: Int, body: [UInt8], request: String) -> S3Error {
         let code = S3XML.first("Code", in: body)
         let detail = S3XML.first("Message", in: body)
-        let said = [code, detail].compactMap { $0 }.joined(separator: ": ")
+        let said = [code, detail].compactMap { $0 }.map { printable($0) }.joined(separator: ": ")
         let what = "\(request) failed with HTTP \(status)" + (said.isEmpty ? "" : " (\(said))")
         let credentialCodes: Set<String> = [
             "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken",
@@ -76,6 +79,30 @@ public struct S3Error: Error, Sendable, CustomStringConvertible {
         let hint =
             kind == .credentials
             ? "; check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN and AWS_REGION" : ""
-        return S3Error(kind, what + hint, status: status, code: code)
+        return S3Error(kind, what + hint, status: status, code: code.map { printable($0) })
+    }
+
+    /// `text` as it may be printed on a terminal: control characters (C0, DEL, C1) and the bidirectional
+    /// overrides as escapes (`\r`, `\n`, `\t`, `\u{1B}`), and at most `limit` characters, so what a store
+    /// or a user wrote can neither move the cursor, recolour, ring nor flood the terminal.
+    public static func printable(_ text: some StringProtocol, limit: Int = 512) -> String {
+        var result = ""
+        var characters = 0
+        for scalar in text.unicodeScalars {
+            guard characters < limit else {
+                result += "…"
+                break
+            }
+            characters += 1
+            switch scalar.value {
+            case 0x0A: result += "\\n"
+            case 0x0D: result += "\\r"
+            case 0x09: result += "\\t"
+            case 0x00...0x1F, 0x7F...0x9F, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

@@ -66,7 +66,9 @@ public struct S3ShardOutput: ShardPublishing {
     public func prepare(in directory: URL, assigned: [Int], includingRecords: Bool) async throws -> Int {
         let shards = Set(assigned)
         let base = prefix.child("").key
-        let objects = try await S3Client.detached { [client, prefix] in try client.list(prefix: prefix.child("")) }
+        let objects = try await S3Client.detached { [client, prefix] in
+            try client.list(prefix: prefix.child(""), delimiter: "/")
+        }
         var wanted: [String] = []
         for object in objects where object.key.hasPrefix(base) {
             let name = String(object.key.dropFirst(base.count))

@@ -33,21 +33,25 @@ final class S3Transfer {
 
     private let sink: Sink
     private let limit: Int
+    private let downloadLimit: Int64
     private var status = 0
     private var headers: [(name: String, value: String)] = []
     private var body: [UInt8] = []
+    private var written: Int64 = 0
     private var failure: S3Error?
 
-    private init(sink: Sink, limit: Int) {
+    private init(sink: Sink, limit: Int, downloadLimit: Int64) {
         self.sink = sink
         self.limit = limit
+        self.downloadLimit = downloadLimit
     }
 
     /// Runs `method` on `url` with `body` and `extraHeaders`, signed with `configuration`'s credentials.
     ///
     /// - Throws: ``S3Error/Kind/network`` for a transfer curl could not finish, with curl's message;
-    ///   ``S3Error/Kind/badResponse`` for an answer over the size bound; ``S3Error/Kind/file`` when the
-    ///   sink's file cannot be written.
+    ///   ``S3Error/Kind/badResponse`` for an answer in memory over the size bound;
+    ///   ``S3Error/Kind/tooLarge`` for a file's over ``S3Configuration/maximumDownloadBytes``;
+    ///   ``S3Error/Kind/file`` when the sink's file cannot be written.
     static func perform(
         method: String, url: String, body: [UInt8]?, extraHeaders: [String] = [], sink: Sink = .memory,
         configuration: S3Configuration
@@ -60,7 +64,8 @@ final class S3Transfer {
         guard let easy = S3HandlePool.shared.checkOut() else { throw S3Error(.network, "curl_easy_init failed") }
         var reusable = false
         defer { S3HandlePool.shared.checkIn(easy, reusable: reusable) }
-        let transfer = S3Transfer(sink: sink, limit: configuration.maximumResponseBytes)
+        let transfer = S3Transfer(
+            sink: sink, limit: configuration.maximumResponseBytes, downloadLimit: configuration.maximumDownloadBytes)
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errorBuffer.deallocate() }
@@ -95,12 +100,21 @@ final class S3Transfer {
             }
         }
         try check(wi_easy_setopt_string(easy, CURLOPT_URL, url), "URL")
+        // The key goes as written: without this curl removes `.` and `..` segments, and `a/../b` would
+        // read (and sign) another object, or another bucket.
+        try check(wi_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1), "PATH_AS_IS")
         try check(wi_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "PROTOCOLS_STR")
         try check(wi_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
         try check(wi_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(configuration.requestTimeout * 1000)), "TIMEOUT")
         try check(
             wi_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(configuration.connectTimeout * 1000)),
             "CONNECTTIMEOUT")
+        try check(wi_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, max(1, configuration.lowSpeedLimit)), "LOW_SPEED")
+        // Whole seconds, at least one and at most a day (a NaN or an infinity is a day).
+        let stallSeconds =
+            configuration.stallTimeout.isFinite
+            ? Int(min(max(configuration.stallTimeout, 1), 86_400).rounded(.up)) : 86_400
+        try check(wi_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, stallSeconds), "LOW_SPEED_TIME")
         try check(
             wi_easy_setopt_string(easy, CURLOPT_AWS_SIGV4, "aws:amz:\(configuration.region):s3"), "AWS_SIGV4")
         try check(
@@ -149,6 +163,10 @@ final class S3Transfer {
         String(url.prefix { $0 != "?" })
     }
 
+    private func header(_ name: String) -> String? {
+        headers.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
     fileprivate func didReceiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if line.hasPrefix("HTTP/") {
@@ -165,6 +183,17 @@ final class S3Transfer {
 
     fileprivate func didReceiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         if case .file(let handle) = sink, (200..<300).contains(status) {
+            // The announced length fails at once; an answer without one (or longer than it said) fails
+            // as it passes the bound.
+            let announced = written == 0 ? header("Content-Length").flatMap { Int64($0) } ?? 0 : 0
+            guard announced <= downloadLimit, Int64(bytes.count) <= downloadLimit - written else {
+                failure = S3Error(
+                    .tooLarge,
+                    "the object is larger than the \(downloadLimit) bytes a download may have "
+                        + (announced > downloadLimit ? "(Content-Length: \(announced))" : "(it went on past them)"))
+                return 0
+            }
+            written += Int64(bytes.count)
             do {
                 try handle.write(contentsOf: bytes)
             } catch {
