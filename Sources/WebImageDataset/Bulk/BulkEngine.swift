@@ -103,10 +103,7 @@ public final class BulkEngine: Sendable {
                 let current = shard
                 shard += 1
                 // The rows of a shard not run here are read past; those of the one returned, by its job.
-                func skipRows() throws {
-                    var read = 0
-                    while read < plan.shardSize, try reader.next() != nil { read += 1 }
-                }
+                func skipRows() throws { _ = try reader.skip(plan.shardSize) }
                 guard assigned.contains(current) else {
                     try skipRows()
                     continue
@@ -176,7 +173,7 @@ public final class BulkEngine: Sendable {
         var inputPosition = 0
         func inputRows(shard: Int) throws -> [BulkRow] {
             guard let source else { return [] }
-            while inputPosition < shard * plan.shardSize, try source.next() != nil { inputPosition += 1 }
+            inputPosition += try source.skip(max(0, shard * plan.shardSize - inputPosition))
             var rows: [BulkRow] = []
             while rows.count < plan.shardSize, let row = try source.next() { rows.append(row) }
             inputPosition += rows.count

@@ -24,8 +24,7 @@ public struct BulkPlan: Codable, Equatable, Sendable {
         input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String
     ) throws -> BulkPlan {
         let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
-        var rows = 0
-        while try reader.next() != nil { rows += 1 }
+        let rows = try reader.skip(Int.max)
         let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
         return BulkPlan(
             input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,

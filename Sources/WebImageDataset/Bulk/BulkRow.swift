@@ -170,6 +170,20 @@ public enum BulkInputFormat: String, Sendable, CaseIterable {
 public protocol BulkRowReading: AnyObject {
     /// The next row; nil at the end. Throws ``BulkInputError`` for damaged input, naming where.
     func next() throws -> BulkRow?
+
+    /// Reads past up to `count` rows, checking them as ``next()`` does; how many there were (fewer at the
+    /// end of the input). The planning pass counts the rows with it, and a run reads past the shards it
+    /// does not make.
+    func skip(_ count: Int) throws -> Int
+}
+
+extension BulkRowReading {
+    /// Reads past up to `count` rows with ``next()``.
+    public func skip(_ count: Int) throws -> Int {
+        var skipped = 0
+        while skipped < count, try next() != nil { skipped += 1 }
+        return skipped
+    }
 }
 
 /// Opens input files as row streams.

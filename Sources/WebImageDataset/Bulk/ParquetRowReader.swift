@@ -1,7 +1,9 @@
 import Foundation
 
 /// Reads a Parquet URL list (LAION's metadata files, a Hugging Face dataset's shards) as a stream of rows,
-/// one row group at a time, reading only the URL, caption and kept columns.
+/// one row group at a time, reading only the URL, caption and kept columns. At most one row group is in
+/// memory: the last one is let go before the next one is read. A row costs a few lookups, no Foundation
+/// string work, so a planning pass over 2^25 rows takes seconds.
 ///
 /// The URL and caption columns may hold any scalar type (read as text); kept columns keep their type
 /// (int, float, double, bool, text; `null` stays `null`). A column the file lacks, or one of a type or feature the
@@ -11,6 +13,12 @@ public final class ParquetRowReader: BulkRowReading {
     private let reader: ParquetReader
     private let columns: BulkColumns
     private let used: [String]
+    /// The positions in ``used`` of the URL, caption, hash, box and kept columns.
+    private let urlIndex: Int?
+    private let captionIndex: Int?
+    private let hashIndex: Int?
+    private let boxesIndex: Int?
+    private let savedIndices: [(name: String, index: Int?)]
     private var group: ParquetRowGroup?
     private var nextGroup = 0
     private var position = 0
@@ -19,7 +27,13 @@ public final class ParquetRowReader: BulkRowReading {
     public init(path: String, columns: BulkColumns) throws {
         self.path = path
         self.columns = columns
-        used = columns.used
+        let used = columns.used
+        self.used = used
+        urlIndex = used.firstIndex(of: columns.url)
+        captionIndex = columns.caption.flatMap { used.firstIndex(of: $0) }
+        hashIndex = columns.verifyHash.flatMap { used.firstIndex(of: $0) }
+        boxesIndex = columns.boxes.flatMap { used.firstIndex(of: $0) }
+        savedIndices = columns.saved.map { ($0, used.firstIndex(of: $0)) }
         do {
             reader = try ParquetReader(path: path)
         } catch let error as ParquetError {
@@ -56,8 +70,43 @@ public final class ParquetRowReader: BulkRowReading {
 
     /// The next row; nil at the end. Reads the next row group when the current one is used up.
     public func next() throws -> BulkRow? {
+        guard let group = try currentGroup() else { return nil }
+        defer { position += 1 }
+        func value(_ index: Int?) -> BulkValue {
+            guard let index else { return .null }
+            return Self.value(group.value(row: position, column: index))
+        }
+        return BulkRow(
+            url: value(urlIndex).text.map(Self.trimmingSpaces) ?? "",
+            caption: captionIndex == nil ? nil : value(captionIndex).text,
+            saved: savedIndices.map { BulkColumnValue(name: $0.name, value: value($0.index)) },
+            boxes: try boxes(group, row: position),
+            expectedHash: hashIndex == nil ? nil : value(hashIndex).text)
+    }
+
+    /// Reads past up to `count` rows without making them: each row group is read (and so checked) whole,
+    /// and a box column's cells are parsed as ``next()`` parses them, so the planning pass finds what a
+    /// run would, in time linear in the rows with nothing made per row.
+    public func skip(_ count: Int) throws -> Int {
+        var skipped = 0
+        while skipped < count, let group = try currentGroup() {
+            let taken = min(count - skipped, group.rowCount - position)
+            if boxesIndex != nil {
+                for row in position..<(position + taken) { _ = try boxes(group, row: row) }
+            }
+            position += taken
+            skipped += taken
+        }
+        return skipped
+    }
+
+    /// The row group holding row ``position``, reading the next one when the current one is used up; nil
+    /// at the end of the file.
+    private func currentGroup() throws -> ParquetRowGroup? {
         while group.map({ position >= $0.rowCount }) ?? true {
             guard nextGroup < reader.rowGroupCount else { return nil }
+            // Let the used-up group go first: two row groups would be alive while the next one is read.
+            group = nil
             do {
                 group = try reader.readRowGroup(nextGroup, columns: used)
             } catch let error as ParquetError {
@@ -66,26 +115,35 @@ public final class ParquetRowReader: BulkRowReading {
             nextGroup += 1
             position = 0
         }
-        guard let group else { return nil }
-        defer { position += 1 }
-        func value(_ name: String) -> BulkValue {
-            guard let index = used.firstIndex(of: name) else { return .null }
-            return Self.value(group.value(row: position, column: index))
+        return group
+    }
+
+    /// The regions to blur of `row` in `group` (none without a box column).
+    private func boxes(_ group: ParquetRowGroup, row: Int) throws -> [BlurBox] {
+        guard let name = columns.boxes, let index = boxesIndex else { return [] }
+        do {
+            return try BlurBox.boxes(in: .parquet(group.value(row: row, column: index)))
+        } catch let error as BlurBox.BoxParseError {
+            throw BulkInputError(
+                "'\(path)' row group \(nextGroup - 1) row \(row) box column '\(name)': \(error.message)")
         }
-        var boxes: [BlurBox] = []
-        if let name = columns.boxes, let index = used.firstIndex(of: name) {
-            do {
-                boxes = try BlurBox.boxes(in: .parquet(group.value(row: position, column: index)))
-            } catch let error as BlurBox.BoxParseError {
-                throw BulkInputError(
-                    "'\(path)' row group \(nextGroup - 1) row \(position) box column '\(name)': \(error.message)")
-            }
+    }
+
+    /// `text` without the tabs and spaces at its ends, as `trimmingCharacters(in: .whitespaces)` has it,
+    /// without bridging to `NSString`: a URL that neither starts nor ends with one, the usual case, is
+    /// returned as it is after two checks.
+    static func trimmingSpaces(_ text: String) -> String {
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.isASCII ? scalar == " " || scalar == "\t" : CharacterSet.whitespaces.contains(scalar)
         }
-        return BulkRow(
-            url: value(columns.url).text?.trimmingCharacters(in: .whitespaces) ?? "",
-            caption: columns.caption.flatMap { value($0).text },
-            saved: columns.saved.map { BulkColumnValue(name: $0, value: value($0)) }, boxes: boxes,
-            expectedHash: columns.verifyHash.flatMap { value($0).text })
+        let scalars = text.unicodeScalars
+        guard let first = scalars.first, let last = scalars.last, isSpace(first) || isSpace(last) else {
+            return text
+        }
+        guard let start = scalars.firstIndex(where: { !isSpace($0) }),
+            let end = scalars.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(scalars[start...end])
     }
 
     /// The type of each kept column (``BulkColumns/saved``), by name.

@@ -15,7 +15,9 @@ public struct ParquetLimits: Sendable {
     /// The most values (levels) one column chunk, dictionary or row group may hold. 2^25 by default.
     ///
     /// Dictionary and RLE encodings make many values from few bytes, so this bounds the memory of one
-    /// column: a little over 2^25 × (`MemoryLayout<ParquetValue>.stride` + 2) bytes with the defaults.
+    /// column: with the defaults, a dictionary-encoded column takes a little over 2^25 × 5 bytes (an index
+    /// and a level per row) besides its dictionary, a PLAIN one 2^25 × (`MemoryLayout<ParquetValue>.stride`
+    /// + 5) bytes at most, a list column a ``ParquetValue`` per element and per row.
     public var maxValuesPerColumnChunk: Int
 
     /// Limits with the given values (the defaults unless stated).

@@ -2,7 +2,7 @@
 ///
 /// Opening reads the footer: the schema and the row groups' sizes. ``readRowGroup(_:columns:)`` then
 /// reads the requested top-level columns of one row group, so memory is bounded by one row group's
-/// columns. Every length in the file is checked against ``ParquetLimits`` and against the file's size
+/// columns (a dictionary-encoded column as its dictionary and an index per row). Every length in the file is checked against ``ParquetLimits`` and against the file's size
 /// before anything is allocated; a malformed or unsupported file throws a ``ParquetError`` naming the
 /// column and the feature.
 ///
@@ -10,9 +10,9 @@
 /// let reader = try ParquetReader(path: "laion.parquet")
 /// for group in 0..<reader.rowGroupCount {
 ///     let rows = try reader.readRowGroup(group, columns: ["url", "caption"])
-///     for (url, caption) in zip(rows.values[0], rows.values[1]) {
-///         guard let url = url.stringValue else { continue }  // a null URL
-///         print(url, caption.stringValue ?? "")
+///     for row in 0..<rows.rowCount {
+///         guard let url = rows.value(row: row, column: 0).stringValue else { continue }  // a null URL
+///         print(url, rows.value(row: row, column: 1).stringValue ?? "")
 ///     }
 /// }
 /// ```
@@ -105,18 +105,18 @@ public final class ParquetReader: Sendable {
             }
             return plan
         }
-        var values: [[ParquetValue]] = []
+        var storage: [ParquetColumnValues] = []
         for plan in selected {
             do {
-                values.append(try readColumn(plan, group))
+                storage.append(try readColumn(plan, group))
             } catch let error as ParquetError {
                 throw error.inColumn(plan.path)
             }
         }
-        return ParquetRowGroup(columns: selected.map(\.column), values: values, rowCount: Int(group.rowCount))
+        return ParquetRowGroup(columns: selected.map(\.column), storage: storage, rowCount: Int(group.rowCount))
     }
 
-    private func readColumn(_ plan: ColumnPlan, _ group: RowGroup) throws -> [ParquetValue] {
+    private func readColumn(_ plan: ColumnPlan, _ group: RowGroup) throws -> ParquetColumnValues {
         if let reason = plan.unsupported { throw ParquetError.unsupported(reason) }
         let chunk = group.columns[plan.leafIndex]
         guard chunk.filePath == nil else {

@@ -5,6 +5,10 @@ struct PlainDecoder {
     let isText: Bool
 
     /// Decodes `count` values from `bytes[start..<end]`, appending them to `output`.
+    ///
+    /// `output` is not reserved for the page: an exact reservation per page reallocates and copies the
+    /// whole chunk's values on every page (quadratic over a chunk of thousands of pages), where `append`
+    /// grows it geometrically.
     func decode(
         _ bytes: [UInt8], start: Int, end: Int, count: Int, into output: inout [ParquetValue]
     ) throws {
@@ -22,38 +26,32 @@ struct PlainDecoder {
             guard count <= available * 8 else {
                 throw ParquetError.corrupt("\(count) PLAIN booleans need more than the page's \(available) bytes")
             }
-            output.reserveCapacity(output.count + count)
             for index in 0..<count {
                 output.append(.bool(bytes[start + index / 8] >> UInt8(index % 8) & 1 == 1))
             }
         case .int32:
             try need(4)
-            output.reserveCapacity(output.count + count)
             for index in 0..<count {
                 output.append(.int32(Int32(bitPattern: UInt32(Self.littleEndian(bytes, start + 4 * index, 4)))))
             }
         case .int64:
             try need(8)
-            output.reserveCapacity(output.count + count)
             for index in 0..<count {
                 output.append(.int64(Int64(bitPattern: Self.littleEndian(bytes, start + 8 * index, 8))))
             }
         case .float:
             try need(4)
-            output.reserveCapacity(output.count + count)
             for index in 0..<count {
                 output.append(.float(Float(bitPattern: UInt32(Self.littleEndian(bytes, start + 4 * index, 4)))))
             }
         case .double:
             try need(8)
-            output.reserveCapacity(output.count + count)
             for index in 0..<count {
                 output.append(.double(Double(bitPattern: Self.littleEndian(bytes, start + 8 * index, 8))))
             }
         case .byteArray:
             // Each value is at least its four-byte length.
             try need(4)
-            output.reserveCapacity(output.count + count)
             var position = start
             for _ in 0..<count {
                 guard end - position >= 4 else { throw ParquetError.corrupt("BYTE_ARRAY value runs past its page") }
@@ -67,7 +65,6 @@ struct PlainDecoder {
             }
         case .fixedLenByteArray:
             try need(typeLength)
-            output.reserveCapacity(output.count + count)
             for index in 0..<count {
                 let first = start + typeLength * index
                 output.append(.bytes(Array(bytes[first..<first + typeLength])))

@@ -24,8 +24,12 @@ struct RLEHybridDecoder {
         self.byteWidth = (bitWidth + 7) / 8
     }
 
-    /// Appends exactly `count` values to `output`, or throws if the data ends first.
-    mutating func decode(count: Int, into output: inout [UInt32]) throws {
+    /// Appends exactly `count` values to `output`, or throws if the data ends first. `T` must hold
+    /// `bitWidth` bits (levels go straight into bytes; dictionary indices into `UInt32`s).
+    mutating func decode<T: FixedWidthInteger & UnsignedInteger>(count: Int, into output: inout [T]) throws {
+        guard bitWidth <= T.bitWidth else {
+            throw ParquetError.corrupt("RLE/bit-packed bit width \(bitWidth) is over the \(T.bitWidth) bits expected")
+        }
         var needed = count
         while needed > 0 {
             guard position < end else {
@@ -42,7 +46,7 @@ struct RLEHybridDecoder {
                     throw ParquetError.corrupt("RLE run value \(value) is wider than \(bitWidth) bits")
                 }
                 let taken = Int(min(runLength, UInt64(needed)))
-                output.append(contentsOf: repeatElement(value, count: taken))
+                output.append(contentsOf: repeatElement(T(truncatingIfNeeded: value), count: taken))
                 needed -= taken
             } else {
                 let groups = header >> 1
@@ -74,7 +78,7 @@ struct RLEHybridDecoder {
     }
 
     /// Unpacks `count` values from `position` (LSB first); the caller checked the bytes are there.
-    private func unpack(count: Int, into output: inout [UInt32]) {
+    private func unpack<T: FixedWidthInteger & UnsignedInteger>(count: Int, into output: inout [T]) {
         guard bitWidth > 0 else {
             output.append(contentsOf: repeatElement(0, count: count))
             return
@@ -83,14 +87,13 @@ struct RLEHybridDecoder {
         var buffer: UInt64 = 0
         var bufferedBits = 0
         var next = position
-        output.reserveCapacity(output.count + count)
         for _ in 0..<count {
             while bufferedBits < bitWidth {
                 buffer |= UInt64(bytes[next]) << UInt64(bufferedBits)
                 next += 1
                 bufferedBits += 8
             }
-            output.append(UInt32(truncatingIfNeeded: buffer & mask))
+            output.append(T(truncatingIfNeeded: buffer & mask))
             buffer >>= UInt64(bitWidth)
             bufferedBits -= bitWidth
         }

@@ -1,13 +1,28 @@
 /// The levels and non-null values of one column chunk, before record assembly.
+///
+/// A dictionary-encoded chunk keeps its dictionary once and a 4-byte index per value, never a
+/// ``ParquetValue`` per value: a few kilobytes of RLE runs may stand for 2^25 values.
 struct DecodedColumnChunk {
     /// Repetition levels, one per value slot (empty when the column has no repetition).
     var repetitionLevels: [UInt8] = []
     /// Definition levels, one per value slot (empty when the column has no definition levels).
     var definitionLevels: [UInt8] = []
-    /// The non-null leaf values in order.
+    /// Without a dictionary, the non-null leaf values in order; with one, its entries, then the values of
+    /// the chunk's PLAIN pages (a writer falls back to PLAIN when the dictionary grows too large).
     var values: [ParquetValue] = []
+    /// With a dictionary, the index in ``values`` of each non-null leaf value, in order; nil without one.
+    var indices: [UInt32]?
     /// The number of value slots (levels) read.
     var slotCount = 0
+
+    /// The number of non-null leaf values.
+    var valueCount: Int { indices?.count ?? values.count }
+
+    /// The `index`th non-null leaf value (in `0..<valueCount`).
+    func value(_ index: Int) -> ParquetValue {
+        if let indices { return values[Int(indices[index])] }
+        return values[index]
+    }
 }
 
 /// Decodes the pages of one column chunk: dictionary page, data pages v1 and v2, each codec.
@@ -16,7 +31,8 @@ struct ColumnChunkDecoder {
     let metadata: ColumnMetadata
     let limits: ParquetLimits
 
-    private var dictionary: [ParquetValue]?
+    /// The number of dictionary entries (the first of the result's values); nil before a dictionary page.
+    private var dictionaryCount: Int?
     private var result = DecodedColumnChunk()
 
     init(plan: ColumnPlan, metadata: ColumnMetadata, limits: ParquetLimits) {
@@ -79,6 +95,9 @@ struct ColumnChunkDecoder {
             }
             position = bodyEnd
         }
+        // Handed over, not shared: the assembler grows the indices in place, which a second reference
+        // (this decoder's) would turn into a copy of them.
+        defer { result = DecodedColumnChunk() }
         return result
     }
 
@@ -87,7 +106,7 @@ struct ColumnChunkDecoder {
     private mutating func readDictionary(
         _ header: PageHeader, _ dictionaryHeader: DictionaryPageHeader, _ bytes: [UInt8], _ start: Int, _ end: Int
     ) throws {
-        guard dictionary == nil, result.slotCount == 0 else {
+        guard dictionaryCount == nil, result.slotCount == 0 else {
             throw ParquetError.corrupt("a second dictionary page, or one after data pages")
         }
         guard
@@ -104,7 +123,13 @@ struct ColumnChunkDecoder {
             bytes, start: start, end: end, codec: metadata.codec, size: header.uncompressedSize)
         var values: [ParquetValue] = []
         try plain.decode(body, start: 0, end: body.count, count: dictionaryHeader.valueCount, into: &values)
-        dictionary = values
+        dictionaryCount = values.count
+        result.values = values
+        // All at once, as the levels: a reservation per page (exact, not doubling) would copy the indices
+        // once per page. Untouched, the reservation costs address space, not memory.
+        var indices: [UInt32] = []
+        indices.reserveCapacity(Int(metadata.valueCount))
+        result.indices = indices
     }
 
     private mutating func readDataPage(
@@ -120,12 +145,12 @@ struct ColumnChunkDecoder {
         var position = 0
         if plan.maxRepetitionLevel > 0 {
             try checkLevelEncoding(dataHeader.repetitionLevelEncoding)
-            position = try readPrefixedLevels(
+            position = try Self.readPrefixedLevels(
                 body, position, count: count, maxLevel: plan.maxRepetitionLevel, into: &result.repetitionLevels)
         }
         if plan.maxDefinitionLevel > 0 {
             try checkLevelEncoding(dataHeader.definitionLevelEncoding)
-            position = try readPrefixedLevels(
+            position = try Self.readPrefixedLevels(
                 body, position, count: count, maxLevel: plan.maxDefinitionLevel, into: &result.definitionLevels)
         }
         try readValues(body, position, body.count, encoding: dataHeader.encoding, slots: count)
@@ -146,13 +171,13 @@ struct ColumnChunkDecoder {
         // Levels come first and are never compressed.
         let repetitionEnd = start + dataHeader.repetitionLevelsLength
         if plan.maxRepetitionLevel > 0 {
-            try readLevels(
+            try Self.readLevels(
                 bytes, start, repetitionEnd, count: count, maxLevel: plan.maxRepetitionLevel,
                 into: &result.repetitionLevels)
         }
         let valuesStart = repetitionEnd + dataHeader.definitionLevelsLength
         if plan.maxDefinitionLevel > 0 {
-            try readLevels(
+            try Self.readLevels(
                 bytes, repetitionEnd, valuesStart, count: count, maxLevel: plan.maxDefinitionLevel,
                 into: &result.definitionLevels)
         }
@@ -179,7 +204,10 @@ struct ColumnChunkDecoder {
     }
 
     /// Reads v1 levels (a four-byte length, then the hybrid) and returns the offset after them.
-    private func readPrefixedLevels(
+    ///
+    /// Static, as ``readLevels(_:_:_:count:maxLevel:into:)``: a method of `self` given `&result`'s levels
+    /// would hold a copy of `self`, so every page's append would copy the chunk's levels (quadratic).
+    private static func readPrefixedLevels(
         _ body: [UInt8], _ start: Int, count: Int, maxLevel: Int, into levels: inout [UInt8]
     ) throws -> Int {
         guard body.count - start >= 4 else { throw ParquetError.corrupt("levels miss their length") }
@@ -189,19 +217,18 @@ struct ColumnChunkDecoder {
         return start + 4 + length
     }
 
-    private func readLevels(
+    private static func readLevels(
         _ bytes: [UInt8], _ start: Int, _ end: Int, count: Int, maxLevel: Int, into levels: inout [UInt8]
     ) throws {
+        guard maxLevel <= Int(UInt8.max) else {
+            throw ParquetError.unsupported("level \(maxLevel) is deeper than the reader's 255")
+        }
         var decoder = try RLEHybridDecoder(
             bytes, start: start, end: end, bitWidth: RLEHybridDecoder.bitWidth(forMax: maxLevel))
-        var raw: [UInt32] = []
-        raw.reserveCapacity(count)
-        try decoder.decode(count: count, into: &raw)
-        for level in raw {
-            guard level <= maxLevel else {
-                throw ParquetError.corrupt("level \(level) is above the column's maximum \(maxLevel)")
-            }
-            levels.append(UInt8(level))
+        let first = levels.count
+        try decoder.decode(count: count, into: &levels)
+        if let level = levels[first...].first(where: { Int($0) > maxLevel }) {
+            throw ParquetError.corrupt("level \(level) is above the column's maximum \(maxLevel)")
         }
     }
 
@@ -215,28 +242,39 @@ struct ColumnChunkDecoder {
         }
         switch Encoding(rawValue: encoding) {
         case .plain:
+            let first = result.values.count
+            let plain = plain
             try plain.decode(body, start: start, end: end, count: nonNull, into: &result.values)
+            appendIndices(from: first)
         case .plainDictionary, .rleDictionary:
-            guard let dictionary else { throw ParquetError.corrupt("dictionary-encoded page without a dictionary") }
+            guard let dictionaryCount, var indices = result.indices else {
+                throw ParquetError.corrupt("dictionary-encoded page without a dictionary")
+            }
             guard nonNull > 0 else { break }
             guard start < end else { throw ParquetError.corrupt("dictionary indices miss their bit width") }
             var decoder = try RLEHybridDecoder(body, start: start + 1, end: end, bitWidth: Int(body[start]))
-            var indices: [UInt32] = []
-            indices.reserveCapacity(nonNull)
+            // Decoded in place: the chunk's only copy of the indices is moved out while they grow.
+            result.indices = nil
+            let first = indices.count
             try decoder.decode(count: nonNull, into: &indices)
-            result.values.reserveCapacity(result.values.count + nonNull)
-            for index in indices {
-                guard index < dictionary.count else {
-                    throw ParquetError.corrupt(
-                        "dictionary index \(index) is out of range (\(dictionary.count) entries)")
-                }
-                result.values.append(dictionary[Int(index)])
+            if let index = indices[first...].first(where: { Int($0) >= dictionaryCount }) {
+                throw ParquetError.corrupt("dictionary index \(index) is out of range (\(dictionaryCount) entries)")
             }
+            result.indices = indices
         case .rle where plan.physicalType == PhysicalType.boolean.rawValue:
+            let first = result.values.count
+            let plain = plain
             try plain.decodeRLEBooleans(body, start: start, end: end, count: nonNull, into: &result.values)
+            appendIndices(from: first)
         default:
             throw ParquetError.unsupported("encoding \(Encoding.name(encoding)) is not supported")
         }
         result.slotCount += slots
+    }
+
+    /// After a dictionary, a page of values (not indices) puts them after the entries: each is indexed.
+    private mutating func appendIndices(from first: Int) {
+        guard result.indices != nil else { return }
+        result.indices?.append(contentsOf: UInt32(first)..<UInt32(result.values.count))
     }
 }

@@ -2,7 +2,7 @@
 /// for primitives and nested lists).
 struct RecordAssembler {
     private let shape: LevelShape
-    private let chunk: DecodedColumnChunk
+    private var chunk: DecodedColumnChunk
     private let hasRepetition: Bool
     private let hasDefinition: Bool
     private var slot = 0
@@ -16,7 +16,7 @@ struct RecordAssembler {
     }
 
     /// The rows; throws unless they are exactly `rowCount` and use every value.
-    mutating func assemble(rowCount: Int) throws -> [ParquetValue] {
+    mutating func assemble(rowCount: Int) throws -> ParquetColumnValues {
         if case .leaf(let definedLevel) = shape, !hasRepetition {
             return try assembleFlat(definedLevel: definedLevel, rowCount: rowCount)
         }
@@ -35,10 +35,10 @@ struct RecordAssembler {
         guard rows.count == rowCount else {
             throw ParquetError.corrupt("the column holds \(rows.count) rows, its row group \(rowCount)")
         }
-        guard valueIndex == chunk.values.count else {
+        guard valueIndex == chunk.valueCount else {
             throw ParquetError.corrupt("the column holds more values than its definition levels use")
         }
-        return rows
+        return ParquetColumnValues(entries: rows, rows: nil)
     }
 
     private func repetition(_ slot: Int) -> Int { hasRepetition ? Int(chunk.repetitionLevels[slot]) : 0 }
@@ -47,33 +47,62 @@ struct RecordAssembler {
         hasDefinition ? Int(chunk.definitionLevels[slot]) : defaultLevel
     }
 
-    private mutating func assembleFlat(definedLevel: Int, rowCount: Int) throws -> [ParquetValue] {
+    /// A column without lists keeps the chunk's values (and a dictionary's indices) as they are; only the
+    /// nulls need a row index of their own. Linear in the rows, with no ``ParquetValue`` made per row.
+    private mutating func assembleFlat(definedLevel: Int, rowCount: Int) throws -> ParquetColumnValues {
         guard chunk.slotCount == rowCount else {
             throw ParquetError.corrupt("the column holds \(chunk.slotCount) rows, its row group \(rowCount)")
         }
+        let valueCount = chunk.valueCount
+        // Moved out of the chunk, so the indices are grown in place rather than copied.
+        let entries = chunk.values
+        var indices = chunk.indices
+        chunk.values = []
+        chunk.indices = nil
         guard hasDefinition else {
-            guard chunk.values.count == rowCount else {
-                throw ParquetError.corrupt("the column holds \(chunk.values.count) values for \(rowCount) rows")
+            guard valueCount == rowCount else {
+                throw ParquetError.corrupt("the column holds \(valueCount) values for \(rowCount) rows")
             }
-            return chunk.values
+            return ParquetColumnValues(entries: entries, rows: indices)
         }
-        var rows: [ParquetValue] = []
-        rows.reserveCapacity(rowCount)
-        for level in chunk.definitionLevels {
-            if Int(level) >= definedLevel {
-                guard valueIndex < chunk.values.count else {
-                    throw ParquetError.corrupt("definition levels ask for more values than the pages hold")
-                }
-                rows.append(chunk.values[valueIndex])
-                valueIndex += 1
-            } else {
-                rows.append(.null)
-            }
+        let levels = chunk.definitionLevels
+        var defined = 0
+        for level in levels where Int(level) >= definedLevel { defined += 1 }
+        guard defined <= valueCount else {
+            throw ParquetError.corrupt("definition levels ask for more values than the pages hold")
         }
-        guard valueIndex == chunk.values.count else {
+        guard defined == valueCount else {
             throw ParquetError.corrupt("the column holds more values than its definition levels use")
         }
-        return rows
+        if defined == rowCount && indices == nil { return ParquetColumnValues(entries: entries, rows: nil) }
+        guard var rows = indices else {
+            var rows: [UInt32] = []
+            rows.reserveCapacity(rowCount)
+            var next: UInt32 = 0
+            for level in levels {
+                if Int(level) >= definedLevel {
+                    rows.append(next)
+                    next += 1
+                } else {
+                    rows.append(ParquetColumnValues.null)
+                }
+            }
+            return ParquetColumnValues(entries: entries, rows: rows)
+        }
+        indices = nil
+        // Spread the indices over the rows from the end: row `r`'s index comes from a position at most
+        // `r`, which is not overwritten before it is read.
+        rows.append(contentsOf: repeatElement(ParquetColumnValues.null, count: rowCount - valueCount))
+        var next = valueCount
+        for row in stride(from: rowCount - 1, through: 0, by: -1) {
+            if Int(levels[row]) >= definedLevel {
+                next -= 1
+                rows[row] = rows[next]
+            } else {
+                rows[row] = ParquetColumnValues.null
+            }
+        }
+        return ParquetColumnValues(entries: entries, rows: rows)
     }
 
     /// The value starting at `slot`, consuming its slots. Recursion depth is the list nesting, which the
@@ -84,11 +113,11 @@ struct RecordAssembler {
             let level = definition(slot, default: definedLevel)
             slot += 1
             guard level >= definedLevel else { return .null }
-            guard valueIndex < chunk.values.count else {
+            guard valueIndex < chunk.valueCount else {
                 throw ParquetError.corrupt("definition levels ask for more values than the pages hold")
             }
             defer { valueIndex += 1 }
-            return chunk.values[valueIndex]
+            return chunk.value(valueIndex)
         case .list(let nullable, let presentLevel, let elementsLevel, let repetitionLevel, let element):
             let level = definition(slot, default: elementsLevel)
             if nullable && level < presentLevel {
