@@ -47,8 +47,13 @@ test: deps
 	echo "make test: passed:$${passed:- none}; failed:$${failed:- none}"; \
 	[ -z "$$failed" ]
 
+# At most three tests at once: on Linux, Swift's cooperative pool and Dispatch's default global queue share
+# as many threads as cores, and the suite's synchronous tests (CPU work, waits on child processes) hold
+# them; with every test started at once, the async ones beside them waited past their 120 s limits (two
+# cores: about 30 failures a run). Three keeps the run near five minutes on two cores.
+SWIFT_TEST_WIDTH ?= 3
 test-swift:
-	$(SWIFT) test --skip-build
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test --skip-build
 
 # `webimage serve` under wrk at 64 connections for 60 s while its origin misbehaves (Tests/Load/serve_faults.py:
 # slow, 500, endless body, not an image, a redirect to a refused address): every request answered, every error
@@ -85,7 +90,7 @@ conformance: deps conformance-venv
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3"
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3"
 
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the

@@ -272,13 +272,11 @@ public final class ImageProxy: Sendable {
         return result.data
     }
 
-    /// The result cache's calls block on SQLite and files; they run here, never on the cooperative pool the
-    /// server's handlers share.
-    private static let cacheQueue = DispatchQueue(label: "webimage.serve.result-cache", attributes: .concurrent)
-
+    /// The result cache's calls block on SQLite and files; they run on `BackgroundQueues`, never on the
+    /// cooperative pool the server's handlers share (nor on a concurrent queue, whose threads are that pool's).
     private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            cacheQueue.async { continuation.resume(returning: body()) }
+            BackgroundQueues.next.async { continuation.resume(returning: body()) }
         }
     }
 

@@ -69,7 +69,8 @@ package final class DrainBatch {
         }
         let work = offloaded
         offloaded.removeAll(keepingCapacity: true)
-        DispatchQueue.global().async {
+        // Not `DispatchQueue.global()`: see BackgroundQueues.
+        BackgroundQueues.next.async {
             let batch = DrainBatch()
             batch.install()
             for item in work { item() }

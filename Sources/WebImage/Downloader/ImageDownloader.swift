@@ -377,10 +377,12 @@ public final class ImageDownloader: Sendable {
         } else {
             let queue = self.queue
             let transport = self.transport
-            DispatchQueue.global().async {
+            // A thread of its own for a wait as long as the downloads: on a global queue it would hold one of
+            // the few threads async code shares (see BackgroundQueues).
+            Thread {
                 queue.waitUntilAllOperationsAreFinished()
                 transport?.shutdown()
-            }
+            }.start()
         }
     }
 

@@ -51,7 +51,12 @@ final class OperationTable: @unchecked Sendable {
     private var entries = Entries()
 
     init() {
-        queue = DispatchQueue(label: "WebImage.operationTable", attributes: .concurrent)
+        // A concurrent queue of the default kind would run the removal barriers on the threads Swift's
+        // cooperative pool uses; while async callers hold them all, a `download` blocked in `withBarrier`
+        // behind a removal would wait with them (BackgroundQueues says why). Its own target runs them anyway.
+        queue = DispatchQueue(
+            label: "WebImage.operationTable", attributes: .concurrent,
+            target: BackgroundQueues.target(label: "WebImage.operationTable"))
         removals = QueueChannel(queue: queue, barrier: true)
     }
 

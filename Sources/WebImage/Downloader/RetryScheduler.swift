@@ -57,7 +57,7 @@ final class RetryScheduler: Sendable {
                 error: ImageDownloaderError(.cancelled, "the download was cancelled", url: attempt.request.url),
                 response: nil, metrics: nil)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, delay)) {
+        BackgroundQueues.next.asyncAfter(deadline: .now() + max(0, delay)) {
             self.resume(next, error: error, attempt: attempt)
         }
     }

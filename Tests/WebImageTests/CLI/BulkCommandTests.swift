@@ -252,11 +252,12 @@ struct BulkCommandTests {
             let delay = Int.random(in: 20...400, using: &generator)
             _ = try await CLIRunner.run("webimage", arguments(killed), killAfterMilliseconds: delay)
             // Under its final names the directory only ever holds complete files (it may not exist yet when
-            // the kill came early).
+            // the kill came early). A shard's jsonl is renamed last, as the mark that its tar is complete: a
+            // kill between the two renames leaves a tar alone, which the resume redoes.
             let names = (try? FileManager.default.contentsOfDirectory(atPath: killed.path)) ?? []
-            for name in names where name.hasSuffix(".tar") {
-                let stem = String(name.dropLast(4))
-                #expect(names.contains(stem + ".jsonl"), "\(name) without its jsonl")
+            for name in names where name.hasSuffix(".jsonl") {
+                let stem = String(name.dropLast(6))
+                #expect(names.contains(stem + ".tar"), "\(name) without its tar")
             }
         }
         // A kill between writing the plan and renaming it leaves its temporary file; plant one for certain
