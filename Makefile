@@ -3,6 +3,9 @@ SHELL := /bin/bash
 # Both install the missing Debian packages first (apt-get, only when something is missing).
 
 SWIFT ?= swift
+# The command, proxy and dataset engine are behind the package's `Tools` trait (Package.swift says why):
+# every build and test here enables it.
+TRAITS := --traits Tools
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
@@ -22,7 +25,7 @@ deps:
 # Warning-free build: SwiftPM cannot combine -warnings-as-errors with the -suppress-warnings it passes
 # to dependencies, so the log is checked for warnings in this project's own files instead.
 build: deps
-	@$(SWIFT) build --build-tests 2>&1 | tee .build-log.txt; test $${PIPESTATUS[0]} -eq 0
+	@$(SWIFT) build --build-tests $(TRAITS) 2>&1 | tee .build-log.txt; test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '(Sources|Tests|Examples|Benchmarks)/[^ ]*:[0-9]+:[0-9]+: warning:' .build-log.txt; then \
 		echo "error: the build printed warnings (above)"; exit 1; fi
 	@rm -f .build-log.txt
@@ -53,7 +56,7 @@ test: deps
 # cores: about 30 failures a run). Three keeps the run near five minutes on two cores.
 SWIFT_TEST_WIDTH ?= 3
 test-swift:
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test --skip-build
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test --skip-build $(TRAITS)
 
 # `webimage serve` under wrk at 64 connections for 60 s while its origin misbehaves (Tests/Load/serve_faults.py:
 # slow, 500, endless body, not an image, a redirect to a refused address): every request answered, every error
@@ -82,7 +85,7 @@ test-conformance: conformance-venv
 # (docs/CONFORMANCE.md says how its table was made). Not part of `make test`; about ten minutes.
 CONFORMANCE_SUITES ?= $(CURDIR)/.conformance-suites
 conformance: deps conformance-venv
-	$(SWIFT) build --product webimage
+	$(SWIFT) build $(TRAITS) --product webimage
 	$(CONFORMANCE_VENV)/bin/python3 Tests/Conformance/check.py --webimage "$$($(SWIFT) build --show-bin-path)/webimage" \
 		--suite pngsuite=$(CONFORMANCE_SUITES)/libpng --suite jxl=$(CONFORMANCE_SUITES)/conformance \
 		--suite avif=$(CONFORMANCE_SUITES)/av1-avif --suite sdwebimage=$(CONFORMANCE_SUITES)/SDWebImage
@@ -90,16 +93,16 @@ conformance: deps conformance-venv
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3"
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test $(TRAITS) --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3"
 
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the
 # check stays about memory.
 test-asan: deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test --sanitize=address --scratch-path .build-asan --no-parallel
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test $(TRAITS) --sanitize=address --scratch-path .build-asan --no-parallel
 
 demo: deps
-	$(SWIFT) run -c release webimage demo
+	$(SWIFT) run -c release $(TRAITS) webimage demo
 
 # Side-by-side benchmarks (Benchmarks/, see Benchmarks/README.md): release build, nginx on 127.0.0.1 serving a
 # generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~10 minutes).

@@ -1,6 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The library products (WebImage, WebImageCodecs) need only swift-log and swift-metrics. Everything else
+// serves the programs built on them — the `webimage` command, its image proxy and its dataset engine —
+// and is named only under the `Tools` trait, which is off unless asked for. SwiftPM resolves a
+// dependency package only if a target reachable without disabled traits names it (test targets of a
+// dependency count for nothing), so an app that depends on this package clones two packages, not 26
+// (README, "Using WebImage in your package", has the measurement). Here, build with `--traits Tools`
+// (the Makefile does): `swift build --traits Tools`, `swift test --traits Tools`.
+let tools: TargetDependencyCondition? = .when(traits: ["Tools"])
+
 let package = Package(
     name: "WebImage",
     platforms: [.macOS(.v15)],
@@ -12,6 +21,12 @@ let package = Package(
         .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         .executable(name: "webimage", targets: ["webimage"]),
         .executable(name: "thumbnailer", targets: ["thumbnailer"]),
+    ],
+    traits: [
+        .trait(
+            name: "Tools",
+            description: "The webimage command, its image proxy (WebImageProxy) and dataset engine (WebImageDataset)."
+        )
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -55,6 +70,8 @@ let package = Package(
         ),
         // The Lanczos resampler's opaque passes with AVX2 and FMA, chosen at run time.
         .target(name: "CPixelKernels"),
+        // Keeps what a C library prints to stderr (libjxl's failed checks) per thread, for the log.
+        .target(name: "CMessageCapture"),
         // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafe compiler
         // flags, which SwiftPM refuses in a dependency) is needed.
         .target(
@@ -70,6 +87,7 @@ let package = Package(
             name: "WebImageCodecs",
             dependencies: [
                 "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CHEIF", "CJXL", "CLCMS", "CPixelKernels",
+                "CMessageCapture",
                 // zlib (libpng's own dependency) inflates a PNG's compressed XMP packet.
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
@@ -96,11 +114,11 @@ let package = Package(
             dependencies: [
                 "Locking",
                 "CZlib",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOCore", package: "swift-nio", condition: tools),
+                .product(name: "NIOPosix", package: "swift-nio", condition: tools),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -110,13 +128,13 @@ let package = Package(
             name: "WebImageProxy",
             dependencies: [
                 "WebImage", "WebImageCodecs", "Locking",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: tools),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: tools),
+                .product(name: "Crypto", package: "swift-crypto", condition: tools),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: tools),
+                .product(name: "NIOCore", package: "swift-nio", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -126,7 +144,7 @@ let package = Package(
             name: "WebImageDataset",
             dependencies: [
                 "WebImage", "WebImageTransport", "Locking", "CCurl", "CSnappy", "CZstd", "CZlib",
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -137,7 +155,7 @@ let package = Package(
                 "WebImageDataset",
                 "WebImageProxy",
                 "LocalImageServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
             ],
             path: "Examples/webimage",
             swiftSettings: [.swiftLanguageMode(.v6)]

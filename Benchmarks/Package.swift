@@ -11,7 +11,7 @@ let webImage = root.lastPathComponent
 let package = Package(
     name: "WebImageBenchmarks",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "..")],
+    dependencies: [.package(path: "..", traits: ["Tools"])],
     targets: [
         // The physical-limit client: one libcurl multi handle in C.
         .target(name: "CBenchCurl", path: "CBenchCurl", linkerSettings: [.linkedLibrary("curl")]),

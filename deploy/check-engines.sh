@@ -24,7 +24,7 @@ fi
 command -v java >/dev/null || { echo "error: Spark needs java (Debian: openjdk-17-jre-headless)" >&2; exit 2; }
 
 echo "==> building webimage"
-"$SWIFT" build --product webimage >/dev/null
+"$SWIFT" build --traits Tools --product webimage >/dev/null
 WEBIMAGE="$("$SWIFT" build --show-bin-path)/webimage"
 
 WORK=$(mktemp -d /tmp/webimage-engines-XXXXXX)

@@ -3,7 +3,8 @@
 # package would use it: a bare clone of HEAD, tagged, named by a file:// URL with `from:`. SwiftPM
 # refuses unsafe flags in a dependency and resolves only what the products need, so this proves the
 # package is usable by others: the WebImage product, and the WebImageCodecs product alone (which must
-# link no libcurl or SQLite). Run by `make test-package` (and CI).
+# link no libcurl or SQLite), resolving no package but swift-log and swift-metrics. Run by
+# `make test-package` (and CI).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d /tmp/webimage-consumer.XXXXXX)"
@@ -30,3 +31,11 @@ fi
 echo "CodecsConsumer links: $(ldd "$bin/CodecsConsumer" | awk '{print $1}' | grep -E 'lib(jpeg|png|webp|gif|avif|heif|jxl|lcms)' | sort | tr '\n' ' ')"
 echo "Resolved:"
 grep -E '"(identity|version)"' "$work/consumer/Package.resolved" | paste - - | sed 's/  */ /g'
+# The library products need swift-log and swift-metrics only; the programs' packages sit behind the
+# `Tools` trait, which a dependent leaves off (Package.swift).
+heavy='"identity" : "(hummingbird|swift-nio|swift-nio-ssl|swift-nio-http2|async-http-client|swift-certificates|swift-configuration|swift-crypto|swift-argument-parser)"'
+if grep -E "$heavy" "$work/consumer/Package.resolved"; then
+    echo "error: an app using WebImage and WebImageCodecs resolved the packages above" >&2
+    exit 1
+fi
+echo "Packages resolved besides WebImage: $(grep -c '"identity"' "$work/consumer/Package.resolved" | awk '{print $1 - 1}')"

@@ -147,6 +147,9 @@ def main():
                 f'        .executableTarget(name: "{name}", dependencies: [\n'
                 + "".join(products)
                 + "        ], swiftSettings: [.swiftLanguageMode(.v6)]),\n")
+        # WebImageDataset is behind the package's `Tools` trait; the library products need none.
+        needs_tools = any(re.search(r"^\s*import WebImageDataset\s*$", code, re.M) for _, code in blocks)
+        traits = ', traits: ["Tools"]' if needs_tools else ""
         with open(os.path.join(work, "Package.swift"), "w", encoding="utf-8") as handle:
             handle.write(
                 "// swift-tools-version:6.1\n"
@@ -155,7 +158,7 @@ def main():
                 '    name: "ReadmeBlocks",\n'
                 "    platforms: [.macOS(.v15)],\n"
                 "    dependencies: [\n"
-                f"        .package(path: {json.dumps(repo)}),\n"
+                f"        .package(path: {json.dumps(repo)}{traits}),\n"
                 + "".join(f"        {requirement},\n" for requirement in requirements)
                 + "    ],\n    targets: [\n" + "".join(targets) + "    ]\n)\n")
         resolved = os.path.join(repo, "Package.resolved")

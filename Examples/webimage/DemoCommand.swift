@@ -15,7 +15,7 @@ extension WebImageCLI {
                 contact sheet.
 
                 Example:
-                  swift run -c release webimage demo --output /tmp/demo
+                  swift run -c release --traits Tools webimage demo --output /tmp/demo
                 """)
 
         @Option(help: ArgumentHelp("Folder for contact-sheet.png.", valueName: "dir"))

@@ -9,7 +9,8 @@ extension WebImageCLI {
             abstract: "Download and decode images.",
             discussion: """
                 Shows a bar per running download and a total bar on a terminal, plain lines otherwise, \
-                then a summary table. Exits with 1 when any download failed; an image decoded from data that ends \
+                then a summary: the whole table for up to 20 URLs; for more, the count of each result, the \
+                failed rows (the first 100) and the totals. Exits with 1 when any download failed; an image decoded from data that ends \
                 early ("partial": true) is a failure unless --allow-partial.
 
                 Examples:
@@ -123,7 +124,7 @@ extension WebImageCLI {
 
             let stream: FileHandle = json ? .standardError : .standardOutput
             Console.write("\n", to: stream)
-            SummaryTable(rows: rows).write { Console.write($0, to: stream) }
+            SummaryTable(rows: rows).writeSummary { Console.write($0, to: stream) }
             // Exit only once the transport has closed its connections (TLS state included).
             downloader.waitUntilInvalidated()
             if rows.contains(where: { !$0.ok }) { throw ExitCode.failure }

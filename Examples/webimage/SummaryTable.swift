@@ -1,6 +1,7 @@
 import Foundation
 
-/// The table printed at the end of `get` and `demo`: one row per requested URL, then totals.
+/// The table printed at the end of `get` and `demo`: one row per requested URL, then totals (for a long
+/// `get`, the failed rows only: `writeSummary`).
 struct SummaryTable {
     /// What one row shows, without the image or the bytes: `get` keeps one per URL for the whole run,
     /// so it is small (text cells only).
@@ -57,6 +58,12 @@ struct SummaryTable {
     /// Hands the table to `output` line by line (each with its newline), so a table of 10,000 rows is
     /// never one string.
     func write(_ output: (String) -> Void) {
+        writeRows(output)
+        output(totals + "\n")
+    }
+
+    /// The header, the rule and the rows, aligned.
+    private func writeRows(_ output: (String) -> Void) {
         var header = ["#", "result", "status", "http", "format", "size", "frames", "bytes", "ms", "cache"]
         if showsNotes { header.append("note") }
         header.append(pathsOnly ? "path" : "url")
@@ -72,6 +79,28 @@ struct SummaryTable {
         output(line(header))
         output(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ") + "\n")
         for row in rows { output(line(cells(row))) }
+    }
+
+    /// What `get` prints at the end: the whole table for a short run (up to `fullTableRows` rows); for a
+    /// longer one, whose every row was already printed as it finished, the count of each result and a
+    /// table of the failed rows only (the first `failedRows` of them, then how many more), then the
+    /// totals. Two thousand URLs with five failures print about a dozen lines, not two thousand more.
+    func writeSummary(fullTableRows: Int = 20, failedRows: Int = 100, _ output: (String) -> Void) {
+        guard rows.count > fullTableRows else { return write(output) }
+        var counts: [String: Int] = [:]
+        for row in rows { counts[row.cells[1], default: 0] += 1 }
+        let ordered = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        output("results: " + ordered.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + "\n")
+        let failed = rows.filter { !$0.ok }
+        if !failed.isEmpty {
+            output("\nfailed:\n")
+            var shown = self
+            shown.rows = Array(failed.prefix(failedRows))
+            shown.writeRows(output)
+            if failed.count > failedRows {
+                output("… and \(failed.count - failedRows) more failed (--json prints every result)\n")
+            }
+        }
         output(totals + "\n")
     }
 

@@ -39,7 +39,12 @@ public struct JXLDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
-        return try data.withUnsafeBytes { raw -> Image in
+        // libjxl runs on this thread (no parallel runner is set), so what it prints is this thread's.
+        return try LibraryMessages.routed(from: "libjxl") { try decodeRouted(data, options: options) }
+    }
+
+    private func decodeRouted(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        try data.withUnsafeBytes { raw -> Image in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
             }

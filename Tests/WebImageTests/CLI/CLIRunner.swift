@@ -3,9 +3,9 @@ import Locking
 
 /// Runs the package's built executables (`webimage`, `thumbnailer`) as child processes.
 ///
-/// `swift build --build-tests` (what `make test` runs) builds every product, so the binaries sit next
-/// to the test bundle. When one is missing (e.g. `swift test --filter` after building only the tests),
-/// it is built once with `swift build --product`.
+/// `swift build --build-tests --traits Tools` (what `make test` runs) builds every product, so the
+/// binaries sit next to the test bundle. When one is missing (e.g. `swift test --filter` after building
+/// only the tests), it is built once with `swift build --traits Tools --product`.
 enum CLIRunner {
     struct Output: Sendable {
         var status: Int32
@@ -44,13 +44,14 @@ enum CLIRunner {
             built.insert(name)
             let build = Process()
             build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            build.arguments = ["swift", "build", "--product", name]
+            build.arguments = ["swift", "build", "--traits", "Tools", "--product", name]
             build.currentDirectoryURL = Fixtures.packageRoot
             try build.run()
             build.waitUntilExit()
         }
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
-            throw FixtureMissing("\(url.path) is missing and `swift build --product \(name)` did not make it")
+            throw FixtureMissing(
+                "\(url.path) is missing and `swift build --traits Tools --product \(name)` did not make it")
         }
         return url
     }

@@ -107,6 +107,29 @@ struct GetCommandTests {
         #expect(server.requests(for: "/files/horse-rgba.png").first?.headers.contains { $0.name == "X-Test" } == true)
     }
 
+    @Test("over many URLs the summary counts results and lists the failed rows only, the first 100 of them")
+    func summaryAtScale() async throws {
+        let server = try Fixtures.server()
+        defer { server.shutdown() }
+        let good = (0..<40).map { server.url("/files/horse-rgba.png").absoluteString + "?n=\($0)" }
+        let missing = (0..<110).map { server.url("/status/404").absoluteString + "?n=\($0)" }
+        let input = (good + missing).joined(separator: "\n") + "\n"
+        let output = try await CLIRunner.run(
+            "webimage", ["get", "--input", "-", "--concurrency", "8"], stdin: Data(input.utf8))
+        #expect(output.status == 1, "\(output.stderr)")
+        // Each successful URL is on its own result line once; the summary does not print it again.
+        for url in good {
+            let lines = output.stdout.split(separator: "\n").filter { $0.hasSuffix(url) }
+            #expect(lines.count == 1, "\(url): \(lines)")
+        }
+        #expect(output.stdout.contains("results: invalidDownloadStatusCode 2001 110, ok 40"), "\(output.stdout)")
+        #expect(output.stdout.contains("… and 10 more failed"), "\(output.stdout)")
+        #expect(output.stdout.contains("150 downloads: 40 ok, 110 failed"), "\(output.stdout)")
+        // The 110 result lines, the 100 failed rows and a handful of summary lines; 300 before.
+        let lineCount = output.stdout.split(separator: "\n").count
+        #expect(lineCount < 40 + 110 + 100 + 12, "\(lineCount) lines")
+    }
+
     @Test("--input - reads URLs from stdin, skipping blank lines and comments")
     func inputFromStdin() async throws {
         let server = try Fixtures.server()

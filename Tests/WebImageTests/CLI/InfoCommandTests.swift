@@ -56,4 +56,17 @@ struct InfoCommandTests {
         #expect(object["hasAlpha"] as? Bool == true)
         #expect(object["bytes"] as? Int == 3764)
     }
+
+    @Test("a damaged JPEG XL file prints WebImage's one error line, none of libjxl's own")
+    func damagedJXLIsQuiet() async throws {
+        let bytes = try LibraryMessagesTests.damagedJXL()
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("damaged.jxl")
+        try bytes.write(to: file)
+
+        let output = try await CLIRunner.run("webimage", ["info", file.path])
+        #expect(output.status == 1, "\(output.stderr)")
+        #expect(output.stderr == "\(file.path): badImageData (1001): JPEG XL undecodable\n", "\(output.stderr)")
+    }
 }
