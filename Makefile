@@ -11,7 +11,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk
 
-.PHONY: deps deps-bench build test test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -57,6 +57,15 @@ test: deps
 SWIFT_TEST_WIDTH ?= 3
 test-swift:
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test --skip-build $(TRAITS)
+
+# The whole `make test` beside a CPU hog that keeps every core busy (Debian's stress-ng, four workers): the
+# suite's waits are on events with generous limits, so it passes on a busy machine too.
+test-under-load: deps
+	@command -v stress-ng >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq stress-ng; }
+	@stress-ng --cpu 4 --timeout 0 --quiet & hog=$$!; \
+	$(MAKE) --no-print-directory test; status=$$?; \
+	kill $$hog; wait $$hog 2>/dev/null; \
+	echo "make test-under-load: make test beside stress-ng --cpu 4 exited $$status"; exit $$status
 
 # `webimage serve` under wrk at 64 connections for 60 s while its origin misbehaves (Tests/Load/serve_faults.py:
 # slow, 500, endless body, not an image, a redirect to a refused address): every request answered, every error

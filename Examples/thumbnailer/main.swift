@@ -57,6 +57,5 @@ let failures = await withTaskGroup(of: Bool.self) { group in
 }
 // Every download has ended; let the transport close its connections before the process exits (the
 // README's advice for command-line tools).
-downloader.invalidate(cancelPendingDownloads: false)
-downloader.waitUntilInvalidated()
+await downloader.invalidate()
 exit(failures == 0 ? 0 : 1)

@@ -28,10 +28,6 @@ struct DemoScenario {
     /// Runs the requests through a fresh downloader with `config`; notes default to the requests'.
     func run(display: ProgressDisplay) async -> [DownloadOutcome] {
         let downloader = ImageDownloader(config: config)
-        defer {
-            downloader.invalidate(cancelPendingDownloads: true)
-            downloader.waitUntilInvalidated()
-        }
         let batch = requests.map {
             BatchDownload.Request(url: server.url($0.path), options: $0.options, context: $0.context)
         }
@@ -42,6 +38,9 @@ struct DemoScenario {
         for index in outcomes.indices where outcomes[index].note.isEmpty {
             outcomes[index].note = requests[index].note
         }
+        // Awaited, not waited for: no thread is held while the transport closes its connections.
+        downloader.cancelAllDownloads()
+        await downloader.invalidate()
         return outcomes
     }
 

@@ -125,8 +125,9 @@ extension WebImageCLI {
             let stream: FileHandle = json ? .standardError : .standardOutput
             Console.write("\n", to: stream)
             SummaryTable(rows: rows).writeSummary { Console.write($0, to: stream) }
-            // Exit only once the transport has closed its connections (TLS state included).
-            downloader.waitUntilInvalidated()
+            // Exit only once the transport has closed its connections (TLS state included); awaited, so no
+            // thread of the shared pool is held meanwhile.
+            await downloader.invalidate()
             if rows.contains(where: { !$0.ok }) { throw ExitCode.failure }
         }
 

@@ -8,6 +8,8 @@ extension WebImageCLI {
         static let configuration = CommandConfiguration(
             abstract: "Show an image's format, dimensions, frames, alpha, EXIF orientation and size.",
             discussion: """
+                Reads \(CodecLibraries.decodedFormatList).
+
                 Examples:
                   webimage info photo.jpg
                   webimage info https://example.com/cat.webp

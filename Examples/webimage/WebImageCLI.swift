@@ -1,5 +1,6 @@
 import ArgumentParser
 import WebImage
+import WebImageDataset
 
 /// `webimage`: download, inspect and demonstrate images with the WebImage library.
 ///
@@ -16,7 +17,8 @@ struct WebImageCLI: AsyncParsableCommand {
         commandName: "webimage",
         abstract: "Download and decode images with WebImage (SDWebImage's downloader on libcurl).",
         discussion: """
-            Libraries: \(LibraryVersions.all.map { "\($0.name) \($0.version)" }.joined(separator: ", "))
+            Decodes: \(CodecLibraries.decodedFormatList). Encodes: \(CodecLibraries.encodedFormats.joined(separator: ", ")).
+            Libraries: \((LibraryVersions.all + ParquetLibraries.versions).map { "\($0.name) \($0.version)" }.joined(separator: ", "))
             """,
         version: LibraryVersions.webImage,
         subcommands: [Get.self, Info.self, Convert.self, Bulk.self, BulkStats.self, Serve.self, Demo.self]

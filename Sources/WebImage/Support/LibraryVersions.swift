@@ -1,10 +1,7 @@
 import CCurl
-import CGIF
-import CJPEG
-import CPNG
 import CSQLite
-import CWebP
 import Foundation
+import WebImageCodecs
 
 /// Versions of WebImage and of the C libraries it is linked against.
 public enum LibraryVersions {
@@ -24,22 +21,19 @@ public enum LibraryVersions {
     }
 
     /// libwebp's decoder version, e.g. "1.2.4".
-    public static var webp: String { dotted(Int(WebPGetDecoderVersion()), base: 256) }
+    public static var webp: String { CodecLibraries.webp }
 
     /// libwebpdemux's version.
-    public static var webpDemux: String { dotted(Int(WebPGetDemuxVersion()), base: 256) }
+    public static var webpDemux: String { CodecLibraries.webpDemux }
 
     /// libjpeg-turbo's version, e.g. "2.1.5".
-    public static var jpeg: String {
-        let n = Int(wi_jpeg_library_version())
-        return "\(n / 1_000_000).\(n / 1000 % 1000).\(n % 1000)"
-    }
+    public static var jpeg: String { CodecLibraries.jpeg }
 
     /// libpng's version, e.g. "1.6.39".
-    public static var png: String { String(cString: wi_png_library_version()) }
+    public static var png: String { CodecLibraries.png }
 
     /// giflib's version from its headers, e.g. "5.2.1".
-    public static var gif: String { "\(GIFLIB_MAJOR).\(GIFLIB_MINOR).\(GIFLIB_RELEASE)" }
+    public static var gif: String { CodecLibraries.gif }
 
     /// SQLite's version, e.g. "3.40.1".
     public static var sqlite: String { String(cString: sqlite3_libversion()) }
@@ -47,13 +41,7 @@ public enum LibraryVersions {
     /// Every library with its version, in a stable order.
     public static var all: [(name: String, version: String)] {
         [
-            ("WebImage", webImage), ("libcurl", curl), ("TLS", curlTLS), ("libwebp", webp),
-            ("libwebpdemux", webpDemux), ("libjpeg-turbo", jpeg), ("libpng", png), ("giflib", gif),
-            ("sqlite3", sqlite),
-        ]
-    }
-
-    private static func dotted(_ value: Int, base: Int) -> String {
-        "\(value / (base * base)).\(value / base % base).\(value % base)"
+            ("WebImage", webImage), ("libcurl", curl), ("TLS", curlTLS), ("sqlite3", sqlite),
+        ] + CodecLibraries.versions
     }
 }
