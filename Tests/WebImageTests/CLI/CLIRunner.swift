@@ -69,10 +69,12 @@ enum CLIRunner {
     }
 
     /// Runs any program (a path) the same way.
-    static func runProgram(_ path: String, _ arguments: [String], environment: [String: String] = [:]) async throws
-        -> Output
-    {
-        try await runExecutable(URL(fileURLWithPath: path), arguments, environment: environment)
+    static func runProgram(
+        _ path: String, _ arguments: [String], environment: [String: String] = [:], killAfterMilliseconds: Int? = nil
+    ) async throws -> Output {
+        try await runExecutable(
+            URL(fileURLWithPath: path), arguments, environment: environment,
+            killAfterMilliseconds: killAfterMilliseconds)
     }
 
     private static func runExecutable(
