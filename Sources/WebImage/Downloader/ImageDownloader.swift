@@ -199,7 +199,6 @@ public final class ImageDownloader: Sendable {
         // Credentials written into the URL (`user:password@`) are the request's credentials, not part of
         // its URL: from here on the URL is sent, logged, reported and used as a key without them.
         let given = requested?.splittingUserInfo
-        var urlCredentials = given?.credentials
         func failNow(_ error: ImageDownloaderError) -> ImageDownloadToken? {
             instruments.served(given?.url, error: error, metrics: nil, startedAt: startedAt)
             if let detailed {
@@ -210,88 +209,28 @@ public final class ImageDownloader: Sendable {
             return nil
         }
         guard let url = given?.url else { return failNow(ImageDownloaderError(.invalidURL, "the URL is nil")) }
-        let scheme = url.scheme?.lowercased() ?? ""
-        guard allowedSchemes.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
-            return failNow(
-                ImageDownloaderError(
-                    .invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
+        let environment: OperationEnvironment
+        switch admit(url) {
+        case .failure(let error): return failNow(error)
+        case .success(let admitted): environment = admitted
         }
-        if let invalid = config.destinationPolicy.invalidNetworks.first {
-            return failNow(
-                ImageDownloaderError(transportError: DestinationPolicy.invalidNetworkError(invalid, url: url)))
-        }
-        guard !invalidated.load(ordering: .acquiring) else {
-            return failNow(ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))
-        }
-        guard let environment else {
-            return failNow(
-                transportError ?? ImageDownloaderError(.invalidDownloadOperation, "no transport", url: url))
+        let request: ImageDownloadRequest
+        let urlCredentials: RequestTrust.Credentials?
+        switch self.request(for: url, context: context, urlCredentials: given?.credentials) {
+        case .failure(let error): return failNow(error)
+        case .success(let made): (request, urlCredentials) = made
         }
 
-        var request = ImageDownloadRequest(
-            url: url, headers: headers.withLock { $0 },
-            timeout: config.downloadTimeout > 0 ? config.downloadTimeout : ImageDownloaderConfig.defaultDownloadTimeout)
-        for field in context?.headers ?? HTTPHeaders() { request.headers[field.name] = field.value }
-        if let modifier = context?.requestModifier ?? config.requestModifier {
-            guard let modified = modifier.modifiedRequest(request) else {
-                return failNow(
-                    ImageDownloaderError(.invalidDownloadOperation, "the request modifier returned nil", url: url))
-            }
-            request = modified
-            let (modifiedURL, credentials) = request.url.splittingUserInfo
-            request.url = modifiedURL
-            urlCredentials = credentials ?? urlCredentials
-        }
-        // Every source of headers (config, setValue, the context, the modifier) ends up here: a field that
-        // could inject another header line is refused before anything is sent.
-        if let field = request.headers.firstInvalidField() {
-            return failNow(
-                ImageDownloaderError(
-                    .invalidDownloadOperation,
-                    "the header field \(Self.describe(field)) contains CR, LF, NUL or a character not allowed in "
-                        + "a field name; nothing was sent", url: url))
-        }
-
-        let callerID = nextCallerID.wrappingAdd(1, ordering: .relaxed).oldValue
-        var decodeOptions = ImageDecodingOptions(
-            thumbnailPixelSize: context?.thumbnailPixelSize,
-            scaleDownLargeImages: options.contains(.scaleDownLargeImages),
-            scaleDownLimitBytes: config.scaleDownLimitBytes, maximumImagePixels: config.maximumImagePixels,
-            decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
-            preloadAllFrames: options.contains(.preloadAllFrames))
-        decodeOptions.memoryBudget = decodeMemory
-        decodeOptions.maximumAnimationFrames = config.maximumAnimationFrames
-        decodeOptions.maximumColorProfileBytes = config.maximumColorProfileBytes
-        decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
-        decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
-        if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
-            decodeOptions.thumbnailPixelSize = nil
-        }
-        let decodeRequest = DecodeRequest(
-            avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions,
-            transformer: context?.transformer)
-        let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
+        let decodeRequest = Self.decodeRequest(options: options, context: context, config: config, budget: decodeMemory)
         let trust = RequestTrust(request: request, options: options, config: config, urlCredentials: urlCredentials)
         let key = MergeKey(url: url, trust: trust)
-
         // The decoded-image cache: looked up here, filled by the operation under the same key.
         let imageCacheKey =
             config.imageCache != nil && !decodeRequest.avoidsDecoding ? Self.imageCacheKey(key, decodeRequest) : nil
-        // The processed-image cache, for a caller that wants encoded bytes: likewise.
-        let output = context?.encoder.flatMap { encoder -> OutputEncoding? in
-            guard !decodeRequest.avoidsDecoding else { return nil }
-            let mayCache =
-                config.processedImageCache != nil
-                && trust.allowsSharedCaches(
-                    secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy,
-                    allowedURLs: config.allowedURLPrefixes)
-            return OutputEncoding(
-                encoder: encoder,
-                cacheKey: mayCache
-                    ? ProcessedImageKey(
-                        url: url, transformerKey: decodeRequest.transformer?.key, encoder: encoder,
-                        variant: Self.decodeVariant(decodeRequest.options)) : nil)
-        }
+        let callerID = nextCallerID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let callerTarget = CallbackTarget(queue: context?.callbackQueue, default: callbacks)
+        let output = outputEncoding(
+            url: url, context: context, decodeRequest: decodeRequest, trust: trust, environment: environment)
         func caller(_ token: ImageDownloadToken, progress: ImageDownloaderProgressBlock?) -> DownloadCaller {
             DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
@@ -308,21 +247,135 @@ public final class ImageDownloader: Sendable {
             caller(token, progress: nil).complete(image: image, data: nil, error: nil, response: nil, metrics: metrics)
             return token
         }
+        return enqueue(
+            request, key: key, options: options, context: context, environment: environment, callerID: callerID,
+            priority: priority
+        ) { token in caller(token, progress: progress) }
+    }
 
-        // Look up, attach and enqueue in one critical section, so a caller never joins an operation that
-        // is finishing, and its handlers are attached before the queue can start the operation. Only a
-        // request of equal trust joins (see RequestTrust); any other gets its own operation.
+    /// The environment a request to `url` runs in, or why none may run: a scheme this downloader does not
+    /// take, a destination policy that names an invalid network, an invalidated downloader, no transport.
+    private func admit(_ url: URL) -> Result<OperationEnvironment, ImageDownloaderError> {
+        let scheme = url.scheme?.lowercased() ?? ""
+        guard allowedSchemes.contains(scheme), scheme == "file" || url.host?.isEmpty == false else {
+            return .failure(
+                ImageDownloaderError(
+                    .invalidURL, "the URL scheme \"\(scheme)\" is not allowed or the URL has no host", url: url))
+        }
+        if let invalid = config.destinationPolicy.invalidNetworks.first {
+            return .failure(
+                ImageDownloaderError(transportError: DestinationPolicy.invalidNetworkError(invalid, url: url)))
+        }
+        guard !invalidated.load(ordering: .acquiring) else {
+            return .failure(
+                ImageDownloaderError(.invalidDownloadOperation, "the downloader was invalidated", url: url))
+        }
+        guard let environment else {
+            return .failure(
+                transportError ?? ImageDownloaderError(.invalidDownloadOperation, "no transport", url: url))
+        }
+        return .success(environment)
+    }
+
+    /// The request for `url`: the downloader's header fields, then the context's, then the request
+    /// modifier's changes (credentials it writes into the URL replace `urlCredentials`), every field
+    /// checked so none can inject another header line.
+    private func request(
+        for url: URL, context: ImageDownloadContext?, urlCredentials: RequestTrust.Credentials?
+    ) -> Result<(ImageDownloadRequest, RequestTrust.Credentials?), ImageDownloaderError> {
+        var credentials = urlCredentials
+        var request = ImageDownloadRequest(
+            url: url, headers: headers.withLock { $0 },
+            timeout: config.downloadTimeout > 0 ? config.downloadTimeout : ImageDownloaderConfig.defaultDownloadTimeout)
+        for field in context?.headers ?? HTTPHeaders() { request.headers[field.name] = field.value }
+        if let modifier = context?.requestModifier ?? config.requestModifier {
+            guard let modified = modifier.modifiedRequest(request) else {
+                return .failure(
+                    ImageDownloaderError(.invalidDownloadOperation, "the request modifier returned nil", url: url))
+            }
+            request = modified
+            let (modifiedURL, modifiedCredentials) = request.url.splittingUserInfo
+            request.url = modifiedURL
+            credentials = modifiedCredentials ?? credentials
+        }
+        // Every source of headers (config, setValue, the context, the modifier) ends up here: a field that
+        // could inject another header line is refused before anything is sent.
+        if let field = request.headers.firstInvalidField() {
+            return .failure(
+                ImageDownloaderError(
+                    .invalidDownloadOperation,
+                    "the header field \(Self.describe(field)) contains CR, LF, NUL or a character not allowed in "
+                        + "a field name; nothing was sent", url: url))
+        }
+        return .success((request, credentials))
+    }
+
+    /// How a caller's data becomes an image: the options' and the context's decoding settings, the
+    /// downloader's limits and its pixel memory budget.
+    private static func decodeRequest(
+        options: ImageDownloaderOptions, context: ImageDownloadContext?, config: ImageDownloaderConfig,
+        budget: DecodeMemoryBudget?
+    ) -> DecodeRequest {
+        var decodeOptions = ImageDecodingOptions(
+            thumbnailPixelSize: context?.thumbnailPixelSize,
+            scaleDownLargeImages: options.contains(.scaleDownLargeImages),
+            scaleDownLimitBytes: config.scaleDownLimitBytes, maximumImagePixels: config.maximumImagePixels,
+            decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
+            preloadAllFrames: options.contains(.preloadAllFrames))
+        decodeOptions.memoryBudget = budget
+        decodeOptions.maximumAnimationFrames = config.maximumAnimationFrames
+        decodeOptions.maximumColorProfileBytes = config.maximumColorProfileBytes
+        decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
+        decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
+        if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
+            decodeOptions.thumbnailPixelSize = nil
+        }
+        return DecodeRequest(
+            avoidsDecoding: options.contains(.avoidDecodeImage), options: decodeOptions,
+            transformer: context?.transformer)
+    }
+
+    /// For a caller that wants encoded bytes (the context's encoder): the encoder, and the processed-image
+    /// cache key when this request's trust lets a shared cache hold the result.
+    private func outputEncoding(
+        url: URL, context: ImageDownloadContext?, decodeRequest: DecodeRequest, trust: RequestTrust,
+        environment: OperationEnvironment
+    ) -> OutputEncoding? {
+        guard let encoder = context?.encoder, !decodeRequest.avoidsDecoding else { return nil }
+        let mayCache =
+            config.processedImageCache != nil
+            && trust.allowsSharedCaches(
+                secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy,
+                allowedURLs: config.allowedURLPrefixes)
+        return OutputEncoding(
+            encoder: encoder,
+            cacheKey: mayCache
+                ? ProcessedImageKey(
+                    url: url, transformerKey: decodeRequest.transformer?.key, encoder: encoder,
+                    variant: Self.decodeVariant(decodeRequest.options)) : nil)
+    }
+
+    /// Joins the live operation for `key`, or makes, chains (LIFO) and queues a new one; `caller` makes
+    /// the caller for the token. Look-up, attach and enqueue are one critical section, so a caller never
+    /// joins an operation that is finishing, and its handlers are attached before the queue can start the
+    /// operation. Only a request of equal trust joins (see RequestTrust); any other gets its own operation.
+    private func enqueue(
+        _ request: ImageDownloadRequest, key: MergeKey, options: ImageDownloaderOptions,
+        context: ImageDownloadContext?, environment: OperationEnvironment, callerID: UInt64,
+        priority: Operation.QueuePriority?, caller: (ImageDownloadToken) -> DownloadCaller
+    ) -> ImageDownloadToken {
+        let url = request.url
         let (token, joined) = table.withBarrier { entries -> (ImageDownloadToken, ImageDownloaderOperation?) in
             if let existing = entries.operations[key] {
                 let token = ImageDownloadToken(
                     url: url, request: existing.request, callerID: callerID, operation: existing)
-                if existing.attach(caller(token, progress: progress)) { return (token, existing) }
+                if existing.attach(caller(token)) { return (token, existing) }
             }
             let operation = config.operationClass.init(request: request, options: options, context: context)
             let gate = config.executionOrder == .lifo ? entries.chainLIFO(operation) : nil
             operation.install(environment: environment, mergeKey: key, gate: gate)
             let token = ImageDownloadToken(url: url, request: request, callerID: callerID, operation: operation)
-            _ = operation.attach(caller(token, progress: progress))  // a fresh operation accepts its first caller
+            _ = operation.attach(caller(token))  // a fresh operation accepts its first caller
             if priority != nil { operation.updateQueuePriority() }  // not queued yet: only recorded
             entries.operations[key] = operation
             queue.addOperation(operation)
