@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import WebImage
 import WebImageDataset
 
 extension WebImageCLI {
@@ -177,8 +176,7 @@ extension WebImageCLI {
         var stallTimeout: Double = 15
 
         @Option(help: "The User-Agent sent: name your project and a contact.")
-        var userAgent: String =
-            "webimage-bulk/\(LibraryVersions.webImage) (image dataset builder; set --user-agent to name yourself)"
+        var userAgent: String = BulkDownloadSettings.defaultUserAgent
 
         @Option(
             help: ArgumentHelp(
@@ -269,12 +267,15 @@ extension WebImageCLI {
         /// Checks the options that need no file: a bad value exits with 2 and a message, as a bad input does.
         func validate() throws {
             do {
-                _ = try makeSettings()
-                _ = try destinationPolicy()
-                _ = try explicitShards()
-                try checkColumnsApply()
+                guard progressInterval >= 0.05 else {
+                    throw ValidationError("--progress-interval must be at least 0.05.")
+                }
+                try makeJob().validate()
             } catch let error as ValidationError {
                 Console.write("webimage bulk: \(error.message)\n", to: .standardError)
+                throw ExitCode(2)
+            } catch let error as BulkJobError {
+                Console.write("webimage bulk: \(error.description)\n", to: .standardError)
                 throw ExitCode(2)
             }
         }
@@ -283,6 +284,9 @@ extension WebImageCLI {
             do {
                 try await execute()
             } catch let error as BulkInputError {
+                Console.write("webimage bulk: \(error.description)\n", to: .standardError)
+                throw ExitCode(2)
+            } catch let error as BulkJobError {
                 Console.write("webimage bulk: \(error.description)\n", to: .standardError)
                 throw ExitCode(2)
             } catch let error as ValidationError {
@@ -306,53 +310,28 @@ extension WebImageCLI {
                 let elapsed = clock.now - start
                 return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             }
-            let settings = try makeSettings()
-            let policy = try destinationPolicy()
-            let (index, count) = try Self.resolveIndex(
-                index: shardIndex, count: shardCount, environment: ProcessInfo.processInfo.environment)
-            let columns = BulkColumns(
-                url: urlCol ?? "url", caption: captionCol, saved: settings.savedColumns, boxes: bboxCol,
-                verifyHash: verifyHash)
-            // s3:// input and output (BulkObjectStorage); a local input and directory pass through.
-            let storage = try await BulkObjectStorage.open(input: input, output: output) { [self] in
-                if let maxInputBytes { $0.maximumDownloadBytes = maxInputBytes }
-                if let s3StallTimeout { $0.stallTimeout = s3StallTimeout }
-            }
-            defer { storage.removeTemporaryFiles() }
-            let input = storage.input
-            let directory = storage.directory
-            var made = try BulkPlan.make(
-                input: input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize,
-                format: format.rawValue)
-            // The plan names an s3:// input by its key, not by its local copy's hash.
-            if let name = storage.inputName { made.input = name }
-            let plan =
-                if let store = storage.output {
-                    try await store.settle(made, in: directory)
-                } else {
-                    try BulkPlan.settle(made, in: directory)
-                }
+            let job = try makeJob()
+            let assignment = try job.assignment(environment: ProcessInfo.processInfo.environment)
+            // s3:// input and output are staged under TMPDIR; a local input and directory pass through.
+            let workspace = try await job.open()
+            defer { workspace.removeTemporaryFiles() }
+            let plan = try await job.plan(in: workspace)
             if planOnly {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 Console.write(String(decoding: try encoder.encode(plan), as: UTF8.self) + "\n", to: .standardOutput)
                 return
             }
-            let assigned = plan.assigned(index: index, count: count, explicit: try explicitShards())
-            try await storage.output?.prepare(in: directory, assigned: assigned, includingRecords: retryFailed)
-            let downloader = ImageDownloader(config: downloaderConfig(policy: policy, settings: settings))
-            let engine = BulkEngine(
-                input: input, plan: plan, assigned: assigned, directory: directory, downloader: downloader,
-                settings: settings, columns: columns, maxLineBytes: maxLineBytes, publisher: storage.output)
+            let assigned = plan.assigned(assignment)
+            let engine = try await job.makeEngine(plan: plan, assigned: assigned, in: workspace, retrying: retryFailed)
             // A retry's row count is known only as it reads the finished shards' jsonl: no progress line.
             let mode: BulkRenderer.Mode =
                 retryFailed ? .silent : json ? .json : Console.stderrIsTerminal ? .terminal : .silent
             let renderer = BulkRenderer(mode: mode, json: json)
             let rendering = Task { await renderer.render(engine.events) { engine.progressSnapshot() } }
+            // The engine stops its downloader before its run returns or throws.
             func stop() async {
                 await rendering.value
-                downloader.invalidate(cancelPendingDownloads: false)
-                downloader.waitUntilInvalidated()
                 renderer.finish(engine.progressSnapshot())
             }
 
@@ -398,55 +377,6 @@ extension WebImageCLI {
                         + "\(Self.seconds(wallSeconds()))\n", to: .standardError)
             }
             try Self.checkBusy(summary.busy)
-        }
-
-        /// The downloader the options describe.
-        private func downloaderConfig(policy: DestinationPolicy, settings: BulkSettings) -> ImageDownloaderConfig {
-            var config = ImageDownloaderConfig()
-            config.destinationPolicy = policy
-            // curl bounds the connections, all hosts together and per host; a row waiting for its host's
-            // connection waits inside the transport, so the queue is wider than --concurrency (see
-            // BulkSettings.rowsUnderWay) and another host's rows start beside it.
-            config.maxConcurrentDownloads = settings.rowsUnderWay
-            config.maximumTotalConnections = concurrency
-            config.maximumConnectionsPerHost = perHost
-            // --retries: 1, 2, 4 … s (jittered), at most 60; Retry-After honoured up to 300 s.
-            config.retryPolicy = RetryPolicy(
-                maximumAttempts: retries + 1, baseDelay: 1, maximumDelay: 60, maximumRetryAfter: 300)
-            config.totalTimeout = timeout
-            config.downloadTimeout = min(timeout, stallTimeout)
-            config.headers["User-Agent"] =
-                userAgentToken.map { "\(userAgent) (compatible; \($0.trimmingCharacters(in: .whitespaces)))" }
-                ?? userAgent
-            config.cookieStorage = nil
-            return config
-        }
-
-        /// A URL list (`.txt`) has no columns: an option naming one would be ignored, so it is refused.
-        private func checkColumnsApply() throws {
-            guard BulkInputFormat(fileName: input) == .txt else { return }
-            let named: [(String, Bool)] = [
-                ("--url-col", urlCol != nil), ("--caption-col", captionCol != nil), ("--save-cols", saveCols != nil),
-                ("--bbox-col", bboxCol != nil), ("--verify-hash", verifyHash != nil),
-            ]
-            let given = named.filter(\.1).map(\.0)
-            guard given.isEmpty else {
-                throw ValidationError(
-                    "\(given.joined(separator: ", ")) name\(given.count == 1 ? "s" : "") a column, and a .txt input has "
-                        + "none (one URL per line): use a .csv, .tsv, .jsonl or .parquet input.")
-            }
-        }
-
-        /// `--shards 3,7,12`; nil without it.
-        private func explicitShards() throws -> [Int]? {
-            try shards.map { text in
-                try text.split(separator: ",").map { part -> Int in
-                    guard let value = Int(part.trimmingCharacters(in: .whitespaces)), value >= 0 else {
-                        throw ValidationError("--shards takes shard numbers, got '\(part)'.")
-                    }
-                    return value
-                }
-            }
         }
 
         /// `seconds` for people: `2.4 s`, `3m05s`, `1h02m`.

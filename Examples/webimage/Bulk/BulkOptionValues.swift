@@ -38,8 +38,8 @@ enum BulkResizeMode: String, CaseIterable, ExpressibleByArgument {
 enum BulkEncoding: String, CaseIterable, ExpressibleByArgument {
     case jpeg, webp, png, avif, none
 
-    /// The encoder's format; nil for `none`.
-    var format: OutputFormat? { OutputFormat(rawValue: rawValue) }
+    /// The job's encoding; nil for `none`.
+    var jobEncoding: BulkJob.Encoding? { BulkJob.Encoding(rawValue: rawValue) }
 }
 
 /// `bulk --compute-hash` values: a ``BulkHashAlgorithm``, or none.

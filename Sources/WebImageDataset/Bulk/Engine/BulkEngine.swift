@@ -33,15 +33,21 @@ public struct BulkRetrySummary: Sendable, Equatable {
 ///
 /// One run per engine: ``run(progress:)`` or ``retryFailed()``; ``events`` ends when it returns.
 ///
+/// The engine makes its own downloader from ``BulkSettings/downloaderConfig()``: public addresses only
+/// unless ``BulkSettings/download`` allows others, no cookie store; it is stopped when the run ends.
+/// ``BulkJob/makeEngine(plan:assigned:in:retrying:)`` makes one from `webimage bulk`'s choices.
+///
 /// ```swift
 /// let columns = BulkColumns(url: "url", caption: "caption")
 /// let plan = try BulkPlan.settle(
 ///     try BulkPlan.make(input: "urls.parquet", columns: columns, maxLineBytes: 1 << 20, shardSize: 10_000,
 ///                       format: "webdataset"),
 ///     in: directory)
+/// var settings = BulkSettings()
+/// settings.download.userAgent = "my-dataset/1.0 (+https://example.com/crawler)"
 /// let engine = BulkEngine(
 ///     input: "urls.parquet", plan: plan, assigned: Array(0..<plan.shards), directory: directory,
-///     downloader: ImageDownloader(config: ImageDownloaderConfig()), settings: BulkSettings(), columns: columns)
+///     settings: settings, columns: columns)
 /// let summary = try await engine.run()
 /// ```
 public final class BulkEngine: Sendable {
@@ -56,16 +62,48 @@ public final class BulkEngine: Sendable {
     private let columns: BulkColumns
     private let maxLineBytes: Int
     private let progress: BulkProgress
+    /// The downloader the engine made (and stops when its run ends); nil when the caller gave one.
+    private let ownDownloader: ImageDownloader?
 
     /// An engine for the shards `assigned` of `plan` (made from `input` and `columns`), written into
-    /// `directory` with `settings`, downloading through `downloader`. With `publisher`, each finished
-    /// shard's files then go there (an object store), and `directory` is only where they are made: it
-    /// must hold the stats (and, for ``retryFailed()``, the jsonl files) of the shards already published.
-    public init(
+    /// `directory` with `settings`, downloading through a downloader of its own configured by
+    /// ``BulkSettings/downloaderConfig()`` (``BulkSettings/download``'s destination policy, public addresses
+    /// only by default, and no cookie store), stopped when the run ends. With `publisher`, each finished
+    /// shard's files then go there (an object store), and `directory` is only where they are made: it must
+    /// hold the stats (and, for ``retryFailed()``, the jsonl files) of the shards already published.
+    public convenience init(
+        input: String, plan: BulkPlan, assigned: [Int], directory: URL, settings: BulkSettings,
+        columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes,
+        publisher: (any ShardPublishing)? = nil
+    ) {
+        let downloader = ImageDownloader(config: settings.downloaderConfig())
+        self.init(
+            input: input, plan: plan, assigned: assigned, directory: directory, downloader: downloader,
+            ownsDownloader: true, settings: settings, columns: columns, maxLineBytes: maxLineBytes,
+            publisher: publisher)
+    }
+
+    /// An engine as ``init(input:plan:assigned:directory:settings:columns:maxLineBytes:publisher:)`` makes it,
+    /// downloading through `downloader`, which the caller configures and stops. `settings.download` is not
+    /// used: the downloader's own configuration decides the destinations, the connections and the cookies
+    /// (``BulkSettings/downloaderConfig()`` gives the bulk defaults to start from).
+    public convenience init(
         input: String, plan: BulkPlan, assigned: [Int], directory: URL, downloader: ImageDownloader,
         settings: BulkSettings, columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes,
         publisher: (any ShardPublishing)? = nil
     ) {
+        self.init(
+            input: input, plan: plan, assigned: assigned, directory: directory, downloader: downloader,
+            ownsDownloader: false, settings: settings, columns: columns, maxLineBytes: maxLineBytes,
+            publisher: publisher)
+    }
+
+    private init(
+        input: String, plan: BulkPlan, assigned: [Int], directory: URL, downloader: ImageDownloader,
+        ownsDownloader: Bool, settings: BulkSettings, columns: BulkColumns, maxLineBytes: Int,
+        publisher: (any ShardPublishing)?
+    ) {
+        ownDownloader = ownsDownloader ? downloader : nil
         (events, continuation) = AsyncStream.makeStream(of: BulkEvent.self)
         self.input = input
         self.plan = plan
@@ -90,6 +128,10 @@ public final class BulkEngine: Sendable {
     ///
     /// - Throws: ``BulkInputError`` for damaged input, ``BulkFileError`` for the output's files.
     public func run(progress ticks: BulkProgressTicks? = nil) async throws -> BulkRunSummary {
+        try await stoppingDownloader { try await runShards(progress: ticks) }
+    }
+
+    private func runShards(progress ticks: BulkProgressTicks?) async throws -> BulkRunSummary {
         let ticker = ticks.map { startTicking($0) }
         defer {
             ticker?.cancel()
@@ -157,6 +199,10 @@ public final class BulkEngine: Sendable {
     /// retries (their latest outcome), unless ``BulkFailure/isPermanent``, run again into
     /// `{shard:05}-retryN.*`, keys unchanged.
     public func retryFailed() async throws -> BulkRetrySummary {
+        try await stoppingDownloader { try await retryShards() }
+    }
+
+    private func retryShards() async throws -> BulkRetrySummary {
         defer { continuation.finish() }
         var summary = BulkRetrySummary(retriedRows: 0, busy: 0)
         var remaining = assigned.sorted()[...]
@@ -229,6 +275,16 @@ public final class BulkEngine: Sendable {
             continuation.yield(.shardFinished(stats))
         }
         return summary
+    }
+
+    /// Runs `body`, then stops the engine's own downloader (its transport thread closes its connections)
+    /// whether `body` returned or threw: a command that exits right after the run would otherwise end
+    /// while connections are still being closed.
+    private func stoppingDownloader<T>(_ body: () async throws -> T) async throws -> T {
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        await ownDownloader?.invalidate()
+        return try result.get()
     }
 
     /// The latest record per key of a finished shard: its jsonl, then each finished retry's in order; and

@@ -25,6 +25,10 @@ public struct BulkSettings: Sendable {
     public var rowsUnderWay: Int { concurrency * Self.rowsPerConnection }
     /// Row slots per connection.
     public static let rowsPerConnection = 4
+    /// How the downloader connects: per-host limit, retries, timeouts, `User-Agent` and the destination
+    /// policy (public addresses only by default); ``downloaderConfig()`` turns it, with ``concurrency``, into
+    /// the downloader's configuration.
+    public var download = BulkDownloadSettings()
     /// The `X-Robots-Tag` directives that fail a row (error code `robotsTag`), lowercase; img2dataset's
     /// `noai`, `noimageai`, `noindex` and `noimageindex` by default, none to ignore the header. A directive
     /// scoped to a user agent (`X-Robots-Tag: otherbot: noai`) counts only when the agent is
