@@ -143,7 +143,7 @@ let package = Package(
         .target(
             name: "WebImageDataset",
             dependencies: [
-                "WebImage", "WebImageTransport", "Locking", "CCurl", "CSnappy", "CZstd", "CZlib",
+                "WebImage", "WebImageTransport", "Locking", "CSnappy", "CZstd", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

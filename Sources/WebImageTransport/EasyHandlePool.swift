@@ -14,7 +14,8 @@ import Synchronization
 /// reused handle must not send cookies for a request without `.handleCookies`.
 ///
 /// Idle handles stay attached to the transport's share handle, so the pool frees them before it lets
-/// the share go (`share` is a stored property: released only after `deinit` has run).
+/// the share go (`share` is a stored property: released only after `deinit` has run). The pool of
+/// `BlockingTransfer` has no share.
 final class EasyHandlePool: @unchecked Sendable {
     // @unchecked Sendable: `idle` is behind a Lock; the handles in it are used by nobody until checked
     // out, and a checked-out handle belongs to one CurlTransfer.
@@ -23,13 +24,13 @@ final class EasyHandlePool: @unchecked Sendable {
         var closed = false
     }
 
-    private let share: CurlShare
+    private let share: CurlShare?
     private let idle = Lock(Idle())
     private let capacity: Int
     private let live = Atomic<Int>(0)
 
     /// Keeps at most `capacity` idle handles (enough for the downloader's concurrency).
-    init(share: CurlShare, capacity: Int = 16) {
+    init(share: CurlShare?, capacity: Int = 16) {
         self.share = share
         self.capacity = capacity
     }

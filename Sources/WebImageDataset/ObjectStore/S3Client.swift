@@ -1,4 +1,5 @@
 import Foundation
+import WebImageTransport
 
 /// An object in a listing.
 public struct S3Object: Sendable, Equatable {
@@ -8,9 +9,9 @@ public struct S3Object: Sendable, Equatable {
     public var size: Int
 }
 
-/// The S3 operations the bulk engine uses, on libcurl: GetObject (streamed to a file), PutObject,
-/// multipart upload past ``S3Configuration/multipartThreshold``, ListObjectsV2, HeadObject and
-/// DeleteObject. Works with AWS and with S3-compatible stores through `AWS_ENDPOINT_URL`.
+/// The S3 operations the bulk engine uses, over the transport's `BlockingTransfer` (libcurl): GetObject
+/// (streamed to a file), PutObject, multipart upload past ``S3Configuration/multipartThreshold``,
+/// ListObjectsV2, HeadObject and DeleteObject. Works with AWS and with S3-compatible stores through `AWS_ENDPOINT_URL`.
 ///
 /// Every call blocks its thread until the store answers; the `async` wrappers run it on a dispatch
 /// thread. A 500, 502, 503 or 504 and a network failure are tried again, at most
@@ -208,7 +209,7 @@ public struct S3Client: Sendable {
         let xml = "<CompleteMultipartUpload>\(parts.joined())</CompleteMultipartUpload>"
         let response = try send(
             "POST", location, query: [("uploadId", uploadID)], body: Array(xml.utf8),
-            headers: ["Content-Type: application/xml"], what: "CompleteMultipartUpload \(location)")
+            headers: ["Content-Type": "application/xml"], what: "CompleteMultipartUpload \(location)")
         // S3 may answer 200 and put the error in the body, once it has started the work.
         if S3XML.first("Error", in: response.body) != nil || S3XML.first("Code", in: response.body) != nil {
             throw S3Error.response(status: 500, body: response.body, request: "CompleteMultipartUpload \(location)")
@@ -225,7 +226,7 @@ public struct S3Client: Sendable {
     /// 2xx into an ``S3Error``.
     private func send(
         _ method: String, _ location: S3Location, query: [(String, String)] = [], body: [UInt8]? = nil,
-        headers: [String] = [], sink: S3Transfer.Sink = .memory, what: String
+        headers: HTTPHeaders = HTTPHeaders(), sink: S3Transfer.Sink = .memory, what: String
     ) throws(S3Error) -> S3Transfer.Response {
         let url = configuration.url(
             bucket: location.bucket, key: location.key, query: S3Configuration.query(query))
