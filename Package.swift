@@ -95,6 +95,8 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // libcurl, the destination policy and the HTTP types; knows nothing of images or of the downloader.
+        // The only target that depends on CCurl: cookies, the object-store client and the version strings
+        // reach libcurl through it (LayerBoundaryTests checks the imports).
         .target(
             name: "WebImageTransport",
             dependencies: ["Locking", "CCurl"],
@@ -103,7 +105,7 @@ let package = Package(
         .target(
             name: "WebImage",
             dependencies: [
-                "WebImageCodecs", "WebImageTransport", "Locking", "CCurl", "CSQLite",
+                "WebImageCodecs", "WebImageTransport", "Locking", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],

@@ -12,6 +12,18 @@ package enum CurlRuntime {
         return curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
     }()
 
+    /// libcurl's version as the running library reports it, e.g. "7.88.1"; "?" when it reports none.
+    package static var libraryVersion: String {
+        guard let info = wi_curl_version_info(), let version = info.pointee.version else { return "?" }
+        return String(cString: version)
+    }
+
+    /// The TLS library libcurl runs on, e.g. "OpenSSL/3.0.11"; "none" for a libcurl without TLS.
+    package static var tlsLibraryVersion: String {
+        guard let info = wi_curl_version_info(), let ssl = info.pointee.ssl_version else { return "none" }
+        return String(cString: ssl)
+    }
+
     /// Throws unless libcurl initialised.
     package static func ensureInitialized() throws(TransportError) {
         guard initialized else { throw TransportError(.failed, "curl_global_init failed") }

@@ -1,6 +1,6 @@
-import CCurl
 import Foundation
 import Locking
+import WebImageTransport
 
 /// One HTTP cookie as the jar stores it.
 public struct Cookie: Sendable, Hashable {
@@ -51,8 +51,9 @@ public struct Cookie: Sendable, Hashable {
     }
 }
 
-/// The cookie store used by downloads with `.handleCookies`: curl's cookie engine behind a share handle,
-/// optionally persisted to a Netscape-format cookie file (the format curl and browsers' exporters use).
+/// The cookie store used by downloads with `.handleCookies`: the transport's cookie engine (libcurl's,
+/// behind a share handle), optionally persisted to a Netscape-format cookie file (the format curl and
+/// browsers' exporters use).
 ///
 /// Every downloader uses `CookieJar.shared` unless its config names another jar. The file, when given,
 /// is loaded at init and written after every change made through this API, after each download that
@@ -70,20 +71,21 @@ public final class CookieJar: Sendable {
 
     /// The Netscape cookie file this jar persists to, if any.
     public let fileURL: URL?
-    /// nil only when libcurl could not initialise; every transfer then fails with that error anyway.
-    let share: CurlShare?
-    private let control: Lock<CookieControlHandle>
+    /// The share handle holding the cookies, for the downloader's transport; nil only when libcurl could
+    /// not initialise (every transfer then fails with that error anyway).
+    var share: CurlShare? { engine.share }
+    /// Used only under `control`'s lock (the engine is not safe for concurrent use).
+    private let engine: CookieEngine
+    /// Serialises the engine's commands and the file writes, so an older snapshot never overwrites a newer.
+    private let control = Lock(())
 
     /// Creates a jar, loading `fileURL` when it exists.
     public init(fileURL: URL? = nil) {
         self.fileURL = fileURL
-        let share = try? CurlShare(sharesCookies: true)
-        self.share = share
-        let handle = CookieControlHandle(share: share)
-        control = Lock(handle)
+        engine = CookieEngine()
         if let fileURL, FileManager.default.fileExists(atPath: fileURL.path) {
             // A file curl cannot read leaves the jar empty, as a missing file does; save() reports errors.
-            try? handle.load(fileURL.path)
+            try? engine.load(fileURL.path)
         }
     }
 
@@ -91,13 +93,14 @@ public final class CookieJar: Sendable {
         try? save()  // nobody is left to tell
     }
 
-    /// Runs `body` with the control handle under the jar's lock, passing its typed error on.
-    private func withControl<T>(_ body: (CookieControlHandle) throws(ImageDownloaderError) -> T)
+    /// Runs `body` with the engine under the jar's lock, passing its typed error on.
+    private func withEngine<T>(_ body: (CookieEngine) throws(ImageDownloaderError) -> T)
         throws(ImageDownloaderError) -> T
     {
-        let result = control.withLock { handle -> Result<T, ImageDownloaderError> in
+        let engine = self.engine
+        let result = control.withLock { _ -> Result<T, ImageDownloaderError> in
             do throws(ImageDownloaderError) {
-                return .success(try body(handle))
+                return .success(try body(engine))
             } catch {
                 return .failure(error)
             }
@@ -105,10 +108,24 @@ public final class CookieJar: Sendable {
         return try result.get()
     }
 
+    /// Runs one of the engine's commands under the jar's lock, its error as the downloader's.
+    private func apply(_ command: String) throws(ImageDownloaderError) {
+        try withEngine { engine throws(ImageDownloaderError) in
+            do throws(TransportError) {
+                try engine.apply(command)
+            } catch {
+                throw ImageDownloaderError(transportError: error)
+            }
+        }
+    }
+
     /// Every cookie in the jar, expired ones excluded.
     public var allCookies: [Cookie] {
         let now = Date()
-        return control.withLock { $0.lines() }.compactMap(Self.parse).filter { ($0.expires ?? .distantFuture) > now }
+        let engine = self.engine
+        return control.withLock { _ in engine.lines() }.compactMap(Self.parse).filter {
+            ($0.expires ?? .distantFuture) > now
+        }
     }
 
     /// The cookies a request to `url` would carry.
@@ -122,7 +139,7 @@ public final class CookieJar: Sendable {
     /// - Throws: `transport` with curl's code when curl refuses the cookie or the jar has no cookie
     ///   engine; with a file, also when writing it fails.
     public func set(_ cookie: Cookie) throws(ImageDownloaderError) {
-        try withControl { handle throws(ImageDownloaderError) in try handle.apply(Self.netscapeLine(cookie)) }
+        try apply(Self.netscapeLine(cookie))
         try save()
     }
 
@@ -130,13 +147,13 @@ public final class CookieJar: Sendable {
     public func remove(_ cookie: Cookie) throws(ImageDownloaderError) {
         var expired = cookie
         expired.expires = Date(timeIntervalSince1970: 1)
-        try withControl { handle throws(ImageDownloaderError) in try handle.apply(Self.netscapeLine(expired)) }
+        try apply(Self.netscapeLine(expired))
         try save()
     }
 
     /// Removes every cookie. Throws like ``set(_:)``.
     public func removeAll() throws(ImageDownloaderError) {
-        try withControl { handle throws(ImageDownloaderError) in try handle.apply("ALL") }
+        try apply("ALL")
         try save()
     }
 
@@ -146,7 +163,7 @@ public final class CookieJar: Sendable {
     /// - Throws: `transport`, with the file system's error as `underlying`, when the file cannot be written.
     public func save() throws(ImageDownloaderError) {
         guard let fileURL else { return }
-        try withControl { handle throws(ImageDownloaderError) in try handle.write(to: fileURL.path) }
+        try withEngine { engine throws(ImageDownloaderError) in try Self.write(engine.lines(), to: fileURL.path) }
     }
 
     // MARK: Netscape format
@@ -182,91 +199,11 @@ public final class CookieJar: Sendable {
             includesSubdomains: subdomains, isSecure: fields[3] == "TRUE", isHTTPOnly: httpOnly,
             expires: expiry == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(expiry)))
     }
-}
 
-/// An easy handle attached to the jar's share, used only to read and change the shared cookies
-/// (`CURLOPT_COOKIELIST`, `CURLINFO_COOKIELIST`). Never performs a transfer. Guarded by the jar's mutex.
-final class CookieControlHandle: @unchecked Sendable {
-    // @unchecked Sendable: only used inside `CookieJar.control`'s lock; curl locks the shared cookie data.
-    private let easy: UnsafeMutableRawPointer?
-    private let share: CurlShare?
-    /// Why the handle has no working cookie engine, when it has none.
-    private let unavailable: ImageDownloaderError?
-
-    init(share: CurlShare?) {
-        self.share = share
-        guard let share else {
-            easy = nil
-            unavailable = ImageDownloaderError(.transport, "the cookie jar has no curl share handle")
-            return
-        }
-        guard let easy = curl_easy_init() else {
-            self.easy = nil
-            unavailable = ImageDownloaderError(.transport, "curl_easy_init failed for the cookie jar")
-            return
-        }
-        do {
-            try CurlRuntime.check(wi_easy_setopt_share(easy, share.handle), "SHARE")
-            try CurlRuntime.check(wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, ""), "COOKIEFILE")  // engine on
-            self.easy = easy
-            unavailable = nil
-        } catch {
-            curl_easy_cleanup(easy)
-            self.easy = nil
-            unavailable = ImageDownloaderError(transportError: error)
-        }
-    }
-
-    deinit {
-        if let easy { curl_easy_cleanup(easy) }
-    }
-
-    private func engine() throws(ImageDownloaderError) -> UnsafeMutableRawPointer {
-        guard let easy else {
-            throw unavailable ?? ImageDownloaderError(.transport, "the cookie jar is unavailable")
-        }
-        return easy
-    }
-
-    /// "ALL", "SESS", "FLUSH", "RELOAD", a Netscape line or a Set-Cookie header line.
-    func apply(_ command: String) throws(ImageDownloaderError) {
-        let easy = try engine()
-        try Self.check(command.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIELIST, $0) }, "COOKIELIST")
-    }
-
-    func load(_ path: String) throws(ImageDownloaderError) {
-        let easy = try engine()
-        try Self.check(path.withCString { wi_easy_setopt_string(easy, CURLOPT_COOKIEFILE, $0) }, "COOKIEFILE")
-        try apply("RELOAD")
-    }
-
-    /// `CurlRuntime.check`, reported as the downloader's error.
-    private static func check(_ code: CURLcode, _ what: String) throws(ImageDownloaderError) {
-        do {
-            try CurlRuntime.check(code, what)
-        } catch {
-            throw ImageDownloaderError(transportError: error)
-        }
-    }
-
-    func lines() -> [String] {
-        guard let easy else { return [] }
-        var list: UnsafeMutablePointer<curl_slist>?
-        guard wi_easy_getinfo_slist(easy, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return [] }
-        defer { curl_slist_free_all(list) }
-        var result: [String] = []
-        var node = list
-        while let current = node {
-            if let data = current.pointee.data { result.append(String(cString: data)) }
-            node = current.pointee.next
-        }
-        return result
-    }
-
-    /// Writes every cookie to `path` atomically (temporary file, then rename), so a crash mid-write
-    /// never leaves a torn cookie file.
-    func write(to path: String) throws(ImageDownloaderError) {
-        let body = "# Netscape HTTP Cookie File\n# Written by WebImage.\n\n" + lines().map { $0 + "\n" }.joined()
+    /// Writes the cookie-file `lines` to `path` atomically (temporary file, then rename), so a crash
+    /// mid-write never leaves a torn cookie file.
+    static func write(_ lines: [String], to path: String) throws(ImageDownloaderError) {
+        let body = "# Netscape HTTP Cookie File\n# Written by WebImage.\n\n" + lines.map { $0 + "\n" }.joined()
         do {
             try Data(body.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {

@@ -1,7 +1,7 @@
-import CCurl
 import CSQLite
 import Foundation
 import WebImageCodecs
+import WebImageTransport
 
 /// Versions of WebImage and of the C libraries it is linked against.
 public enum LibraryVersions {
@@ -9,16 +9,10 @@ public enum LibraryVersions {
     public static let webImage = "0.1.0"
 
     /// libcurl's version as the running library reports it, e.g. "7.88.1".
-    public static var curl: String {
-        guard let info = wi_curl_version_info(), let version = info.pointee.version else { return "?" }
-        return String(cString: version)
-    }
+    public static var curl: String { CurlRuntime.libraryVersion }
 
     /// The TLS backend libcurl uses, e.g. "OpenSSL/3.0.11".
-    public static var curlTLS: String {
-        guard let info = wi_curl_version_info(), let ssl = info.pointee.ssl_version else { return "none" }
-        return String(cString: ssl)
-    }
+    public static var curlTLS: String { CurlRuntime.tlsLibraryVersion }
 
     /// libwebp's decoder version, e.g. "1.2.4".
     public static var webp: String { CodecLibraries.webp }

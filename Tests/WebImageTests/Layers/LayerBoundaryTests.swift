@@ -44,6 +44,61 @@ import Testing
         #expect(foreign.underlying is Elsewhere)
     }
 
+    @Test("Only WebImageTransport imports libcurl: every other module of Sources and Examples goes through it")
+    func onlyTheTransportImportsCurl() throws {
+        let root = Fixtures.packageRoot
+        var importers: [String] = []
+        var scanned = 0
+        for folder in ["Sources", "Examples"] {
+            let base = root.appendingPathComponent(folder)
+            guard let files = FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil) else {
+                Issue.record("cannot list \(base.path)")
+                continue
+            }
+            for case let file as URL in files where file.pathExtension == "swift" {
+                let relative = String(file.path.dropFirst(root.path.count + 1))
+                scanned += 1
+                if relative.hasPrefix("Sources/WebImageTransport/") { continue }
+                let text = try String(contentsOf: file, encoding: .utf8)
+                if text.split(whereSeparator: \.isNewline).contains(where: Self.importsCurl) {
+                    importers.append(relative)
+                }
+            }
+        }
+        // The scan must have found the sources, or an empty list would prove nothing.
+        #expect(scanned > 100, "only \(scanned) Swift files under \(root.path)")
+        #expect(importers.sorted() == [], "libcurl is imported outside WebImageTransport")
+    }
+
+    /// Whether `line` imports the CCurl module, in any form Swift accepts: `import CCurl`,
+    /// `@preconcurrency import CCurl`, `private import CCurl`, `import func CCurl.curl_easy_init`.
+    static func importsCurl(_ line: Substring) -> Bool {
+        var words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })[...]
+        let modifiers: Set<Substring> = ["public", "package", "internal", "fileprivate", "private"]
+        while let first = words.first, first.hasPrefix("@") || modifiers.contains(first) {
+            words = words.dropFirst()
+        }
+        guard words.first == "import" else { return false }
+        words = words.dropFirst()
+        let kinds: Set<Substring> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
+        if let kind = words.first, kinds.contains(kind) { words = words.dropFirst() }
+        guard let module = words.first?.split(separator: ".").first else { return false }
+        return module == "CCurl"
+    }
+
+    @Test("The import check sees each form of a libcurl import and nothing else")
+    func curlImportForms() {
+        for line in [
+            "import CCurl", "@preconcurrency import CCurl", "private import CCurl", "  import CCurl",
+            "import func CCurl.curl_easy_init", "@_implementationOnly import CCurl",
+        ] {
+            #expect(Self.importsCurl(Substring(line)), "\(line)")
+        }
+        for line in ["import CCurlish", "// import CCurl", "import WebImageTransport", "let CCurl = 1"] {
+            #expect(!Self.importsCurl(Substring(line)), "\(line)")
+        }
+    }
+
     @Test("An undecodable body is badImageData with the codec's message, and the ImageCodecError underneath")
     func codecErrors() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("layer-boundary-\(UUID())")
