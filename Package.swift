@@ -169,10 +169,30 @@ let package = Package(
             path: "Examples/thumbnailer",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // What several test targets share: fixture paths, waits, child processes (the built `webimage`, curl,
+        // moto's S3 server), log capture, a seeded generator. Not a test target (test targets cannot depend
+        // on one another); it names no library module, so the codecs' tests stay free of the others.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "Locking",
+                .product(name: "Logging", package: "swift-log", condition: tools),
+            ],
+            path: "Tests/TestSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // TestSupport's loopback image server over the corpus, for the targets that may use LocalImageServer.
+        .target(
+            name: "ServerTestSupport",
+            dependencies: ["TestSupport", "LocalImageServer"],
+            path: "Tests/ServerTestSupport",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "WebImageTests",
             dependencies: [
                 "WebImage", "WebImageCodecs", "WebImageTransport", "WebImageProxy", "LocalImageServer", "Locking",
+                "TestSupport", "ServerTestSupport",
                 // The object-store client's tests (moto's S3 server).
                 "WebImageDataset",
                 // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves; zlib to

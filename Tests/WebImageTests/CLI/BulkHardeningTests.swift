@@ -1,6 +1,8 @@
 import Foundation
 import LocalImageServer
 import Locking
+import ServerTestSupport
+import TestSupport
 import Testing
 
 /// `webimage bulk` and `bulk-stats` run as built, against the loopback server: what a hostile input, a

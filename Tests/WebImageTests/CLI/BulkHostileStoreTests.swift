@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Locking
+import TestSupport
 import Testing
 
 /// `webimage bulk` with `s3://` input and output against a store that does not play by the rules: a

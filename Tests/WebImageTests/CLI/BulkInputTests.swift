@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `webimage bulk`'s input reader, run as built. Every URL here is `http://127.0.0.1:9/…`: nothing

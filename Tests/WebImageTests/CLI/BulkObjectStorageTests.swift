@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `webimage bulk` with `s3://` input and output, run as built against moto's S3 server on loopback

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `webimage bulk`'s planning pass over a Parquet file of many rows in few bytes: one column of a

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `webimage bulk` with a Parquet URL list in, and the Parquet file each shard writes, checked with pyarrow.

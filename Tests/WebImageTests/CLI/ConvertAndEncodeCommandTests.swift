@@ -1,4 +1,6 @@
 import Foundation
+import ServerTestSupport
+import TestSupport
 import Testing
 
 @testable import WebImage

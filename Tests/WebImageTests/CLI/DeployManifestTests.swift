@@ -1,4 +1,6 @@
 import Foundation
+import ServerTestSupport
+import TestSupport
 import Testing
 
 /// deploy/kubernetes checked offline against Kubernetes' own schemas with kubernetes-validate (PyPI, in

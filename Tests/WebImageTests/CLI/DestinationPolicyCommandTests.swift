@@ -1,5 +1,7 @@
 import Foundation
 import LocalImageServer
+import ServerTestSupport
+import TestSupport
 import Testing
 
 /// The destination policy through the built `webimage`: `get` connects anywhere unless `--public-only`,

@@ -1,4 +1,6 @@
 import Foundation
+import ServerTestSupport
+import TestSupport
 import Testing
 
 /// `webimage info` on corpus files.

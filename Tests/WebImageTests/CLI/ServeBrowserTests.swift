@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `webimage serve` as a browser sees it: headless Chromium (Debian's `chromium`) loads a page of `<img>`

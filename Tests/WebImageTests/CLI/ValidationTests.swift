@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Bad arguments are rejected by `validate()` with a clear message and exit status 64 (usage).

@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import TestSupport
 import Testing
 import WebImage
 

@@ -1,46 +1,9 @@
 import Foundation
 import LocalImageServer
+import TestSupport
 import Testing
 
 @testable import WebImage
-
-/// The fixtures of `Tests/Fixtures/pipeline` (made by its `make-fixtures.py` with avifenc / cjxl, their
-/// references decoded by avifdec / djxl) and what the pipeline's decoders make of them.
-enum PipelineFixtures {
-    struct Entry: Decodable, Sendable, CustomTestStringConvertible {
-        let file: String
-        let format: String
-        let width: Int
-        let height: Int
-        let alpha: Bool
-        let frames: Int
-        let durationsMs: [Int]?
-        let reference: String?
-        let profile: String?
-        let adobe: Bool?
-        let resizedFrom: String?
-
-        var testDescription: String { file }
-    }
-
-    static let directory = Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/pipeline")
-
-    static let entries: [Entry] = {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent("manifest.json")) else { return [] }
-        return (try? JSONDecoder().decode([Entry].self, from: data)) ?? []
-    }()
-
-    static func entries(format: String) -> [Entry] { entries.filter { $0.format == format } }
-
-    static func data(_ name: String) throws -> Data {
-        try Data(contentsOf: directory.appendingPathComponent(name))
-    }
-
-    /// The largest difference between two 4×4 block-mean grids, over every block and channel.
-    static func maximumDifference(_ a: [[Double]], _ b: [[Double]]) -> Double {
-        zip(a, b).flatMap { zip($0, $1).map { abs($0 - $1) } }.max() ?? .infinity
-    }
-}
 
 @Suite(.timeLimit(.minutes(2))) struct AVIFAndJXLDecodingTests {
     @Test func theFixturesArePresent() {

@@ -2,6 +2,7 @@ import CJPEG
 import CLCMS
 import Foundation
 import LocalImageServer
+import TestSupport
 import Testing
 
 @testable import WebImage

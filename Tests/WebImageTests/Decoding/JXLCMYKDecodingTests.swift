@@ -1,5 +1,6 @@
 import CLCMS
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WebImageCodecs

@@ -1,5 +1,6 @@
 import CZlib
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WebImageCodecs

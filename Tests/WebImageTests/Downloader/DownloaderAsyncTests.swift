@@ -1,5 +1,7 @@
 import Foundation
 import LocalImageServer
+import ServerTestSupport
+import TestSupport
 import Testing
 
 @testable import WebImage
@@ -122,13 +124,4 @@ import Testing
         #expect(partials >= 1)
         #expect(result?.image?.width == 600)
     }
-}
-
-func pollAsync(seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        if Date() > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return true
 }

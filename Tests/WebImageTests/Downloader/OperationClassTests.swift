@@ -1,5 +1,7 @@
 import Foundation
+import ServerTestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import WebImage

@@ -2,6 +2,8 @@ import Foundation
 import LocalImageServer
 import Locking
 import MetricsTestKit
+import ServerTestSupport
+import TestSupport
 import Testing
 
 @testable import WebImage

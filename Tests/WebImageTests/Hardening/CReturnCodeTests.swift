@@ -1,7 +1,9 @@
 import CCurl
 import Foundation
 import LocalImageServer
+import ServerTestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import WebImage

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import LocalImageServer
 import Locking
+import ServerTestSupport
+import TestSupport
 import Testing
 
 @testable import WebImage

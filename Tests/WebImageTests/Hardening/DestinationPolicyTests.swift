@@ -1,6 +1,8 @@
 import CCurl
 import Foundation
 import LocalImageServer
+import ServerTestSupport
+import TestSupport
 import Testing
 
 @testable import WebImage

@@ -1,5 +1,7 @@
 import Foundation
 import LocalImageServer
+import ServerTestSupport
+import TestSupport
 import Testing
 
 @testable import WebImage

@@ -1,6 +1,7 @@
 import Foundation
 import LocalImageServer
 import Locking
+import TestSupport
 import Testing
 
 @testable import WebImageDataset

@@ -1,6 +1,8 @@
 import Foundation
 import LocalImageServer
 import Locking
+import ServerTestSupport
+import TestSupport
 import Testing
 import WebImage
 import WebImageCodecs

@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import TestSupport
 import Testing
 
 /// Connection-level behaviour: TLS, keep-alive accounting, concurrency, hangs and aborts.

@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import TestSupport
 import Testing
 
 /// Runs `body` against a started server over a fresh fixture folder, and cleans both up.

@@ -4,33 +4,33 @@ import Logging
 /// A swift-log `Logger` whose records are kept in memory, for tests that expect (or forbid) messages.
 /// It logs every level by default; `logger(level:)` gives one that drops what is below `level`, as a
 /// configured application logger would.
-final class LogCollector: Sendable {
-    struct Record: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: Logger.Metadata
+package final class LogCollector: Sendable {
+    package struct Record: Sendable {
+        package let level: Logger.Level
+        package let message: String
+        package let metadata: Logger.Metadata
     }
 
     private let storage = Lock<[Record]>([])
     /// Also called with each record as it arrives (a child process prints them for its parent).
     private let echo: (@Sendable (Record) -> Void)?
 
-    init(echo: (@Sendable (Record) -> Void)? = nil) {
+    package init(echo: (@Sendable (Record) -> Void)? = nil) {
         self.echo = echo
     }
 
     /// A logger at `.trace`: every record reaches the collector.
-    var logger: Logger { logger(level: .trace) }
+    package var logger: Logger { logger(level: .trace) }
 
-    func logger(level: Logger.Level) -> Logger {
+    package func logger(level: Logger.Level) -> Logger {
         var logger = Logger(label: "WebImageTests") { _ in Handler(collector: self) }
         logger.logLevel = level
         return logger
     }
 
-    var records: [Record] { storage.withLock { $0 } }
+    package var records: [Record] { storage.withLock { $0 } }
 
-    var messages: [String] { records.map(\.message) }
+    package var messages: [String] { records.map(\.message) }
 
     fileprivate func append(_ record: Record) {
         storage.withLock { $0.append(record) }

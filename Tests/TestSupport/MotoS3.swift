@@ -7,11 +7,11 @@ import Testing
 /// answers the first PUT of a `.tar` with a 500 (`InternalError`) and forwards everything else.
 ///
 /// Ends when the object is released (the helper is killed).
-final class MotoS3: Sendable {
+package final class MotoS3: Sendable {
     /// The Python of `.venv-test`.
-    static let python = Fixtures.packageRoot.appendingPathComponent(".venv-test/bin/python3").path
+    package static let python = Fixtures.packageRoot.appendingPathComponent(".venv-test/bin/python3").path
     /// Whether the venv has moto and boto3 (`make test-python` installs them).
-    static let available: Bool = {
+    package static let available: Bool = {
         guard FileManager.default.isExecutableFile(atPath: python) else { return false }
         let check = Process()
         check.executableURL = URL(fileURLWithPath: python)
@@ -22,18 +22,18 @@ final class MotoS3: Sendable {
         return check.terminationStatus == 0
     }()
 
-    static let bucket = "bulk"
+    package static let bucket = "bulk"
 
-    let endpoint: String
+    package let endpoint: String
     /// The fault proxy's address.
-    let proxy: String
-    let accessKey: String
-    let secretKey: String
+    package let proxy: String
+    package let accessKey: String
+    package let secretKey: String
     private let process: Process
     private let input: Pipe
     private let script: URL
 
-    init() throws {
+    package init() throws {
         script = FileManager.default.temporaryDirectory.appendingPathComponent("moto-s3-\(UUID().uuidString).py")
         try Self.source.write(to: script, atomically: true, encoding: .utf8)
         process = Process()
@@ -78,7 +78,7 @@ final class MotoS3: Sendable {
 
     /// The AWS variables of a child that talks to this store (through the proxy with `viaProxy`):
     /// explicit, so nothing reaches AWS whatever the test's own environment holds.
-    func environment(viaProxy: Bool = false, secret: String? = nil) -> [String: String] {
+    package func environment(viaProxy: Bool = false, secret: String? = nil) -> [String: String] {
         [
             "AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secret ?? secretKey, "AWS_SESSION_TOKEN": "",
             "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
@@ -89,7 +89,7 @@ final class MotoS3: Sendable {
     }
 
     /// Runs the helper's `mode` with `arguments` (boto3 against moto) and returns its stdout.
-    func tool(_ mode: String, _ arguments: [String]) async throws -> String {
+    package func tool(_ mode: String, _ arguments: [String]) async throws -> String {
         let output = try await CLIRunner.runProgram(
             Self.python, [script.path, mode, endpoint, accessKey, secretKey] + arguments)
         #expect(output.status == 0, "\(output.stderr)")
@@ -97,22 +97,22 @@ final class MotoS3: Sendable {
     }
 
     /// Copies every object under `prefix` into `folder`, keys relative to the prefix.
-    func download(prefix: String, to folder: URL) async throws {
+    package func download(prefix: String, to folder: URL) async throws {
         _ = try await tool("download", [Self.bucket, prefix, folder.path])
     }
 
     /// Uploads `file` to `key`.
-    func upload(_ file: URL, key: String) async throws {
+    package func upload(_ file: URL, key: String) async throws {
         _ = try await tool("upload", [Self.bucket, key, file.path])
     }
 
     /// The keys under `prefix`.
-    func keys(prefix: String) async throws -> [String] {
+    package func keys(prefix: String) async throws -> [String] {
         try await tool("list", [Self.bucket, prefix]).split(separator: "\n").map(String.init)
     }
 
     /// How many 500s the proxy has answered.
-    func faultsInjected() async throws -> Int {
+    package func faultsInjected() async throws -> Int {
         let output = try await CLIRunner.runProgram(
             Self.python,
             [

@@ -3,27 +3,27 @@ import Testing
 
 /// Runs the `curl` command as an independent client for the server tests. (curl only checks the test
 /// server here; the product's own transport is tested elsewhere.)
-struct Curl {
+package struct Curl {
     /// What one curl run produced.
-    struct Result: Sendable {
+    package struct Result: Sendable {
         /// curl's exit code: 0 success, 22 HTTP error with -f, 28 timeout, 47 too many redirects,
         /// 18 partial file, 60 certificate not trusted, 63 max file size exceeded.
-        let exitCode: Int32
+        package let exitCode: Int32
         /// The body of the (last) transfer.
-        let body: Data
+        package let body: Data
         /// The raw response heads, all of them when curl followed redirects.
-        let rawHeaders: String
+        package let rawHeaders: String
         /// What `-w` printed.
-        let writeOut: String
-        let stderr: String
+        package let writeOut: String
+        package let stderr: String
 
         /// The header `name` of the last response head (case-insensitive), or `nil`.
-        func header(_ name: String) -> String? {
+        package func header(_ name: String) -> String? {
             lastHead.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
 
         /// The status line's code of the last response head.
-        var status: Int? {
+        package var status: Int? {
             let heads = rawHeaders.components(separatedBy: "\r\n\r\n").filter { !$0.isEmpty }
             guard let statusLine = heads.last?.components(separatedBy: "\r\n").first else { return nil }
             let parts = statusLine.split(separator: " ")
@@ -45,19 +45,19 @@ struct Curl {
 
     /// Runs `curl -sS -D <headers> -o <body> <arguments>` (no `-o` added when `arguments` has one) and
     /// waits for it on a Dispatch thread, never blocking the cooperative pool.
-    static func run(_ arguments: [String]) async throws -> Result {
+    package static func run(_ arguments: [String]) async throws -> Result {
         try await launch(arguments).result()
     }
 
     /// A curl process already started; `result()` waits for it.
-    struct Launched: Sendable {
-        let process: Process
-        let scratch: URL
-        let stdout: Pipe
-        let stderr: Pipe
-        let exited: Task<Void, Never>
+    package struct Launched: Sendable {
+        package let process: Process
+        package let scratch: URL
+        package let stdout: Pipe
+        package let stderr: Pipe
+        package let exited: Task<Void, Never>
 
-        func result() async -> Result {
+        package func result() async -> Result {
             await exited.value
             defer { try? FileManager.default.removeItem(at: scratch) }
             return Result(
@@ -72,7 +72,7 @@ struct Curl {
 
     /// Starts curl now, on the calling thread, so several launches overlap even when the cooperative pool
     /// is busy.
-    static func launch(_ arguments: [String]) throws -> Launched {
+    package static func launch(_ arguments: [String]) throws -> Launched {
         let scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("curl-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -95,14 +95,14 @@ struct Curl {
 }
 
 /// A temporary folder with a few corpus images (copied from `Tests/Fixtures/corpus/images`).
-struct ServerFixtures {
-    static let names = [
+package struct ServerFixtures {
+    package static let names = [
         "pixel-1x1.png", "horse-rgba.png", "astronaut-baseline.jpg", "chelsea.gif", "horse-lossless.webp",
     ]
 
-    let folder: URL
+    package let folder: URL
 
-    init() throws {
+    package init() throws {
         let corpus = try Fixtures.requireCorpus()
         folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("LocalImageServerTests-\(UUID().uuidString)", isDirectory: true)
@@ -113,11 +113,11 @@ struct ServerFixtures {
         }
     }
 
-    func data(_ name: String) throws -> Data {
+    package func data(_ name: String) throws -> Data {
         try Data(contentsOf: folder.appendingPathComponent(name))
     }
 
-    func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(at: folder)
     }
 }

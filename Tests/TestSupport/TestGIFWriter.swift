@@ -2,28 +2,54 @@ import Foundation
 
 /// Writes small GIFs for tests: a 4-color global palette, one graphics control extension per frame, and
 /// LZW data that sends a clear code after every two pixels, so every code stays 3 bits wide.
-struct TestGIFWriter {
-    struct Frame {
-        var left = 0
-        var top = 0
-        var width: Int
-        var height: Int
+package struct TestGIFWriter {
+    package struct Frame {
+        package var left = 0
+        package var top = 0
+        package var width: Int
+        package var height: Int
         /// Palette indices 0…3, row-major, in display order (interlacing is done by the writer).
-        var indices: [UInt8]
-        var disposal = 0
-        var delayCentiseconds = 10
-        var transparentIndex: UInt8?
-        var interlaced = false
+        package var indices: [UInt8]
+        package var disposal = 0
+        package var delayCentiseconds = 10
+        package var transparentIndex: UInt8?
+        package var interlaced = false
+
+        package init(
+            left: Int = 0, top: Int = 0, width: Int, height: Int, indices: [UInt8], disposal: Int = 0,
+            delayCentiseconds: Int = 10, transparentIndex: UInt8? = nil, interlaced: Bool = false
+        ) {
+            self.left = left
+            self.top = top
+            self.width = width
+            self.height = height
+            self.indices = indices
+            self.disposal = disposal
+            self.delayCentiseconds = delayCentiseconds
+            self.transparentIndex = transparentIndex
+            self.interlaced = interlaced
+        }
     }
 
-    var width: Int
-    var height: Int
+    package var width: Int
+    package var height: Int
     /// Four RGB colors.
-    var palette: [UInt8] = [255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255]
-    var loopCount: Int? = 0
-    var frames: [Frame]
+    package var palette: [UInt8]
+    package var loopCount: Int?
+    package var frames: [Frame]
 
-    func data() -> Data {
+    package init(
+        width: Int, height: Int, palette: [UInt8] = [255, 0, 0, 0, 255, 0, 0, 0, 255, 255, 255, 255],
+        loopCount: Int? = 0, frames: [Frame]
+    ) {
+        self.width = width
+        self.height = height
+        self.palette = palette
+        self.loopCount = loopCount
+        self.frames = frames
+    }
+
+    package func data() -> Data {
         var out = [UInt8]("GIF89a".utf8)
         out += le16(width) + le16(height) + [0xF1, 0, 0] + palette
         if let loopCount { out += [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1] + le16(loopCount) + [0] }

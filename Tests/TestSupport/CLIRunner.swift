@@ -6,22 +6,22 @@ import Locking
 /// `swift build --build-tests --traits Tools` (what `make test` runs) builds every product, so the
 /// binaries sit next to the test bundle. When one is missing (e.g. `swift test --filter` after building
 /// only the tests), it is built once with `swift build --traits Tools --product`.
-enum CLIRunner {
-    struct Output: Sendable {
-        var status: Int32
+package enum CLIRunner {
+    package struct Output: Sendable {
+        package var status: Int32
         /// Whether the process ended by a signal (a crash or a trap) rather than by exiting.
-        var signalled = false
-        var stdout: String
-        var stderr: String
+        package var signalled = false
+        package var stdout: String
+        package var stderr: String
         /// The child's peak resident memory in KiB (its VmHWM, read every 5 ms while it ran).
-        var peakRSSKiB = 0
+        package var peakRSSKiB = 0
         /// The names of the child's threads seen while it ran (`/proc/PID/task/*/comm`, read every 5 ms).
-        var threadNames: Set<String> = []
-        var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
+        package var threadNames: Set<String> = []
+        package var stdoutLines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
     /// The folder holding the build products: the test bundle's folder.
-    static let productsFolder: URL = {
+    package static let productsFolder: URL = {
         let candidates = [
             Bundle.main.executableURL?.deletingLastPathComponent(),
             Bundle.main.bundleURL.deletingLastPathComponent(),
@@ -37,7 +37,7 @@ enum CLIRunner {
     private static let buildLock = Lock<Set<String>>([])
 
     /// The path of product `name`, building it first when it is missing.
-    static func executable(_ name: String) throws -> URL {
+    package static func executable(_ name: String) throws -> URL {
         let url = productsFolder.appendingPathComponent(name)
         try buildLock.withLock { built in
             guard !FileManager.default.isExecutableFile(atPath: url.path), !built.contains(name) else { return }
@@ -59,7 +59,7 @@ enum CLIRunner {
     /// Runs product `name` with `arguments`, feeding `stdin`, and returns its exit status and output.
     /// `shell` is a shell command run first, in the same process (`ulimit -v 600000`, say).
     /// `killAfterMilliseconds`: the child gets SIGKILL that long after it starts (if still running).
-    static func run(
+    package static func run(
         _ name: String, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
         environment: [String: String] = [:], shell: String? = nil, killAfterMilliseconds: Int? = nil
     ) async throws -> Output {
@@ -69,7 +69,7 @@ enum CLIRunner {
     }
 
     /// Runs any program (a path) the same way.
-    static func runProgram(
+    package static func runProgram(
         _ path: String, _ arguments: [String], environment: [String: String] = [:], killAfterMilliseconds: Int? = nil
     ) async throws -> Output {
         try await runExecutable(
@@ -150,7 +150,7 @@ enum CLIRunner {
     }
 
     /// The names of the threads of process `pid` now (empty once it is gone).
-    static func threadNames(of pid: Int32) -> Set<String> {
+    package static func threadNames(of pid: Int32) -> Set<String> {
         guard let directory = opendir("/proc/\(pid)/task") else { return [] }
         defer { closedir(directory) }
         var names: Set<String> = []
@@ -172,7 +172,7 @@ enum CLIRunner {
     }
 
     /// VmHWM from a /proc status file, in KiB; nil once the process is gone.
-    static func highWaterMarkKiB(_ path: String) -> Int? {
+    package static func highWaterMarkKiB(_ path: String) -> Int? {
         // Plain open/read: the file vanishes when the process exits, and Foundation's reader leaks its
         // buffer when a read fails midway (LeakSanitizer reports it).
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -189,7 +189,7 @@ enum CLIRunner {
     }
 
     /// Each stdout line parsed as a JSON object.
-    static func jsonObjects(_ output: Output) throws -> [[String: Any]] {
+    package static func jsonObjects(_ output: Output) throws -> [[String: Any]] {
         try output.stdoutLines.map { line in
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 throw FixtureMissing("not a JSON object: \(line)")
@@ -199,7 +199,7 @@ enum CLIRunner {
     }
 
     /// A fresh empty folder under the temporary directory.
-    static func temporaryFolder() throws -> URL {
+    package static func temporaryFolder() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url

@@ -5,18 +5,18 @@ import Locking
 ///
 /// The child is started with `--host 127.0.0.1 --port 0`; its first stdout line names the port. `stop()`
 /// sends SIGTERM and waits for the exit, so each test also checks the graceful shutdown (status 0).
-final class ServeProcess: Sendable {
+package final class ServeProcess: Sendable {
     /// One HTTP exchange as curl saw it.
-    struct Reply: Sendable {
-        var status: Int
+    package struct Reply: Sendable {
+        package var status: Int
         /// Header fields, names lowercased; the last value of a repeated field.
-        var headers: [String: String]
-        var body: Data
+        package var headers: [String: String]
+        package var body: Data
 
-        func header(_ name: String) -> String? { headers[name.lowercased()] }
+        package func header(_ name: String) -> String? { headers[name.lowercased()] }
     }
 
-    let port: Int
+    package let port: Int
     private let process: Process
     private let stderrText: Lock<Data>
 
@@ -26,7 +26,7 @@ final class ServeProcess: Sendable {
     /// The start blocks until the child prints its port (seconds under a sanitizer or a loaded machine), so
     /// it runs on a thread of its own: blocked on Swift's cooperative pool (two threads on two cores), a few
     /// starting servers would stall every async test of the run.
-    static func start(
+    package static func start(
         _ arguments: [String], environment: [String: String] = [:], listenFlags: Bool = true
     ) async throws -> ServeProcess {
         let started = await offCooperativePool {
@@ -91,19 +91,19 @@ final class ServeProcess: Sendable {
     }
 
     /// The child's peak resident memory so far (VmHWM), in KiB; nil once it exited.
-    var peakResidentKiB: Int? { CLIRunner.highWaterMarkKiB("/proc/\(process.processIdentifier)/status") }
+    package var peakResidentKiB: Int? { CLIRunner.highWaterMarkKiB("/proc/\(process.processIdentifier)/status") }
 
     /// What the child wrote to stderr so far.
-    var stderr: String { String(decoding: stderrText.withLock { $0 }, as: UTF8.self) }
+    package var stderr: String { String(decoding: stderrText.withLock { $0 }, as: UTF8.self) }
 
     /// Sends SIGTERM and returns at once.
-    func terminate() {
+    package func terminate() {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
     }
 
     /// SIGTERM, then the exit status (0 after a graceful shutdown).
     @discardableResult
-    func stop() async -> Int32 {
+    package func stop() async -> Int32 {
         let process = self.process
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         return await withCheckedContinuation { continuation in
@@ -115,7 +115,7 @@ final class ServeProcess: Sendable {
     }
 
     /// GET (or `method`) `path` with extra header fields, through curl.
-    func get(_ path: String, headers: [String: String] = [:], method: String = "GET") async throws -> Reply {
+    package func get(_ path: String, headers: [String: String] = [:], method: String = "GET") async throws -> Reply {
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let bodyFile = folder.appendingPathComponent("body")
@@ -141,7 +141,7 @@ final class ServeProcess: Sendable {
     }
 
     /// imgproxy's signature of `path`, computed by Python's `hmac` (not by the code under test).
-    static func sign(_ path: String, key: String, salt: String) async throws -> String {
+    package static func sign(_ path: String, key: String, salt: String) async throws -> String {
         let script = """
             import base64, hashlib, hmac, sys
             mac = hmac.new(bytes.fromhex(sys.argv[1]), bytes.fromhex(sys.argv[2]) + sys.argv[3].encode(), hashlib.sha256)
@@ -154,7 +154,7 @@ final class ServeProcess: Sendable {
     }
 
     /// The width and height in a PNG's IHDR.
-    static func pngSize(_ data: Data) -> (width: Int, height: Int)? {
+    package static func pngSize(_ data: Data) -> (width: Int, height: Int)? {
         let bytes = [UInt8](data)
         guard bytes.count >= 24, bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) else { return nil }
         func word(_ offset: Int) -> Int { bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) } }
