@@ -188,6 +188,17 @@ let package = Package(
             path: "Tests/ServerTestSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Decoding, colour, transformers and encoders, with nothing above the codecs: no downloader, curl or server.
+        .testTarget(
+            name: "WebImageCodecsTests",
+            dependencies: [
+                "WebImageCodecs", "TestSupport", "Locking",
+                // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves; zlib to
+                // write compressed PNG chunks.
+                "CLCMS", "CJPEG", "CZlib",
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "WebImageTests",
             dependencies: [
@@ -195,9 +206,6 @@ let package = Package(
                 "TestSupport", "ServerTestSupport",
                 // The object-store client's tests (moto's S3 server).
                 "WebImageDataset",
-                // LittleCMS and the libjpeg shim, so colour tests drive the C libraries themselves; zlib to
-                // write compressed PNG chunks.
-                "CLCMS", "CJPEG", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

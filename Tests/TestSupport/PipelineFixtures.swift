@@ -33,6 +33,14 @@ package enum PipelineFixtures {
         try Data(contentsOf: directory.appendingPathComponent(name))
     }
 
+    /// small-horse-lossless.jxl with every 37th byte past the header flipped: libjxl rejects a histogram
+    /// and prints a line for each check on the way out.
+    package static func damagedJXL() throws -> Data {
+        var bytes = [UInt8](try data("small-horse-lossless.jxl"))
+        for index in stride(from: 100, to: bytes.count, by: 37) { bytes[index] ^= 0x55 }
+        return Data(bytes)
+    }
+
     /// The largest difference between two 4×4 block-mean grids, over every block and channel.
     package static func maximumDifference(_ a: [[Double]], _ b: [[Double]]) -> Double {
         zip(a, b).flatMap { zip($0, $1).map { abs($0 - $1) } }.max() ?? .infinity

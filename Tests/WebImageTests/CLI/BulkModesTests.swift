@@ -201,8 +201,8 @@ struct BulkModesTests {
         let standard = try #require(files[false])
         let optimised = try #require(files[true])
         let standardLuminanceDC: [UInt8] = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
-        #expect(EncoderTests.huffmanTables(standard).first { $0.id == 0x00 }?.counts == standardLuminanceDC)
-        #expect(EncoderTests.huffmanTables(optimised).first { $0.id == 0x00 }?.counts != standardLuminanceDC)
+        #expect(JPEGMarkers.huffmanTables(standard).first { $0.id == 0x00 }?.counts == standardLuminanceDC)
+        #expect(JPEGMarkers.huffmanTables(optimised).first { $0.id == 0x00 }?.counts != standardLuminanceDC)
         #expect(
             try JPEGDecoder().decode(Data(standard), options: .default).frames[0].pixels
                 == JPEGDecoder().decode(Data(optimised), options: .default).frames[0].pixels)

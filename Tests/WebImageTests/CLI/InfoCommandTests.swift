@@ -61,7 +61,7 @@ struct InfoCommandTests {
 
     @Test("a damaged JPEG XL file prints WebImage's one error line, none of libjxl's own")
     func damagedJXLIsQuiet() async throws {
-        let bytes = try LibraryMessagesTests.damagedJXL()
+        let bytes = try PipelineFixtures.damagedJXL()
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("damaged.jxl")

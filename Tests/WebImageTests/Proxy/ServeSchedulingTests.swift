@@ -179,7 +179,7 @@ struct ServeSchedulingTests {
 
     @Test("a cancelled job's encode stops part-way, never starts once cancelled, and the job waits for it")
     func cancelledEncodeStops() async throws {
-        let image = try ImageDecoderRegistry.shared.decode(DecodingCorpus.data("coffee-rgb.png"))
+        let image = try ImageDecoderRegistry.shared.decode(Fixtures.corpusFile("coffee-rgb.png"))
         let choice = FormatChoice(format: .webp, accept: nil)
 
         // Cancelled while libwebp runs: the check cancels the job on its second call, as a deadline would.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 /// 16-bit PNGs with a colour conversion are converted from their 16-bit samples: cutting them to 8 bits first
 /// would send every sample below 256 (of 65,535) to black in a linear (gAMA 1.0) file, where sRGB shows up to

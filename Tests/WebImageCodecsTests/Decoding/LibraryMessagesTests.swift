@@ -7,21 +7,9 @@ import Testing
 /// What a C library prints to `stderr` while a codec runs goes to the log at debug level.
 @Suite("C libraries' stderr text", .timeLimit(.minutes(2)))
 struct LibraryMessagesTests {
-    /// small-horse-lossless.jxl with every 37th byte past the header flipped: libjxl rejects a histogram
-    /// and prints a line for each check on the way out.
-    static func damagedJXL() throws -> Data {
-        var bytes = [UInt8](
-            try Data(
-                contentsOf: Fixtures.packageRoot.appendingPathComponent(
-                    "Tests/Fixtures/pipeline/small-horse-lossless.jxl")
-            ))
-        for index in stride(from: 100, to: bytes.count, by: 37) { bytes[index] ^= 0x55 }
-        return Data(bytes)
-    }
-
     @Test("libjxl's lines about a damaged file become debug records of the outermost routed call")
     func libjxlLinesAreLogged() throws {
-        let damaged = try Self.damagedJXL()
+        let damaged = try PipelineFixtures.damagedJXL()
         let collector = LogCollector()
         // The decoder routes libjxl's text itself; inside this call it is an inner one, so the text
         // reaches this collector once this call ends, thrown error or not.

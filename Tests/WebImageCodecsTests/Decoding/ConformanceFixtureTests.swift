@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 /// Files of the conformance subset (`Tests/Fixtures/conformance`, checked in full by
 /// `Tests/Conformance/check.py` in `make test`) whose decoding a fix brought in line with the suite's

@@ -2,7 +2,6 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import WebImage
 @testable import WebImageCodecs
 
 /// The encoders round-trip through the C libraries' own decoders (libjpeg-turbo, libwebp, libpng,
@@ -89,25 +88,6 @@ import Testing
                 == nil)
     }
 
-    /// The Huffman tables of a JPEG file: each DHT segment's tables as (class and id, the 16 code counts).
-    static func huffmanTables(_ bytes: [UInt8]) -> [(id: UInt8, counts: [UInt8])] {
-        var tables: [(id: UInt8, counts: [UInt8])] = []
-        var index = 2
-        while index + 4 <= bytes.count, bytes[index] == 0xFF, bytes[index + 1] != 0xDA {
-            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
-            if bytes[index + 1] == 0xC4 {
-                var table = index + 4
-                while table + 17 <= index + 2 + length {
-                    let counts = Array(bytes[(table + 1)..<(table + 17)])
-                    tables.append((bytes[table], counts))
-                    table += 17 + counts.reduce(0) { $0 + Int($1) }
-                }
-            }
-            index += 2 + length
-        }
-        return tables
-    }
-
     @Test func jpegWithStandardHuffmanTablesHasTheSamePixels() throws {
         let image = try Self.source("coffee-rgb.png")
         let optimised = [UInt8](try JPEGEncoder(quality: 95).encode(image))
@@ -120,9 +100,9 @@ import Testing
         #expect(decodedStandard.frames[0].pixels == decodedOptimised.frames[0].pixels)
         // The standard luminance DC table (ITU-T T.81 table K.3) against one made for this image.
         let standardLuminanceDC: [UInt8] = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]
-        #expect(Self.huffmanTables(standard).first { $0.id == 0x00 }?.counts == standardLuminanceDC)
-        #expect(Self.huffmanTables(optimised).first { $0.id == 0x00 }?.counts != standardLuminanceDC)
-        #expect(Self.huffmanTables(standard).count == 4)
+        #expect(JPEGMarkers.huffmanTables(standard).first { $0.id == 0x00 }?.counts == standardLuminanceDC)
+        #expect(JPEGMarkers.huffmanTables(optimised).first { $0.id == 0x00 }?.counts != standardLuminanceDC)
+        #expect(JPEGMarkers.huffmanTables(standard).count == 4)
         // Progressive scans always carry their own tables.
         let progressive = try JPEGEncoder(quality: 95, progressive: true, optimizesHuffmanTables: false).encode(image)
         #expect(progressive == (try JPEGEncoder(quality: 95, progressive: true).encode(image)))

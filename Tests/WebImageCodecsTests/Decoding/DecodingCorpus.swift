@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 /// The test image corpus (`Tests/Fixtures/corpus`, copied from the project's shared corpus) and its
 /// Pillow-made manifest.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 @Suite("Progressive decoding", .timeLimit(.minutes(5)))
 struct ProgressiveDecodingTests {
@@ -76,7 +76,7 @@ struct ProgressiveDecodingTests {
         do {
             let image = try decoder.decodeFinal(data)
             #expect(image.isPartial)
-        } catch let error as ImageDownloaderError {
+        } catch let error as ImageCodecError {
             #expect(error.code == .badImageData)
         }
     }

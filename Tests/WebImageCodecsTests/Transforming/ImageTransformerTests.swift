@@ -1,10 +1,7 @@
 import Foundation
-import LocalImageServer
-import ServerTestSupport
 import TestSupport
 import Testing
 
-@testable import WebImage
 @testable import WebImageCodecs
 
 /// The built-in transformers: Lanczos against Pillow, the resize modes, orientation, rotation, flips,
@@ -190,51 +187,6 @@ import Testing
             .applyOrientation, .resize(to: PixelSize(width: 64, height: 64), mode: .fill),
         ])
         #expect(square.minimumDecodeSize == MinimumDecodeSize(size: PixelSize(width: 64, height: 64), coverage: .fill))
-    }
-
-    @Test func theDownloaderTransformsShrinksOnLoadAndCachesApart() async throws {
-        let server = try Fixtures.server()
-        defer { server.shutdown() }
-        var config = ImageDownloaderConfig()
-        config.imageCache = AutoPurgingImageCache()
-        let downloader = ImageDownloader(config: config)
-        defer { downloader.invalidate(cancelPendingDownloads: true) }
-        var context = ImageDownloadContext()
-        context.transformer = ImageTransformer.resize(to: PixelSize(width: 256, height: 256), mode: .fill)
-        let url = server.url("/files/astronaut-36mp.jpg")
-        let budget = try #require(downloader.decodeMemoryForTesting)
-
-        let thumbnail = try await downloader.image(for: url, context: context)
-        #expect(thumbnail.image?.width == 256 && thumbnail.image?.height == 256)
-        // The 36 MP JPEG was decoded through DCT scaling: its full bitmap (144 MB) was never claimed.
-        #expect(budget.peakBytesInUse < 40_000_000, "peak \(budget.peakBytesInUse)")
-
-        let again = try await downloader.image(for: url, context: context)
-        #expect(again.metrics?.cacheStatus == .imageCache)
-        var other = ImageDownloadContext()
-        other.transformer = ImageTransformer.resize(to: PixelSize(width: 128, height: 128), mode: .fill)
-        let second = try await downloader.image(for: url, context: other)
-        #expect(second.metrics?.cacheStatus == .network)
-        #expect(second.image?.width == 128)
-    }
-
-    struct Failing: ImageTransforming {
-        var key: String { "failing" }
-        func transform(_ image: Image) throws -> Image { throw CocoaError(.featureUnsupported) }
-    }
-
-    @Test func aFailingTransformerFailsTheCallerWithBadImageData() async throws {
-        let server = try Fixtures.server()
-        defer { server.shutdown() }
-        let downloader = ImageDownloader()
-        defer { downloader.invalidate(cancelPendingDownloads: true) }
-        var context = ImageDownloadContext()
-        context.transformer = Failing()
-        let error = await #expect(throws: ImageDownloaderError.self) {
-            _ = try await downloader.image(for: server.url("/files/pixel-1x1.png"), context: context)
-        }
-        #expect(error?.code == .badImageData)
-        #expect(error?.message.contains("failing") == true)
     }
 }
 

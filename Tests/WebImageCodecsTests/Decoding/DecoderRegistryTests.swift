@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import WebImage
 @testable import WebImageCodecs
 
 @Suite("Format detection and the decoder registry", .timeLimit(.minutes(5)))

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import WebImage
 @testable import WebImageCodecs
 
 @Suite("Size limits, scale-down and thumbnails", .timeLimit(.minutes(5)))

@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
-import WebImage
+import WebImageCodecs
 
 @Suite("PNGEncoder", .timeLimit(.minutes(5)))
 struct PNGEncoderTests {

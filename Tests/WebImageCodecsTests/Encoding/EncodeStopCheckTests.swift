@@ -2,7 +2,6 @@ import Foundation
 import Locking
 import Testing
 
-@testable import WebImage
 @testable import WebImageCodecs
 
 /// `EncodeStopCheck`: libwebp asks it from its progress hook, so a WebP encode ends part-way; AVIF asks it

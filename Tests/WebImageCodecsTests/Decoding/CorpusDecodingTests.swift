@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 @Suite("Decoding the shared corpus", .timeLimit(.minutes(5)))
 struct CorpusDecodingTests {

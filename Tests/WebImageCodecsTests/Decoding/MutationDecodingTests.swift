@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 @Suite("Corrupted data never crashes or hangs")
 struct MutationDecodingTests {

@@ -1,11 +1,9 @@
 import CJPEG
 import CLCMS
 import Foundation
-import LocalImageServer
 import TestSupport
 import Testing
 
-@testable import WebImage
 @testable import WebImageCodecs
 
 /// Colour management against LittleCMS driven directly from the test: the pixels a file stores (decoded
@@ -203,38 +201,6 @@ import Testing
         let converted = try ImageDecoderRegistry.shared.decode(Data(png))
         let stored = try Self.decode("coffee-p3.png", .preserve)
         #expect(converted.frames[0].pixels == stored.frames[0].pixels)
-    }
-
-    @Test func twoCallersOfOneURLGetTheColourSpaceEachAskedFor() async throws {
-        let server = LocalImageServer(root: PipelineFixtures.directory)
-        try server.start()
-        defer { server.shutdown() }
-        var config = ImageDownloaderConfig()
-        config.imageCache = AutoPurgingImageCache()
-        let downloader = ImageDownloader(config: config)
-        defer { downloader.invalidate(cancelPendingDownloads: true) }
-        // Both callers attach synchronously to one transfer, which the gate holds until they are on it.
-        let url = server.url("/files/coffee-p3.png?gate=both")
-        let preserve = {
-            var context = ImageDownloadContext()
-            context.colorSpace = .preserve
-            return context
-        }()
-        let recorder = CallbackRecorder()
-        downloader.downloadImage(with: url, completed: recorder.completion(1))
-        downloader.downloadImage(with: url, context: preserve, completed: recorder.completion(2))
-        server.openGate("both")
-        #expect(await offCooperativePool { recorder.waitForTerminal(2) })
-        let sRGB = try #require(recorder.terminals(tag: 1).first?.image)
-        let stored = try #require(recorder.terminals(tag: 2).first?.image)
-        #expect(server.count(for: "/files/coffee-p3.png") == 1)
-        #expect(sRGB.iccProfile == nil)
-        #expect(stored.iccProfile == (try PipelineFixtures.data("display-p3.icc")))
-        #expect(sRGB.frames[0].pixels != stored.frames[0].pixels)
-        // The image cache keeps them apart too.
-        let again = try await downloader.image(for: url, context: preserve)
-        #expect(again.metrics?.cacheStatus == .imageCache)
-        #expect(again.image?.iccProfile != nil)
     }
 
     // MARK: Helpers

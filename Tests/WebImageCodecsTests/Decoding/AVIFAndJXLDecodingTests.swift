@@ -1,9 +1,8 @@
 import Foundation
-import LocalImageServer
 import TestSupport
 import Testing
 
-@testable import WebImage
+@testable import WebImageCodecs
 
 @Suite(.timeLimit(.minutes(2))) struct AVIFAndJXLDecodingTests {
     @Test func theFixturesArePresent() {
@@ -140,38 +139,5 @@ import Testing
         let incremental = JXLDecoder().makeIncrementalDecoder(options: .default)
         #expect(incremental.decodePartial(data.prefix(data.count * 4 / 10))?.isPartial == true)
         #expect(try incremental.decodeFinal(data).isPartial == false)
-    }
-
-    @Test func theDownloaderAsksForAndDecodesBoth() async throws {
-        let server = LocalImageServer(root: PipelineFixtures.directory)
-        try server.start()
-        defer { server.shutdown() }
-        let downloader = ImageDownloader()
-        defer { downloader.invalidate(cancelPendingDownloads: true) }
-        for (file, format) in [("horse-alpha.avif", ImageFormat.avif), ("horse-alpha-container.jxl", .jxl)] {
-            let result = try await downloader.image(for: server.url("/files/\(file)"))
-            #expect(result.image?.format == format)
-            #expect(result.image?.width == 400 && result.image?.hasAlpha == true)
-        }
-        let accept = server.requests.first?.request.header("Accept") ?? ""
-        #expect(accept.hasPrefix("image/avif,image/jxl,"))
-    }
-
-    @Test func progressiveLoadShowsAJXLsPassesWhileItArrives() async throws {
-        let server = LocalImageServer(root: PipelineFixtures.directory)
-        try server.start()
-        defer { server.shutdown() }
-        let downloader = ImageDownloader()
-        defer { downloader.invalidate(cancelPendingDownloads: true) }
-        let recorder = CallbackRecorder()
-        downloader.downloadImage(
-            with: server.url("/drip/coffee-progressive.jxl?chunk=4096&interval=30"), options: .progressiveLoad,
-            completed: recorder.completion())
-        #expect(await offCooperativePool { recorder.waitForTerminal(1) })
-        let partials = recorder.partials
-        #expect(partials.count >= 1, "no partial image")
-        #expect(partials.allSatisfy { $0.image?.isPartial == true && $0.image?.width == 600 })
-        let final = try #require(recorder.terminals.first?.image)
-        #expect(!final.isPartial && final.format == .jxl)
     }
 }
