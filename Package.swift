@@ -199,6 +199,16 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // libcurl's transport, its destination policy and its parsers, with no downloader above them.
+        .testTarget(
+            name: "WebImageTransportTests",
+            dependencies: [
+                "WebImageTransport", "LocalImageServer", "Locking", "TestSupport", "ServerTestSupport",
+                // Tests that drive easy and share handles themselves.
+                "CCurl",
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .testTarget(
             name: "WebImageTests",
             dependencies: [

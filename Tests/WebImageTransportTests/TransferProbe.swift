@@ -1,7 +1,6 @@
 import Foundation
 import Locking
 
-@testable import WebImage
 @testable import WebImageTransport
 
 /// Records what a transfer reports, and waits (bounded) for its completion.
@@ -9,15 +8,15 @@ final class TransferProbe: TransferDelegate {
     struct Record {
         var response: ImageDownloadResponse?
         var body = Data()
-        var result: Result<ImageDownloadMetrics, ImageDownloaderError>?
+        var result: Result<ImageDownloadMetrics, TransportError>?
         var completions = 0
     }
 
     let record = Lock(Record())
     private let done = DispatchSemaphore(value: 0)
-    let verdict: @Sendable (ImageDownloadResponse) -> ImageDownloaderError?
+    let verdict: @Sendable (ImageDownloadResponse) -> (any Error)?
 
-    init(verdict: @escaping @Sendable (ImageDownloadResponse) -> ImageDownloaderError? = { _ in nil }) {
+    init(verdict: @escaping @Sendable (ImageDownloadResponse) -> (any Error)? = { _ in nil }) {
         self.verdict = verdict
     }
 
@@ -31,11 +30,11 @@ final class TransferProbe: TransferDelegate {
         return nil
     }
 
-    /// Keeps the result as the downloader would report it (`ImageDownloaderError(transportError:)`), so the
-    /// transport's tests read the codes users see.
+    /// Keeps the transport's own error; how the downloader turns each kind into the code users see is
+    /// LayerBoundaryTests' (WebImageTests).
     func transferDidComplete(_ result: Result<ImageDownloadMetrics, TransportError>) {
         record.withLock {
-            $0.result = result.mapError { ImageDownloaderError(transportError: $0) }
+            $0.result = result
             $0.completions += 1
         }
         done.signal()
@@ -49,14 +48,14 @@ final class TransferProbe: TransferDelegate {
     var response: ImageDownloadResponse? { record.withLock { $0.response } }
     var body: Data { record.withLock { $0.body } }
     var metrics: ImageDownloadMetrics? { if case .success(let m)? = record.withLock({ $0.result }) { m } else { nil } }
-    var error: ImageDownloaderError? { if case .failure(let e)? = record.withLock({ $0.result }) { e } else { nil } }
+    var error: TransportError? { if case .failure(let e)? = record.withLock({ $0.result }) { e } else { nil } }
 }
 
 extension CurlTransport {
     /// Runs one transfer to completion and returns its probe.
     func run(
         _ request: TransferRequest,
-        verdict: @escaping @Sendable (ImageDownloadResponse) -> ImageDownloaderError? = { _ in nil }
+        verdict: @escaping @Sendable (ImageDownloadResponse) -> (any Error)? = { _ in nil }
     )
         throws -> TransferProbe
     {

@@ -4,7 +4,6 @@ import ServerTestSupport
 import TestSupport
 import Testing
 
-@testable import WebImage
 @testable import WebImageTransport
 
 /// The transport over HTTP/2 with TLS: the loopback server offers `h2` by ALPN and curl multiplexes its

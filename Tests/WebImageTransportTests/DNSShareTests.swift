@@ -4,7 +4,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import WebImage
 @testable import WebImageTransport
 
 /// Every transfer of a transport looks names up through one DNS cache: the share handle's.

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 
-@testable import WebImage
 @testable import WebImageTransport
 
 @Suite(.timeLimit(.minutes(5))) struct ResponseHeadParserTests {
