@@ -212,19 +212,42 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageCodecs", "WebImageTransport", "WebImageProxy", "LocalImageServer", "Locking",
-                "TestSupport", "ServerTestSupport",
-                // The object-store client's tests (moto's S3 server).
-                "WebImageDataset",
+                "WebImage", "WebImageCodecs", "WebImageTransport", "LocalImageServer", "Locking", "TestSupport",
+                "ServerTestSupport",
+                // DestinationPolicyTests seeds the DNS cache of a share handle itself.
+                "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The dataset engine, Parquet, and the object-store client (against moto's S3 server).
         .testTarget(
             name: "WebImageDatasetTests",
-            dependencies: ["WebImageDataset", "WebImage", "LocalImageServer", "CZlib"],
+            dependencies: ["WebImageDataset", "WebImage", "LocalImageServer", "Locking", "TestSupport", "CZlib"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The image proxy's own types: URL grammar, signatures, scheduling, its caches and metrics.
+        .testTarget(
+            name: "WebImageProxyTests",
+            dependencies: [
+                "WebImageProxy", "WebImage", "WebImageCodecs", "LocalImageServer", "Locking", "TestSupport",
+                "ServerTestSupport",
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The built `webimage` run as a child process (CLIRunner, ServeProcess): every command, its output
+        // and exit codes. The library is here only to read what the commands write.
+        .testTarget(
+            name: "WebImageCLITests",
+            dependencies: ["WebImage", "LocalImageServer", "Locking", "TestSupport", "ServerTestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The tests' own loopback servers, checked with the curl command.
+        .testTarget(
+            name: "LocalImageServerTests",
+            dependencies: ["LocalImageServer", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 /// Runs the `curl` command as an independent client for the server tests. (curl only checks the test
 /// server here; the product's own transport is tested elsewhere.)
@@ -91,33 +90,5 @@ package struct Curl {
         try process.run()
         let exited = Task.detached { await offCooperativePool { done.wait() } }
         return Launched(process: process, scratch: scratch, stdout: stdout, stderr: stderr, exited: exited)
-    }
-}
-
-/// A temporary folder with a few corpus images (copied from `Tests/Fixtures/corpus/images`).
-package struct ServerFixtures {
-    package static let names = [
-        "pixel-1x1.png", "horse-rgba.png", "astronaut-baseline.jpg", "chelsea.gif", "horse-lossless.webp",
-    ]
-
-    package let folder: URL
-
-    package init() throws {
-        let corpus = try Fixtures.requireCorpus()
-        folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("LocalImageServerTests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for name in Self.names {
-            try FileManager.default.copyItem(
-                at: corpus.appendingPathComponent(name), to: folder.appendingPathComponent(name))
-        }
-    }
-
-    package func data(_ name: String) throws -> Data {
-        try Data(contentsOf: folder.appendingPathComponent(name))
-    }
-
-    package func remove() {
-        try? FileManager.default.removeItem(at: folder)
     }
 }

@@ -23,7 +23,7 @@ package final class LogCollector: Sendable {
     package var logger: Logger { logger(level: .trace) }
 
     package func logger(level: Logger.Level) -> Logger {
-        var logger = Logger(label: "WebImageTests") { _ in Handler(collector: self) }
+        var logger = Logger(label: "tests") { _ in Handler(collector: self) }
         logger.logLevel = level
         return logger
     }

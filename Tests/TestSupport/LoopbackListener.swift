@@ -1,6 +1,14 @@
 import Foundation
 import Synchronization
 
+/// Names of this machine.
+package enum Loopback {
+    /// Host spellings that all reach this machine. `0` is 0.0.0.0, which Linux connects to locally.
+    package static let spellings = [
+        "2130706433", "0x7f.1", "127.1", "0", "017700000001", "[::ffff:127.0.0.1]", "[::1]",
+    ]
+}
+
 /// A TCP listener on one loopback address (IPv4, or IPv6 such as `::1`) that answers every request with
 /// `200 shared` and closes.
 package final class LoopbackListener: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WebImageDataset
@@ -6,17 +7,8 @@ import Testing
 /// The Parquet files Tests/Fixtures/parquet/generate.py writes with pyarrow and fastparquet (once per test
 /// run, into a temporary folder), and what pyarrow reads back from each.
 enum ReferenceFiles {
-    static let packageRoot: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    }()
-
     /// The Python `make test` prepares with pyarrow and fastparquet (`.venv-test`).
-    static let python = packageRoot.appendingPathComponent(".venv-test/bin/python3").path
+    static let python = Fixtures.packageRoot.appendingPathComponent(".venv-test/bin/python3").path
     static var available: Bool { FileManager.default.isExecutableFile(atPath: python) }
 
     struct Manifest: Decodable {
@@ -47,7 +39,8 @@ enum ReferenceFiles {
     static func runGenerator(_ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [packageRoot.appendingPathComponent("Tests/Fixtures/parquet/generate.py").path] + arguments
+        process.arguments =
+            [Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/parquet/generate.py").path] + arguments
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import WebImageDataset
 
@@ -22,7 +23,7 @@ enum SampleTable {
 
     /// `rows` rows, column by column; the same for the same `seed`.
     static func columns(rows: Int, seed: UInt64) -> [[ParquetValue]] {
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         func maybe(_ value: ParquetValue) -> ParquetValue { random.next() % 7 == 0 ? .null : value }
         func double() -> Double {
             switch random.next() % 6 {
@@ -61,20 +62,5 @@ enum SampleTable {
     /// A temporary file path that the caller removes.
     static func temporaryFile(_ name: String) -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("webimage-\(UUID().uuidString)-\(name)")
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so test data is the same on every run.
-struct SplitMix {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }

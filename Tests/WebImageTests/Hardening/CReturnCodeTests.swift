@@ -1,13 +1,7 @@
-import CCurl
 import Foundation
-import LocalImageServer
-import ServerTestSupport
-import Synchronization
-import TestSupport
 import Testing
 
 @testable import WebImage
-@testable import WebImageTransport
 
 /// libcurl's cookie-handle return codes reach the downloader's error funnel. (The multi and share codes,
 /// and the failing poll, are WebImageTransportTests' CReturnCodeTests.)

@@ -13,12 +13,7 @@ import Testing
 /// `destinationNotAllowed` and the server sees nothing. Every address here is loopback. (How the policy
 /// classifies addresses is WebImageTransportTests' DestinationPolicyTests.)
 @Suite(.timeLimit(.minutes(2))) struct DestinationPolicyTests {
-    /// Host spellings that all reach this machine. `0` is 0.0.0.0, which Linux connects to locally.
-    static let spellings = [
-        "2130706433", "0x7f.1", "127.1", "0", "017700000001", "[::ffff:127.0.0.1]", "[::1]",
-    ]
-
-    @Test(arguments: spellings)
+    @Test(arguments: Loopback.spellings)
     func publicOnlyRefusesEverySpellingOfLoopbackAndSendsNothing(host: String) async throws {
         let target = try LoopbackTarget(host: host)
         defer { target.stop() }

@@ -32,9 +32,6 @@ import Testing
         #expect(server.bytesSent(for: "/drip-bytes") >= 2)
     }
 
-    /// Five redirects whose heads each take 0.8 s: 4 s in all, though no hop takes 2 s.
-    static let slowRedirects = "/redirect/5?delay=800"
-
     @Test func theTotalTimeoutCoversEveryRedirectHop() throws {
         let server = try Fixtures.server()
         defer { server.shutdown() }
@@ -44,7 +41,7 @@ import Testing
         }
         let recorder = CallbackRecorder()
         let started = Date()
-        downloader.downloadImage(with: server.url(Self.slowRedirects), completed: recorder.completion())
+        downloader.downloadImage(with: server.url(Fixtures.slowRedirects), completed: recorder.completion())
         #expect(recorder.waitForTerminal(1, seconds: 20))
         let elapsed = Date().timeIntervalSince(started)
         let error = recorder.terminals.first?.error
@@ -101,7 +98,7 @@ import Testing
         defer { server.shutdown() }
         // With every hop given the whole 2 s afresh, the 4 s chain would succeed.
         let output = try await CLIRunner.run(
-            "webimage", ["get", "--json", "--max-time", "2", server.url(Self.slowRedirects).absoluteString])
+            "webimage", ["get", "--json", "--max-time", "2", server.url(Fixtures.slowRedirects).absoluteString])
         #expect(output.status == 1, "stdout: \(output.stdout)\nstderr: \(output.stderr)")
         let error = try #require(try CLIRunner.jsonObjects(output).first?["error"] as? [String: Any])
         #expect(error["name"] as? String == "timedOut")

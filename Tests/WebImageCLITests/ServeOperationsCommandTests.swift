@@ -15,7 +15,7 @@ struct ServeOperationsCommandTests {
     /// The value of the sample `name` in `/metrics`, nil when absent.
     static func metric(_ serve: ServeProcess, _ name: String) async throws -> Double? {
         let text = String(decoding: try await serve.get("/metrics").body, as: UTF8.self)
-        return ServeOperationsTests.samples(text)[name]
+        return PrometheusText.samples(text)[name]
     }
 
     @Test("--cache-dir serves a repeat from disk: the origin is asked once, the hit is counted and logged")

@@ -121,7 +121,7 @@ struct BulkHardeningTests {
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let list = folder.appendingPathComponent("list.txt")
-        try Data((server.url(TotalTimeoutTests.slowRedirects).absoluteString + "\n").utf8).write(to: list)
+        try Data((server.url(Fixtures.slowRedirects).absoluteString + "\n").utf8).write(to: list)
         let output = folder.appendingPathComponent("out")
         // With each hop given the whole 2 s afresh, the 4 s chain would end in a sample.
         let run = try await CLIRunner.run(

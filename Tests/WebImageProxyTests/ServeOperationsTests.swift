@@ -35,21 +35,9 @@ struct ServeOperationsTests {
         return "/insecure/\(options)/plain/\(source)"
     }
 
-    /// The samples of a Prometheus text exposition: `name{labels}` → value.
-    static func samples(_ text: String) -> [String: Double] {
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
-                continue
-            }
-            samples[String(line[..<space])] = value
-        }
-        return samples
-    }
-
     static func scrape(_ proxy: ImageProxy) async -> [String: Double] {
         let reply = await proxy.respond(to: ProxyRequest(path: "/metrics"))
-        return samples(String(decoding: reply.body, as: UTF8.self))
+        return PrometheusText.samples(String(decoding: reply.body, as: UTF8.self))
     }
 
     @Test("a result-cache hit is served without asking the origin; the key follows the ETag; the size is bounded")
@@ -258,7 +246,7 @@ struct ServeOperationsTests {
         let text = String(decoding: reply.body, as: UTF8.self)
         #expect(text.contains("# TYPE webimage_serve_requests_total counter"))
         #expect(text.contains("# TYPE webimage_serve_request_duration_seconds histogram"))
-        let samples = Self.samples(text)
+        let samples = PrometheusText.samples(text)
         #expect(samples["webimage_serve_requests_total{status=\"200\",format=\"webp\"}"] == 1)
         #expect(samples["webimage_serve_requests_total{status=\"200\",format=\"png\"}"] == 1)
         #expect(samples["webimage_serve_requests_total{status=\"404\",format=\"none\"}"] == 1)

@@ -10,7 +10,7 @@ import Testing
 @Suite("webimage destination policy", .timeLimit(.minutes(5)))
 struct DestinationPolicyCommandTests {
     /// The corpus server on 127.0.0.1 and a listener on ::1, with a URL of each for every spelling of
-    /// `DestinationPolicyTests.spellings` plus `localhost`.
+    /// `Loopback.spellings` plus `localhost`.
     struct Targets {
         let server: LocalImageServer
         let ipv6: LoopbackListener
@@ -19,7 +19,7 @@ struct DestinationPolicyCommandTests {
         init() throws {
             let server = try Fixtures.server()
             let ipv6 = try LoopbackListener(address: "::1")
-            let spelled = DestinationPolicyTests.spellings.map { host in
+            let spelled = Loopback.spellings.map { host in
                 "http://\(host):\(host == "[::1]" ? ipv6.port : server.port)/files/pixel-1x1.png"
             }
             urls = spelled + ["http://localhost:\(server.port)/files/pixel-1x1.png"]
@@ -82,7 +82,7 @@ struct DestinationPolicyCommandTests {
         // or ::1; localhost connects over 127.0.0.1.
         let loopback = try await bulk("loopback", ["--allow-destination", "127.0.0.0/8"])
         let codes = loopback.map { $0["error_code"] as? String ?? "none" }
-        let hosts = DestinationPolicyTests.spellings + ["localhost"]
+        let hosts = Loopback.spellings + ["localhost"]
         let expected = hosts.map { $0 == "0" || $0 == "[::1]" ? "destinationNotAllowed" : "none" }
         #expect(codes == expected, "\(zip(hosts, codes).map { "\($0) \($1)" })")
         #expect(targets.ipv6.requests == 0)
