@@ -171,7 +171,8 @@ let package = Package(
         ),
         // What several test targets share: fixture paths, waits, child processes (the built `webimage`, curl,
         // moto's S3 server), log capture, a seeded generator. Not a test target (test targets cannot depend
-        // on one another); it names no library module, so the codecs' tests stay free of the others.
+        // on one another); of this package it names only Locking, so the codecs' tests stay free of the
+        // other layers.
         .target(
             name: "TestSupport",
             dependencies: [
@@ -181,7 +182,7 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // TestSupport's loopback image server over the corpus, for the targets that may use LocalImageServer.
+        // The corpus served by LocalImageServer (`Fixtures.server`), for the test targets that may use it.
         .target(
             name: "ServerTestSupport",
             dependencies: ["TestSupport", "LocalImageServer"],
