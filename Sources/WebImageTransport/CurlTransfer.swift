@@ -207,7 +207,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
             // file: and other header-less schemes: synthesize a 200 so callers see one shape.
             var code = 0
             _ = wi_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
-            response = ImageDownloadResponse(
+            response = TransferResponse(
                 url: effectiveURL, statusCode: code == 0 ? 200 : code, headers: HTTPHeaders())
         }
         guard let response else { return nil }

@@ -15,7 +15,7 @@ import Synchronization
 ///                                                                 write/header callbacks → delegate
 ///                                                                 DONE → remove handle → delegate
 /// ```
-package final class CurlTransport: ImageTransport {
+package final class CurlTransport: HTTPTransport {
     private let loop: TransportLoop
     /// The share handle (cookies, DNS, TLS sessions) every transfer of this transport uses.
     package let share: CurlShare

@@ -73,8 +73,8 @@ struct ResponseHeadParser {
     }
 
     /// The parsed head for the given final URL, or nil when no status line arrived.
-    func response(url: URL) -> ImageDownloadResponse? {
+    func response(url: URL) -> TransferResponse? {
         guard statusCode > 0 else { return nil }
-        return ImageDownloadResponse(url: url, statusCode: statusCode, headers: headers, httpVersion: httpVersion)
+        return TransferResponse(url: url, statusCode: statusCode, headers: headers, httpVersion: httpVersion)
     }
 }

@@ -108,7 +108,7 @@ package protocol TransferDelegate: AnyObject, Sendable {
     /// The head of the final response arrived (after redirects and authentication round trips).
     /// Returning an error aborts the transfer: `transferDidComplete` then reports `.aborted` with that
     /// error as its `reason`.
-    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> (any Error)?
+    func transferDidReceiveResponse(_ response: TransferResponse) -> (any Error)?
     /// Body bytes arrived. `totalReceived` counts every body byte so far, including these.
     /// Returning an error aborts the transfer, as for `transferDidReceiveResponse`.
     func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> (any Error)?

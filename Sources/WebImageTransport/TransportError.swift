@@ -46,7 +46,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
     /// The URL the transfer was for.
     package var url: URL?
     /// The head of the last response, when one arrived.
-    package var response: ImageDownloadResponse?
+    package var response: TransferResponse?
     /// libcurl's result code, for failures curl reported.
     package var curlCode: Int?
     /// The delegate's error, for `.aborted`.
@@ -54,7 +54,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 
     /// An error of `kind`.
     package init(
-        _ kind: Kind, _ message: String, url: URL? = nil, response: ImageDownloadResponse? = nil, curlCode: Int? = nil
+        _ kind: Kind, _ message: String, url: URL? = nil, response: TransferResponse? = nil, curlCode: Int? = nil
     ) {
         self.kind = kind
         self.message = message

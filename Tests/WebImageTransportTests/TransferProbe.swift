@@ -6,7 +6,7 @@ import Locking
 /// Records what a transfer reports, and waits (bounded) for its completion.
 final class TransferProbe: TransferDelegate {
     struct Record {
-        var response: ImageDownloadResponse?
+        var response: TransferResponse?
         var body = Data()
         var result: Result<ImageDownloadMetrics, TransportError>?
         var completions = 0
@@ -14,13 +14,13 @@ final class TransferProbe: TransferDelegate {
 
     let record = Lock(Record())
     private let done = DispatchSemaphore(value: 0)
-    let verdict: @Sendable (ImageDownloadResponse) -> (any Error)?
+    let verdict: @Sendable (TransferResponse) -> (any Error)?
 
-    init(verdict: @escaping @Sendable (ImageDownloadResponse) -> (any Error)? = { _ in nil }) {
+    init(verdict: @escaping @Sendable (TransferResponse) -> (any Error)? = { _ in nil }) {
         self.verdict = verdict
     }
 
-    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> (any Error)? {
+    func transferDidReceiveResponse(_ response: TransferResponse) -> (any Error)? {
         record.withLock { $0.response = response }
         return verdict(response)
     }
@@ -45,7 +45,7 @@ final class TransferProbe: TransferDelegate {
         done.wait(timeout: .now() + seconds) == .success
     }
 
-    var response: ImageDownloadResponse? { record.withLock { $0.response } }
+    var response: TransferResponse? { record.withLock { $0.response } }
     var body: Data { record.withLock { $0.body } }
     var metrics: ImageDownloadMetrics? { if case .success(let m)? = record.withLock({ $0.result }) { m } else { nil } }
     var error: TransportError? { if case .failure(let e)? = record.withLock({ $0.result }) { e } else { nil } }
@@ -55,7 +55,7 @@ extension CurlTransport {
     /// Runs one transfer to completion and returns its probe.
     func run(
         _ request: TransferRequest,
-        verdict: @escaping @Sendable (ImageDownloadResponse) -> (any Error)? = { _ in nil }
+        verdict: @escaping @Sendable (TransferResponse) -> (any Error)? = { _ in nil }
     )
         throws -> TransferProbe
     {

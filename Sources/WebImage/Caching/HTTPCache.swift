@@ -111,7 +111,7 @@ public final class HTTPCache: HTTPCaching {
     /// Stores a cacheable response; a non-storable 2xx (e.g. `no-store`) removes what was stored for
     /// the URL, since it supersedes it. See `HTTPCaching.store`.
     public func store(
-        _ response: ImageDownloadResponse, body: Data, for request: ImageDownloadRequest, requestDate: Date,
+        _ response: TransferResponse, body: Data, for request: ImageDownloadRequest, requestDate: Date,
         responseDate: Date
     ) {
         let key = HTTPCachePolicy.cacheKey(for: request.url)
@@ -134,7 +134,7 @@ public final class HTTPCache: HTTPCaching {
     /// validators than the 304 (that entry is then removed). See `HTTPCaching.refresh`.
     @discardableResult
     public func refresh(
-        with notModified: ImageDownloadResponse, for request: ImageDownloadRequest, requestDate: Date,
+        with notModified: TransferResponse, for request: ImageDownloadRequest, requestDate: Date,
         responseDate: Date
     ) -> CachedHTTPResponse? {
         let key = HTTPCachePolicy.cacheKey(for: request.url)

@@ -35,7 +35,7 @@ extension HTTPCacheDiskStore {
             guard try statement.step() else { return nil }
             // A row whose URL no longer parses is treated like a missing one; it will be replaced.
             guard let url = URL(string: statement.string(at: 5)) else { return nil }
-            let response = ImageDownloadResponse(
+            let response = TransferResponse(
                 url: url, statusCode: Int(statement.int64(at: 3)),
                 headers: HeaderCoding.decode(statement.string(at: 6)),
                 httpVersion: statement.string(at: 4))

@@ -44,7 +44,7 @@ enum HTTPCachePolicy {
     /// Decides whether `response` (with a body of `bodyLength` bytes) to `request` may be stored
     /// (RFC 9111 §3).
     static func storeDecision(
-        for response: ImageDownloadResponse, bodyLength: Int, request: ImageDownloadRequest
+        for response: TransferResponse, bodyLength: Int, request: ImageDownloadRequest
     ) -> StoreDecision {
         let requestControl = CacheControl(request.headers)
         let responseControl = CacheControl(response.headers)

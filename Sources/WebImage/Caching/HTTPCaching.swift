@@ -45,7 +45,7 @@ public protocol HTTPCaching: Sendable {
     ///   - requestDate: when the request was sent (RFC 9111 `request_time`).
     ///   - responseDate: when the response head arrived (`response_time`).
     func store(
-        _ response: ImageDownloadResponse, body: Data, for request: ImageDownloadRequest, requestDate: Date,
+        _ response: TransferResponse, body: Data, for request: ImageDownloadRequest, requestDate: Date,
         responseDate: Date)
 
     /// Merges the header fields of a `304 Not Modified` into the stored response to `request`
@@ -53,7 +53,7 @@ public protocol HTTPCaching: Sendable {
     /// nothing matching is stored (the caller then reports `cacheNotModified`).
     @discardableResult
     func refresh(
-        with notModified: ImageDownloadResponse, for request: ImageDownloadRequest, requestDate: Date,
+        with notModified: TransferResponse, for request: ImageDownloadRequest, requestDate: Date,
         responseDate: Date
     ) -> CachedHTTPResponse?
 
@@ -67,7 +67,7 @@ public protocol HTTPCaching: Sendable {
 /// A stored response: its head, its body and the times RFC 9111's age calculation needs.
 public struct CachedHTTPResponse: Sendable, Hashable {
     /// The response head as stored (hop-by-hop fields and `Set-Cookie` removed; refreshed by 304s).
-    public var response: ImageDownloadResponse
+    public var response: TransferResponse
     /// The body, exactly as received.
     public var body: Data
     /// When the request that produced (or last revalidated) this response was sent.
@@ -80,7 +80,7 @@ public struct CachedHTTPResponse: Sendable, Hashable {
 
     /// Creates a stored response.
     public init(
-        response: ImageDownloadResponse, body: Data, requestDate: Date, responseDate: Date,
+        response: TransferResponse, body: Data, requestDate: Date, responseDate: Date,
         varyingRequestHeaders: [String: String] = [:]
     ) {
         self.response = response

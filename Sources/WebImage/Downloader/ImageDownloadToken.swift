@@ -24,7 +24,7 @@ public final class ImageDownloadToken: Sendable {
         /// The retry is being queued; a cancel meanwhile is passed on once it has its operation.
         case resuming(cancelRequested: Bool)
     }
-    private let details = Lock<(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?)>((nil, nil))
+    private let details = Lock<(response: TransferResponse?, metrics: ImageDownloadMetrics?)>((nil, nil))
 
     init(url: URL, request: ImageDownloadRequest?, callerID: UInt64, operation: ImageDownloaderOperation?) {
         self.url = url
@@ -34,7 +34,7 @@ public final class ImageDownloadToken: Sendable {
     }
 
     /// The final response head; set before this caller's completion runs.
-    public var response: ImageDownloadResponse? { details.withLock { $0.response } }
+    public var response: TransferResponse? { details.withLock { $0.response } }
 
     /// Timings and counters of the transfer; set before this caller's completion runs.
     public var metrics: ImageDownloadMetrics? { details.withLock { $0.metrics } }
@@ -70,7 +70,7 @@ public final class ImageDownloadToken: Sendable {
     }
 
     /// Records what the caller will see, and lets go of the operation.
-    func complete(response: ImageDownloadResponse?, metrics: ImageDownloadMetrics?) {
+    func complete(response: TransferResponse?, metrics: ImageDownloadMetrics?) {
         details.withLock { $0 = (response ?? $0.response, metrics ?? $0.metrics) }
         target.withLock { $0.target = .operation(nil) }
     }
@@ -104,7 +104,7 @@ public final class ImageDownloadToken: Sendable {
         }
     }
 
-    func recordResponse(_ response: ImageDownloadResponse) {
+    func recordResponse(_ response: TransferResponse) {
         details.withLock { $0.response = response }
     }
 }

@@ -13,7 +13,7 @@ public struct ImageDownloadResult: Sendable {
     /// image instead.
     public var data: Data
     /// The final response head.
-    public var response: ImageDownloadResponse?
+    public var response: TransferResponse?
     /// Timings and counters of the transfer.
     public var metrics: ImageDownloadMetrics?
 
@@ -186,7 +186,7 @@ extension ImageDownloader {
     /// (image, data, error, response, metrics) of a terminal callback as the async APIs' result.
     private static func outcome(
         _ url: URL, _ image: Image?, _ data: Data?, _ error: ImageDownloaderError?,
-        _ response: ImageDownloadResponse?, _ metrics: ImageDownloadMetrics?
+        _ response: TransferResponse?, _ metrics: ImageDownloadMetrics?
     ) -> DownloadOutcome {
         if let error { return .failure(error) }
         return .success(

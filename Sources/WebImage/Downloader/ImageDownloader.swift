@@ -41,7 +41,7 @@ public final class ImageDownloader: Sendable {
     public let config: ImageDownloaderConfig
 
     private let queue: OperationQueue
-    let transport: (any ImageTransport)?
+    let transport: (any HTTPTransport)?
     private let transportError: ImageDownloaderError?
     private let table: OperationTable
     /// Callers waiting to retry (`config.retryPolicy`).
@@ -67,7 +67,7 @@ public final class ImageDownloader: Sendable {
 
     /// Creates a downloader with its own queue, transport thread and connection pool.
     public convenience init(config: ImageDownloaderConfig = .default) {
-        let transport: Result<any ImageTransport, ImageDownloaderError>
+        let transport: Result<any HTTPTransport, ImageDownloaderError>
         do {
             transport = .success(
                 try CurlTransport(
@@ -81,7 +81,7 @@ public final class ImageDownloader: Sendable {
 
     /// Creates a downloader that runs its transfers on `transport` (tests pass a scripted one), or
     /// whose every request fails with the transport's error.
-    init(config: ImageDownloaderConfig, transport: Result<any ImageTransport, ImageDownloaderError>) {
+    init(config: ImageDownloaderConfig, transport: Result<any HTTPTransport, ImageDownloaderError>) {
         self.config = config
         decodeMemory = DecodeMemoryBudget(limit: config.maximumDecodeMemory)
         let bodyBudget = BodyBytesBudget(limit: config.maximumInFlightBodyBytes)

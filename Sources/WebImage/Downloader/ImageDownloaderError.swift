@@ -97,7 +97,7 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
     /// The HTTP status of the response, when one arrived.
     public var statusCode: Int?
     /// The response head, when one arrived.
-    public var response: ImageDownloadResponse?
+    public var response: TransferResponse?
     /// libcurl's `CURLcode`, for transport failures.
     public var curlCode: Int?
     /// A lower-level error this one wraps (a decoder's, a cache's).
@@ -108,7 +108,7 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
     /// Creates an error.
     public init(
         _ code: Code, _ message: String, url: URL? = nil, statusCode: Int? = nil,
-        response: ImageDownloadResponse? = nil, curlCode: Int? = nil, underlying: (any Error & Sendable)? = nil
+        response: TransferResponse? = nil, curlCode: Int? = nil, underlying: (any Error & Sendable)? = nil
     ) {
         self.code = code
         self.message = message

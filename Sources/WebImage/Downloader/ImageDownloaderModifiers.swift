@@ -10,14 +10,14 @@ public protocol ImageDownloaderRequestModifying: Sendable {
 /// Changes a response head before it is validated; returning nil fails with `invalidDownloadResponse` (2003).
 public protocol ImageDownloaderResponseModifying: Sendable {
     /// The response to use instead, or nil to refuse it.
-    func modifiedResponse(_ response: ImageDownloadResponse) -> ImageDownloadResponse?
+    func modifiedResponse(_ response: TransferResponse) -> TransferResponse?
 }
 
 /// Turns downloaded bytes into image bytes (for example, decrypting them); returning nil fails with
 /// `badImageData` (1001). Progressive loading is off while a decryptor is set.
 public protocol ImageDownloaderDecrypting: Sendable {
     /// The decrypted bytes, or nil when they cannot be decrypted.
-    func decryptedData(_ data: Data, response: ImageDownloadResponse?) -> Data?
+    func decryptedData(_ data: Data, response: TransferResponse?) -> Data?
 }
 
 /// A request modifier made from a closure.
@@ -39,18 +39,18 @@ public struct ImageDownloaderRequestModifier: ImageDownloaderRequestModifying {
 
 /// A response modifier made from a closure.
 public struct ImageDownloaderResponseModifier: ImageDownloaderResponseModifying {
-    private let block: @Sendable (ImageDownloadResponse) -> ImageDownloadResponse?
+    private let block: @Sendable (TransferResponse) -> TransferResponse?
     /// Wraps `block`.
-    public init(_ block: @escaping @Sendable (ImageDownloadResponse) -> ImageDownloadResponse?) { self.block = block }
+    public init(_ block: @escaping @Sendable (TransferResponse) -> TransferResponse?) { self.block = block }
     /// Runs the closure.
-    public func modifiedResponse(_ response: ImageDownloadResponse) -> ImageDownloadResponse? { block(response) }
+    public func modifiedResponse(_ response: TransferResponse) -> TransferResponse? { block(response) }
 }
 
 /// A decryptor made from a closure.
 public struct ImageDownloaderDecryptor: ImageDownloaderDecrypting {
-    private let block: @Sendable (Data, ImageDownloadResponse?) -> Data?
+    private let block: @Sendable (Data, TransferResponse?) -> Data?
     /// Wraps `block`.
-    public init(_ block: @escaping @Sendable (Data, ImageDownloadResponse?) -> Data?) { self.block = block }
+    public init(_ block: @escaping @Sendable (Data, TransferResponse?) -> Data?) { self.block = block }
     /// Runs the closure.
-    public func decryptedData(_ data: Data, response: ImageDownloadResponse?) -> Data? { block(data, response) }
+    public func decryptedData(_ data: Data, response: TransferResponse?) -> Data? { block(data, response) }
 }

@@ -29,7 +29,7 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
     /// response is set when the completion runs), then calls the completion on the caller's queue.
     func complete(
-        image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
+        image: Image?, data: Data?, error: ImageDownloaderError?, response: TransferResponse?,
         metrics: ImageDownloadMetrics?
     ) {
         guard
@@ -42,7 +42,7 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     /// Records the outcome on the token now and returns the completion call, to be run on `target` by the
     /// caller of this method (nil when this caller passed no completion).
     func terminalCallback(
-        image: Image?, data: Data?, error: ImageDownloaderError?, response: ImageDownloadResponse?,
+        image: Image?, data: Data?, error: ImageDownloaderError?, response: TransferResponse?,
         metrics: ImageDownloadMetrics?
     ) -> (@Sendable () -> Void)? {
         let response = response ?? error?.response
@@ -80,7 +80,7 @@ struct DownloadCaller: LifecycleCaller, Sendable {
 /// (image, data, error, finished, response, metrics)
 typealias DetailedCompletion =
     @Sendable (
-        Image?, Data?, ImageDownloaderError?, Bool, ImageDownloadResponse?, ImageDownloadMetrics?
+        Image?, Data?, ImageDownloaderError?, Bool, TransferResponse?, ImageDownloadMetrics?
     ) -> Void
 
 /// How one group of callers wants the bytes turned into an image.

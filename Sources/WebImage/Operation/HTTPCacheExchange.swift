@@ -16,7 +16,7 @@ struct HTTPCacheExchange {
 /// A cache write a 304 calls for, decided on the transport thread and done off it.
 enum PendingRevalidation: Sendable {
     /// Merge the 304's fields into the stored entry.
-    case refresh(notModified: ImageDownloadResponse, requestDate: Date, responseDate: Date)
+    case refresh(notModified: TransferResponse, requestDate: Date, responseDate: Date)
     /// The 304 validated another representation: the stored entry is outdated.
     case remove
 }

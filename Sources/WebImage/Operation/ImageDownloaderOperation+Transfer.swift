@@ -72,7 +72,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         post(.imageDownloadStart)
     }
 
-    package func transferDidReceiveResponse(_ received: ImageDownloadResponse) -> (any Error)? {
+    package func transferDidReceiveResponse(_ received: TransferResponse) -> (any Error)? {
         var response = received
         var error: ImageDownloaderError?
         if let modifier = context?.responseModifier ?? environment.config.responseModifier {
@@ -110,7 +110,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     }
 
     /// Response checks in SDWebImage's order: status, content type, then the 304 rule.
-    private func validate(_ response: ImageDownloadResponse) -> ImageDownloaderError? {
+    private func validate(_ response: TransferResponse) -> ImageDownloaderError? {
         let config = environment.config
         if let acceptable = config.acceptableStatusCodes, !acceptable.contains(response.statusCode) {
             var message = "HTTP status \(response.statusCode) is not acceptable"
@@ -328,7 +328,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// This runs on the transport thread, so it only computes: the stored entry was read before the
     /// transfer started, and writing the refreshed head to the cache (SQLite) is left to the processing
     /// step (`persistRevalidation`), off the thread that drives every other transfer's bytes.
-    private func revalidated(by notModified: ImageDownloadResponse) -> (ImageDownloadResponse, ImageDownloaderError?) {
+    private func revalidated(by notModified: TransferResponse) -> (TransferResponse, ImageDownloaderError?) {
         let now = Date()
         let (requestDate, revalidating) = state.withLock {
             ($0.httpCache?.requestDate ?? now, $0.httpCache?.revalidating)

@@ -88,7 +88,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     open override var isFinished: Bool { state.withLock { $0.lifecycle.isFinished } }
 
     /// The final response head, once it arrived.
-    public var response: ImageDownloadResponse? { state.withLock { $0.response } }
+    public var response: TransferResponse? { state.withLock { $0.response } }
 
     /// Callers still waiting for their terminal callback.
     var callerCount: Int { state.withLock { $0.lifecycle.callers.count } }

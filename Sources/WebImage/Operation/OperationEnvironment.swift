@@ -3,7 +3,7 @@ import Dispatch
 /// What an operation needs from its downloader: one shared, immutable instance per downloader (a class,
 /// so the hot paths read a field through one pointer instead of copying the whole configuration).
 final class OperationEnvironment: Sendable {
-    let transport: any ImageTransport
+    let transport: any HTTPTransport
     let config: ImageDownloaderConfig
     /// The downloader's callback queue, through the channel every library block for it takes.
     let callbacks: QueueChannel
@@ -25,7 +25,7 @@ final class OperationEnvironment: Sendable {
     let retries: RetryScheduler
 
     init(
-        transport: any ImageTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
+        transport: any HTTPTransport, config: ImageDownloaderConfig, callbacks: QueueChannel,
         decodeQueue: DispatchQueue, instruments: DownloadInstruments, bodyBudget: BodyBytesBudget,
         retries: RetryScheduler, onFinish: @escaping @Sendable (ImageDownloaderOperation) -> Void
     ) {

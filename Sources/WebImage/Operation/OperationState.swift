@@ -4,7 +4,7 @@ import Dispatch
 /// its lifecycle (the state machine and the callers) and what the transfer has told so far.
 struct OperationState {
     var lifecycle = OperationLifecycle<DownloadCaller, any TransportTransfer>()
-    var response: ImageDownloadResponse?
+    var response: TransferResponse?
     /// The decoded body length the response announced, -1 when unknown.
     var expectedSize: Int64 = -1
     var lastProgressTime: DispatchTime = .init(uptimeNanoseconds: 0)

@@ -40,7 +40,7 @@ private final class BodySink: TransferDelegate, @unchecked Sendable {
         self.completion = completion
     }
 
-    func transferDidReceiveResponse(_ response: ImageDownloadResponse) -> (any Error)? {
+    func transferDidReceiveResponse(_ response: TransferResponse) -> (any Error)? {
         if response.expectedContentLength > 0 { body.reserve(Int(response.expectedContentLength)) }
         return (200..<300).contains(response.statusCode)
             ? nil : ImageDownloaderError(.invalidDownloadStatusCode, "status \(response.statusCode)")

@@ -27,10 +27,10 @@ enum CachingTestSupport {
 
     static func response(
         _ path: String, status: Int = 200, headers: HTTPHeaders, body: Data? = nil
-    ) -> ImageDownloadResponse {
+    ) -> TransferResponse {
         var headers = headers
         if let body, !headers.contains("Content-Length") { headers["Content-Length"] = String(body.count) }
-        return ImageDownloadResponse(url: url(path), statusCode: status, headers: headers)
+        return TransferResponse(url: url(path), statusCode: status, headers: headers)
     }
 
     /// Deterministic pseudo-random bytes (a 64-bit LCG), so a body can be checked by its seed.

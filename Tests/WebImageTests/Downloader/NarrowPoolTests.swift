@@ -1,6 +1,8 @@
 import Foundation
 import LocalImageServer
+import ServerTestSupport
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import WebImage

@@ -205,7 +205,7 @@ import Testing
             let headers: HTTPHeaders = retryAfter.map { ["Retry-After": $0] } ?? [:]
             return ImageDownloaderError(
                 .invalidDownloadStatusCode, "status", url: url, statusCode: code,
-                response: ImageDownloadResponse(url: url, statusCode: code, headers: headers))
+                response: TransferResponse(url: url, statusCode: code, headers: headers))
         }
         let timedOut = ImageDownloaderError(.timedOut, "slow")
         #expect(policy.delay(after: timedOut, attempt: 1, jitter: 1) == 0.5)

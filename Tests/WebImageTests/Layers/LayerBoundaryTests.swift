@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import WebImage
@@ -19,7 +20,7 @@ import Testing
             (.unsupportedProtocol, .unsupportedProtocol), (.badContentEncoding, .badContentEncoding),
             (.destinationNotAllowed, .destinationNotAllowed), (.cancelled, .cancelled),
         ]
-        let head = ImageDownloadResponse(url: Self.url, statusCode: 302, headers: HTTPHeaders())
+        let head = TransferResponse(url: Self.url, statusCode: 302, headers: HTTPHeaders())
         for (kind, code) in expected {
             let error = ImageDownloaderError(
                 transportError: TransportError(kind, "what happened", url: Self.url, response: head, curlCode: 7))

@@ -4,7 +4,7 @@ import Locking
 @testable import WebImage
 @testable import WebImageTransport
 
-/// An in-memory `ImageTransport` for the tests of what the downloader does with transfers (coalescing,
+/// An in-memory `HTTPTransport` for the tests of what the downloader does with transfers (coalescing,
 /// ordering, cancellation): nothing goes over a socket, and each transfer answers when, and how, the
 /// test says, so no test has to rely on a server's delay to keep a transfer running.
 ///
@@ -12,7 +12,7 @@ import Locking
 /// transfer never overlap, as the protocol requires. A transfer either answers by itself (`autoRespond`
 /// returns a `Reply` for its request) or is held until the test calls `respond`, `fail` or the
 /// downloader cancels it.
-final class ScriptedTransport: ImageTransport, Sendable {
+final class ScriptedTransport: HTTPTransport, Sendable {
     /// What a transfer answers.
     struct Reply: Sendable {
         var status = 200
@@ -78,7 +78,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
         self.autoRespond = autoRespond
     }
 
-    // MARK: ImageTransport
+    // MARK: HTTPTransport
 
     func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(TransportError)
         -> any TransportTransfer
@@ -194,7 +194,7 @@ final class ScriptedTransport: ImageTransport, Sendable {
 
     private func deliver(_ reply: Reply, to transfer: Transfer) {
         guard !transfer.isCompleted, let delegate = transfer.delegate else { return }
-        let response = ImageDownloadResponse(url: transfer.url, statusCode: reply.status, headers: reply.headers)
+        let response = TransferResponse(url: transfer.url, statusCode: reply.status, headers: reply.headers)
         if let reason = delegate.transferDidReceiveResponse(response) {
             complete(transfer, .failure(.aborted(by: reason, url: transfer.url)))
             return

@@ -10,7 +10,7 @@ struct RobotsTagCheck: ImageDownloaderResponseModifying {
     /// This crawler's token, lowercase; nil when it has none (then only unscoped values count).
     let userAgentToken: String?
 
-    func modifiedResponse(_ response: ImageDownloadResponse) -> ImageDownloadResponse? {
+    func modifiedResponse(_ response: TransferResponse) -> TransferResponse? {
         isDisallowed(response.headers.values(for: "X-Robots-Tag")) ? nil : response
     }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// The head of the final HTTP response of a download: after redirects, `100 Continue` and
 /// authentication round trips. WebImage's own type, so the library needs no FoundationNetworking.
-public struct ImageDownloadResponse: Sendable, Hashable {
+public struct TransferResponse: Sendable, Hashable {
     /// The URL that answered, after redirects.
     public var url: URL
     /// The HTTP status code, e.g. 200.

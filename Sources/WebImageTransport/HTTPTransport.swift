@@ -1,6 +1,6 @@
 import Foundation
 
-/// A transfer made by an `ImageTransport`: opaque to the operation, which only hands it back to the
+/// A transfer made by an `HTTPTransport`: opaque to the operation, which only hands it back to the
 /// transport that made it (to start or cancel it).
 package protocol TransportTransfer: AnyObject, Sendable {}
 
@@ -16,7 +16,7 @@ package protocol TransportTransfer: AnyObject, Sendable {}
 /// - `cancel` may come from any thread, at any time, even before `start` has been processed; the
 ///   transfer then completes with `cancelled` unless it already completed. Cancelling twice is harmless.
 /// - After `shutdown`, running transfers complete with `cancelled`, and later `start`s do so at once.
-package protocol ImageTransport: AnyObject, Sendable {
+package protocol HTTPTransport: AnyObject, Sendable {
     /// Makes a configured transfer for `request` that reports to `delegate`.
     func makeTransfer(_ request: TransferRequest, delegate: any TransferDelegate) throws(TransportError)
         -> any TransportTransfer
