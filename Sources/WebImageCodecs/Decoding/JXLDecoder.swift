@@ -93,25 +93,8 @@ public struct JXLDecoder: ImageDecoding {
             events: JxlDecoderStatus(
                 rawValue: JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue | JXL_DEC_FULL_IMAGE.rawValue))
         var color: EmbeddedColorSpace?
-        let size = sizing.original
-        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
-        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height * 4)
-        defer { buffer.deallocate() }
-        // PQ and HLG images are written at 16 bits in their own encoding, then tone-mapped (HDRToneMapper).
-        var toneMapper: HDRToneMapper?
-        var wide: UnsafeMutableBufferPointer<UInt16>?
-        defer { wide?.deallocate() }
-        // CMYK: the black channel of the frame being written, and the CMYK profile (nil: mixed naively).
-        var blackFormat = JxlPixelFormat(
-            num_channels: 1, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
-        // No ink until libjxl writes it (a file that ends early leaves the rest of a frame unwritten).
-        let blackBuffer = black.map { _ in
-            let samples = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height)
-            samples.initialize(repeating: 255)
-            return samples
-        }
-        defer { blackBuffer?.deallocate() }
-        var cmykProfile: Data?
+        var output = FrameOutput(size: sizing.original, black: black)
+        defer { output.deallocate() }
         var frames: [ImageFrame] = []
         var duration: TimeInterval = 0
         var bufferSet = false
@@ -120,11 +103,7 @@ public struct JXLDecoder: ImageDecoding {
             ? Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator) : 0
 
         func keep() {
-            var pixels = toneMapper.flatMap { mapper in wide.map { mapper.map(Array($0)) } } ?? Array(buffer)
-            if let blackBuffer { Self.convertCMYK(&pixels, black: blackBuffer, profile: cmykProfile) }
-            var frame = ImageFrame(
-                width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,
-                duration: duration)
+            var frame = output.frame(duration: duration)
             if !sizing.isFullSize { frame = PixelResampler.resample(frame, to: sizing.target) }
             frames.append(frame)
         }
@@ -136,73 +115,16 @@ public struct JXLDecoder: ImageDecoding {
                 if let profile = Self.iccProfile(session.decoder), ColorManagement.isCMYKProfile(profile),
                     ColorManagement.isUsable(profile, format: .jxl, options: options)
                 {
-                    cmykProfile = profile
+                    output.cmykProfile = profile
                 }
             case JXL_DEC_COLOR_ENCODING:
-                // An XYB image has no stored RGB: for one whose original is an ICC profile libjxl picks linear
-                // light, which 8 bits cannot hold in the dark tones (they band once converted). Asking for
-                // sRGB has libjxl convert in floating point; where it cannot, the data profile says so and
-                // is applied as before.
-                if options.colorSpace == .sRGB, let (mapper, original) = Self.hdrEncoding(session.decoder) {
-                    // The PQ or HLG code values (an XYB image converted to them by libjxl in floating point),
-                    // at 16 bits, tone-mapped to sRGB here.
-                    var encoding = original
-                    if info.uses_original_profile == JXL_FALSE {
-                        _ = JxlDecoderSetPreferredColorProfile(session.decoder, &encoding)
-                    }
-                    toneMapper = mapper
-                    format.data_type = JXL_TYPE_UINT16
-                    color = nil
-                    continue
-                }
-                if info.uses_original_profile == JXL_FALSE, options.colorSpace == .sRGB {
-                    var srgb = JxlColorEncoding()
-                    srgb.color_space = info.num_color_channels == 1 ? JXL_COLOR_SPACE_GRAY : JXL_COLOR_SPACE_RGB
-                    srgb.white_point = JXL_WHITE_POINT_D65
-                    srgb.primaries = JXL_PRIMARIES_SRGB
-                    srgb.transfer_function = JXL_TRANSFER_FUNCTION_SRGB
-                    srgb.rendering_intent = JXL_RENDERING_INTENT_PERCEPTUAL
-                    _ = JxlDecoderSetPreferredColorProfile(session.decoder, &srgb)
-                }
-                color = Self.colorSpace(session.decoder)
+                color = Self.chooseColorEncoding(session.decoder, info: info, options: options, output: &output)
             case JXL_DEC_FRAME:
                 var header = JxlFrameHeader()
                 try Self.check(JxlDecoderGetFrameHeader(session.decoder, &header), "JPEG XL frame header unreadable")
                 duration = Double(header.duration) * ticks
             case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
-                var needed = 0
-                try Self.check(
-                    JxlDecoderImageOutBufferSize(session.decoder, &format, &needed), "JPEG XL buffer size unknown")
-                if toneMapper != nil {
-                    let samples = wide ?? .allocate(capacity: size.width * size.height * 4)
-                    wide = samples
-                    guard needed == samples.count * 2 else {
-                        throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
-                    }
-                    try Self.check(
-                        JxlDecoderSetImageOutBuffer(session.decoder, &format, samples.baseAddress, needed),
-                        "JPEG XL output buffer refused")
-                    bufferSet = true
-                    continue
-                }
-                guard needed == buffer.count else {
-                    throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
-                }
-                try Self.check(
-                    JxlDecoderSetImageOutBuffer(session.decoder, &format, buffer.baseAddress, buffer.count),
-                    "JPEG XL output buffer refused")
-                if let black, let blackBuffer {
-                    try Self.check(
-                        JxlDecoderExtraChannelBufferSize(session.decoder, &blackFormat, &needed, black),
-                        "JPEG XL black channel size unknown")
-                    guard needed == blackBuffer.count else {
-                        throw DecodingFailure.badImageData("JPEG XL black channel disagrees with the basic info")
-                    }
-                    try Self.check(
-                        JxlDecoderSetExtraChannelBuffer(
-                            session.decoder, &blackFormat, blackBuffer.baseAddress, blackBuffer.count, black),
-                        "JPEG XL black channel buffer refused")
-                }
+                try output.setBuffers(session.decoder)
                 bufferSet = true
             case JXL_DEC_FULL_IMAGE:
                 keep()
@@ -221,6 +143,38 @@ public struct JXLDecoder: ImageDecoding {
             }
         }
         return (frames, color, false)
+    }
+
+    /// Asks libjxl for the pixels in the encoding `options` want, at `JXL_DEC_COLOR_ENCODING`, and returns
+    /// the colour space they will come out in (nil for sRGB, and for PQ or HLG, which are tone-mapped here).
+    private static func chooseColorEncoding(
+        _ decoder: OpaquePointer, info: JxlBasicInfo, options: ImageDecodingOptions, output: inout FrameOutput
+    ) -> EmbeddedColorSpace? {
+        // An XYB image has no stored RGB: for one whose original is an ICC profile libjxl picks linear
+        // light, which 8 bits cannot hold in the dark tones (they band once converted). Asking for
+        // sRGB has libjxl convert in floating point; where it cannot, the data profile says so and
+        // is applied as before.
+        if options.colorSpace == .sRGB, let (mapper, original) = hdrEncoding(decoder) {
+            // The PQ or HLG code values (an XYB image converted to them by libjxl in floating point),
+            // at 16 bits, tone-mapped to sRGB here.
+            var encoding = original
+            if info.uses_original_profile == JXL_FALSE {
+                _ = JxlDecoderSetPreferredColorProfile(decoder, &encoding)
+            }
+            output.toneMapper = mapper
+            output.format.data_type = JXL_TYPE_UINT16
+            return nil
+        }
+        if info.uses_original_profile == JXL_FALSE, options.colorSpace == .sRGB {
+            var srgb = JxlColorEncoding()
+            srgb.color_space = info.num_color_channels == 1 ? JXL_COLOR_SPACE_GRAY : JXL_COLOR_SPACE_RGB
+            srgb.white_point = JXL_WHITE_POINT_D65
+            srgb.primaries = JXL_PRIMARIES_SRGB
+            srgb.transfer_function = JXL_TRANSFER_FUNCTION_SRGB
+            srgb.rendering_intent = JXL_RENDERING_INTENT_PERCEPTUAL
+            _ = JxlDecoderSetPreferredColorProfile(decoder, &srgb)
+        }
+        return colorSpace(decoder)
     }
 
     /// The colour space the pixels come out in: nil for sRGB (the usual case, and what libjxl produces from
@@ -356,6 +310,87 @@ public struct JXLDecoder: ImageDecoding {
             let status = JxlDecoderProcessInput(decoder)
             guard status != JXL_DEC_ERROR else { throw DecodingFailure.badImageData("JPEG XL undecodable") }
             return status
+        }
+    }
+
+    /// The buffers libjxl writes a frame into (allocated once at the full size and reused for every frame),
+    /// and what turns them into an RGBA8 frame. The owner calls `deallocate()` when decoding ends.
+    private struct FrameOutput {
+        let size: PixelSize
+        var format = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        let buffer: UnsafeMutableBufferPointer<UInt8>
+        // PQ and HLG images are written at 16 bits in their own encoding, then tone-mapped (HDRToneMapper).
+        var toneMapper: HDRToneMapper?
+        var wide: UnsafeMutableBufferPointer<UInt16>?
+        // CMYK: the black channel of the frame being written, and the CMYK profile (nil: mixed naively).
+        let black: UInt32?
+        var blackFormat = JxlPixelFormat(
+            num_channels: 1, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
+        let blackBuffer: UnsafeMutableBufferPointer<UInt8>?
+        var cmykProfile: Data?
+
+        init(size: PixelSize, black: UInt32?) {
+            self.size = size
+            self.black = black
+            buffer = .allocate(capacity: size.width * size.height * 4)
+            // No ink until libjxl writes it (a file that ends early leaves the rest of a frame unwritten).
+            blackBuffer = black.map { _ in
+                let samples = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.width * size.height)
+                samples.initialize(repeating: 255)
+                return samples
+            }
+        }
+
+        func deallocate() {
+            buffer.deallocate()
+            wide?.deallocate()
+            blackBuffer?.deallocate()
+        }
+
+        /// Hands libjxl the buffers for the next frame (`JXL_DEC_NEED_IMAGE_OUT_BUFFER`), after checking
+        /// that the sizes it asks for match the basic info.
+        mutating func setBuffers(_ decoder: OpaquePointer) throws {
+            var needed = 0
+            try JXLDecoder.check(JxlDecoderImageOutBufferSize(decoder, &format, &needed), "JPEG XL buffer size unknown")
+            if toneMapper != nil {
+                let samples = wide ?? .allocate(capacity: size.width * size.height * 4)
+                wide = samples
+                guard needed == samples.count * 2 else {
+                    throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
+                }
+                try JXLDecoder.check(
+                    JxlDecoderSetImageOutBuffer(decoder, &format, samples.baseAddress, needed),
+                    "JPEG XL output buffer refused")
+                return
+            }
+            guard needed == buffer.count else {
+                throw DecodingFailure.badImageData("JPEG XL frame buffer disagrees with the basic info")
+            }
+            try JXLDecoder.check(
+                JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count),
+                "JPEG XL output buffer refused")
+            if let black, let blackBuffer {
+                try JXLDecoder.check(
+                    JxlDecoderExtraChannelBufferSize(decoder, &blackFormat, &needed, black),
+                    "JPEG XL black channel size unknown")
+                guard needed == blackBuffer.count else {
+                    throw DecodingFailure.badImageData("JPEG XL black channel disagrees with the basic info")
+                }
+                try JXLDecoder.check(
+                    JxlDecoderSetExtraChannelBuffer(
+                        decoder, &blackFormat, blackBuffer.baseAddress, blackBuffer.count, black),
+                    "JPEG XL black channel buffer refused")
+            }
+        }
+
+        /// The frame libjxl has written so far, at the full size, as RGBA8 (tone-mapped or converted from
+        /// CMYK as the image needs).
+        func frame(duration: TimeInterval) -> ImageFrame {
+            var pixels = toneMapper.flatMap { mapper in wide.map { mapper.map(Array($0)) } } ?? Array(buffer)
+            if let blackBuffer { JXLDecoder.convertCMYK(&pixels, black: blackBuffer, profile: cmykProfile) }
+            return ImageFrame(
+                width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,
+                duration: duration)
         }
     }
 }
