@@ -72,7 +72,33 @@ struct APNGContainer {
     static func parse(_ data: Data, limit: Int = .max) throws -> APNGContainer? {
         let bytes = ByteReader(data)
         guard bytes.matches([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], at: 0) else { return nil }
+        var parser = Parser(data: data, bytes: bytes, limit: limit)
         var offset = 8
+        while offset + 8 <= bytes.count {
+            let length = bytes.uint32(at: offset, bigEndian: true)
+            let type = String(decoding: data[bytes.range(offset + 4, offset + 8)], as: UTF8.self)
+            let end = offset + 8 + length
+            guard length <= 0x7FFF_FFFF, end + 4 <= bytes.count else {
+                // The chunk is cut short (or declares more than PNG allows): the data ends here.
+                parser.endEarly(in: type, dataStart: offset + 8)
+                break
+            }
+            try parser.read(type, at: offset, end: end)
+            if parser.reachedEnd { break }
+            offset = end + 4
+        }
+        return try parser.container()
+    }
+
+    private static func failure(_ message: String) -> ImageCodecError {
+        DecodingFailure.badImageData("APNG: \(message)")
+    }
+
+    /// What `parse` has learned so far from the chunks it read, in file order.
+    private struct Parser {
+        let data: Data
+        let bytes: ByteReader
+        let limit: Int
         var header: Data?
         var animation: (frames: Int, plays: Int)?
         var shared: [Range<Data.Index>] = []
@@ -86,68 +112,40 @@ struct APNGContainer {
         var defaultImageIsFrame: Bool?
         var reachedEnd = false
 
-        func failure(_ message: String) -> ImageCodecError { DecodingFailure.badImageData("APNG: \(message)") }
-        func checkSequence(_ chunk: Int, _ type: String) throws {
-            let sequence = bytes.uint32(at: chunk + 8, bigEndian: true)
-            guard sequence == nextSequence else {
-                throw failure("\(type) has sequence number \(sequence) where \(nextSequence) was expected")
-            }
-            nextSequence += 1
+        init(data: Data, bytes: ByteReader, limit: Int) {
+            self.data = data
+            self.bytes = bytes
+            self.limit = limit
         }
 
-        while offset + 8 <= bytes.count {
-            let length = bytes.uint32(at: offset, bigEndian: true)
-            let type = String(decoding: data[bytes.range(offset + 4, offset + 8)], as: UTF8.self)
+        /// Takes the chunk at `offset` (whole, its CRC at `end`), checking the animation chunks' CRC first.
+        mutating func read(_ type: String, at offset: Int, end: Int) throws {
             let start = offset + 8
-            let end = start + length
-            guard length <= 0x7FFF_FFFF, end + 4 <= bytes.count else {
-                // The chunk is cut short (or declares more than PNG allows): the data ends here.
-                // What arrived of the last frame's data still decodes to the rows it holds.
-                let belongs = type == "fdAT" ? seenImageData : count == 1 && (defaultImageIsFrame ?? true)
-                let available = type == "fdAT" ? start + 4 : start
-                if animation != nil, ["fdAT", "IDAT"].contains(type), belongs, available < bytes.count {
-                    lastHasData = true
-                    if count == frames.count {
-                        frames[frames.count - 1].data.append(bytes.range(available, bytes.count))
-                    }
-                }
-                break
-            }
+            let length = end - start
             let isAnimationChunk = ["acTL", "fcTL", "fdAT"].contains(type)
             if isAnimationChunk, type == "acTL" ? !seenImageData : animation != nil {
                 let expected = Int(bytes.uint32(at: end, bigEndian: true))
-                guard Self.crc(data[bytes.range(offset + 4, end)]) == expected else {
-                    throw failure("\(type) chunk at byte \(offset) fails its CRC")
+                guard APNGContainer.crc(data[bytes.range(offset + 4, end)]) == expected else {
+                    throw APNGContainer.failure("\(type) chunk at byte \(offset) fails its CRC")
                 }
             }
             switch type {
             case "IHDR":
-                guard length == 13 else { throw failure("IHDR of \(length) bytes") }
+                guard length == 13 else { throw APNGContainer.failure("IHDR of \(length) bytes") }
                 header = data.subdata(in: bytes.range(start, end))
             case "acTL" where !seenImageData:
-                guard length == 8 else { throw failure("acTL of \(length) bytes") }
+                guard length == 8 else { throw APNGContainer.failure("acTL of \(length) bytes") }
                 let count = bytes.uint32(at: start, bigEndian: true)
-                guard count > 0 else { throw failure("acTL declares 0 frames") }
+                guard count > 0 else { throw APNGContainer.failure("acTL declares 0 frames") }
                 animation = (count, bytes.uint32(at: start + 4, bigEndian: true))
             case "fcTL" where animation != nil:
-                guard length == 26 else { throw failure("fcTL of \(length) bytes") }
+                guard length == 26 else { throw APNGContainer.failure("fcTL of \(length) bytes") }
                 try checkSequence(offset, "fcTL")
-                if count > 0, !lastHasData { throw failure("frame \(count - 1) has no image data") }
-                let next = try Self.frameControl(bytes, at: start, canvas: header)
-                if count == 0, !seenImageData {
-                    guard let canvas = header.map(Self.size), next.x == 0, next.y == 0,
-                        next.width == canvas.width, next.height == canvas.height
-                    else {
-                        throw failure("the first frame, the default image, is not the whole canvas")
-                    }
-                }
-                if frames.count < limit { frames.append(Frame(control: next, data: [])) }
-                count += 1
-                lastHasData = false
+                try readFrameControl(at: start)
             case "fdAT" where animation != nil:
-                guard length >= 4 else { throw failure("fdAT of \(length) bytes") }
+                guard length >= 4 else { throw APNGContainer.failure("fdAT of \(length) bytes") }
                 try checkSequence(offset, "fdAT")
-                guard count > 0, seenImageData else { throw failure("fdAT before an fcTL and IDAT") }
+                guard count > 0, seenImageData else { throw APNGContainer.failure("fdAT before an fcTL and IDAT") }
                 lastHasData = true
                 if count == frames.count { frames[frames.count - 1].data.append(bytes.range(start + 4, end)) }
             case "IDAT":
@@ -161,21 +159,66 @@ struct APNGContainer {
             case "IEND":
                 reachedEnd = true
             default:
-                if !seenImageData, Self.shared.contains(type) { shared.append(bytes.range(offset, end + 4)) }
+                if !seenImageData, APNGContainer.shared.contains(type) {
+                    shared.append(bytes.range(offset, end + 4))
+                }
             }
-            if reachedEnd { break }
-            offset = end + 4
         }
-        guard let animation else { return nil }
-        guard let header else { throw failure("no IHDR") }
-        if count > 0, !lastHasData, reachedEnd { throw failure("frame \(count - 1) has no image data") }
-        if reachedEnd, count != animation.frames {
-            throw failure("acTL declares \(animation.frames) frames, the file holds \(count)")
+
+        /// Starts a frame at an `fcTL` whose content begins at `start`, its sequence number checked.
+        private mutating func readFrameControl(at start: Int) throws {
+            if count > 0, !lastHasData { throw APNGContainer.failure("frame \(count - 1) has no image data") }
+            let next = try APNGContainer.frameControl(bytes, at: start, canvas: header)
+            if count == 0, !seenImageData {
+                guard let canvas = header.map(APNGContainer.size), next.x == 0, next.y == 0,
+                    next.width == canvas.width, next.height == canvas.height
+                else {
+                    throw APNGContainer.failure("the first frame, the default image, is not the whole canvas")
+                }
+            }
+            if frames.count < limit { frames.append(Frame(control: next, data: [])) }
+            count += 1
+            lastHasData = false
         }
-        return APNGContainer(
-            header: header, canvas: size(header), declaredFrames: animation.frames, plays: animation.plays,
-            sharedChunks: shared, frames: frames.filter { !$0.data.isEmpty },
-            frameCount: count > 0 && !lastHasData ? count - 1 : count, isTruncated: !reachedEnd)
+
+        private mutating func checkSequence(_ chunk: Int, _ type: String) throws {
+            let sequence = bytes.uint32(at: chunk + 8, bigEndian: true)
+            guard sequence == nextSequence else {
+                throw APNGContainer.failure(
+                    "\(type) has sequence number \(sequence) where \(nextSequence) was expected")
+            }
+            nextSequence += 1
+        }
+
+        /// The data ends inside a chunk of `type` whose content begins at `start`: what arrived of the last
+        /// frame's data still decodes to the rows it holds.
+        mutating func endEarly(in type: String, dataStart start: Int) {
+            let belongs = type == "fdAT" ? seenImageData : count == 1 && (defaultImageIsFrame ?? true)
+            let available = type == "fdAT" ? start + 4 : start
+            if animation != nil, ["fdAT", "IDAT"].contains(type), belongs, available < bytes.count {
+                lastHasData = true
+                if count == frames.count {
+                    frames[frames.count - 1].data.append(bytes.range(available, bytes.count))
+                }
+            }
+        }
+
+        /// The container the chunks describe, once the last has been read; nil for a plain PNG.
+        func container() throws -> APNGContainer? {
+            guard let animation else { return nil }
+            guard let header else { throw APNGContainer.failure("no IHDR") }
+            if count > 0, !lastHasData, reachedEnd {
+                throw APNGContainer.failure("frame \(count - 1) has no image data")
+            }
+            if reachedEnd, count != animation.frames {
+                throw APNGContainer.failure("acTL declares \(animation.frames) frames, the file holds \(count)")
+            }
+            return APNGContainer(
+                header: header, canvas: APNGContainer.size(header), declaredFrames: animation.frames,
+                plays: animation.plays,
+                sharedChunks: shared, frames: frames.filter { !$0.data.isEmpty },
+                frameCount: count > 0 && !lastHasData ? count - 1 : count, isTruncated: !reachedEnd)
+        }
     }
 
     /// Whether PNG `data` is animated: true at an `acTL` before the first `IDAT`, false at an `IDAT` first,
