@@ -49,85 +49,117 @@ public struct AVIFDecoder: ImageDecoding {
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
                 throw DecodingFailure.emptyData()
             }
+            // libavif reads `base` until the last frame is decoded, so all of it happens in here.
             try Self.check(avifDecoderSetIOMemory(decoder, base, raw.count), "AVIF input unusable")
             try Self.check(avifDecoderParse(decoder), "AVIF header unreadable")
             guard let header = decoder.pointee.image else { throw DecodingFailure.badImageData("AVIF has no image") }
-            // The coded size bounds the memory; the clean aperture, when there is one, is the image.
-            let orientation = Self.orientation(header.pointee)
-            let stored = try DecodeSizing(
-                width: Int(header.pointee.width), height: Int(header.pointee.height), format: .avif,
-                options: options, orientation: orientation)
-            let aperture = Self.cleanAperture(header)
-            let sizing =
-                try aperture.map {
-                    try DecodeSizing(
-                        width: Int($0.width), height: Int($0.height), format: .avif, options: options,
-                        orientation: orientation)
-                } ?? stored
-            let declaredFrames = max(1, Int(decoder.pointee.imageCount))
-            // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
-            // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
-            // buffer each is converted into first, and for 10 and 12 bits (and constant luminance) the
-            // RGBA16 buffer (two canvases) the planes are converted into before the rounding to 8 bits.
-            // PQ and HLG described by CICP are converted at 16 bits and tone-mapped (HDRToneMapper).
-            let toneMapper =
-                header.pointee.icc.size == 0 && options.colorSpace == .sRGB
-                ? HDRToneMapper(
-                    primaries: Int(header.pointee.colorPrimaries),
-                    transfer: Int(header.pointee.transferCharacteristics)) : nil
-            let deep =
-                header.pointee.depth > 8 || toneMapper != nil
-                || header.pointee.matrixCoefficients == AVIF_MATRIX_COEFFICIENTS_BT2020_CL
-            let plan = stored.animationPlan(
-                declaredFrames: declaredFrames,
-                canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
-            let claim = try PixelMemory.claim(
-                plan.bytes, largest: PixelMemory.bytes(stored.original), options: options,
-                for: "AVIF \(stored.original) × \(plan.frames) frames")
-            defer { claim.release() }
+            return try Self.decodeParsed(decoder, header: header, options: options)
+        }
+    }
 
-            var frames: [ImageFrame] = []
-            var result = AVIF_RESULT_OK
-            while frames.count < plan.frames {
-                result = avifDecoderNextImage(decoder)
-                guard result == AVIF_RESULT_OK, let image = decoder.pointee.image else { break }
-                guard Int(image.pointee.width) == stored.original.width,
-                    Int(image.pointee.height) == stored.original.height
-                else {
-                    throw DecodingFailure.badImageData("AVIF frame size disagrees with the first frame")
-                }
-                var pixels = try Self.rgba(image, size: stored.original, toneMapper: toneMapper)
-                if let aperture { pixels = Self.crop(pixels, width: stored.original.width, to: aperture) }
-                var frame = ImageFrame(
-                    width: sizing.original.width, height: sizing.original.height,
-                    bytesPerRow: sizing.original.width * 4, pixels: pixels,
-                    duration: declaredFrames > 1 ? decoder.pointee.imageTiming.duration : 0)
-                if !sizing.isFullSize { frame = PixelResampler.resample(frame, to: sizing.target) }
-                frames.append(frame)
+    /// The image of a parsed `decoder` whose first image's header is `header`: its size checked and its
+    /// pixel memory claimed before any frame is decoded.
+    private static func decodeParsed(
+        _ decoder: UnsafeMutablePointer<avifDecoder>, header: UnsafeMutablePointer<avifImage>,
+        options: ImageDecodingOptions
+    ) throws -> Image {
+        // The coded size bounds the memory; the clean aperture, when there is one, is the image.
+        let orientation = Self.orientation(header.pointee)
+        let stored = try DecodeSizing(
+            width: Int(header.pointee.width), height: Int(header.pointee.height), format: .avif,
+            options: options, orientation: orientation)
+        let aperture = cleanAperture(header)
+        let sizing =
+            try aperture.map {
+                try DecodeSizing(
+                    width: Int($0.width), height: Int($0.height), format: .avif, options: options,
+                    orientation: orientation)
+            } ?? stored
+        let declaredFrames = max(1, Int(decoder.pointee.imageCount))
+        // libavif's decoded planes (counted as one RGBA canvas: YUV 4:4:4 with alpha at 8 bits, half
+        // of it at 10 or 12 bits), when the frames are cropped or averaged down the full-size RGBA
+        // buffer each is converted into first, and for 10 and 12 bits (and constant luminance) the
+        // RGBA16 buffer (two canvases) the planes are converted into before the rounding to 8 bits.
+        // PQ and HLG described by CICP are converted at 16 bits and tone-mapped (HDRToneMapper).
+        let toneMapper =
+            header.pointee.icc.size == 0 && options.colorSpace == .sRGB
+            ? HDRToneMapper(
+                primaries: Int(header.pointee.colorPrimaries),
+                transfer: Int(header.pointee.transferCharacteristics)) : nil
+        let deep =
+            header.pointee.depth > 8 || toneMapper != nil
+            || header.pointee.matrixCoefficients == AVIF_MATRIX_COEFFICIENTS_BT2020_CL
+        let plan = stored.animationPlan(
+            declaredFrames: declaredFrames,
+            canvases: (sizing.isFullSize && aperture == nil ? 1 : 2) + (deep ? 2 : 0), options: options)
+        let claim = try PixelMemory.claim(
+            plan.bytes, largest: PixelMemory.bytes(stored.original), options: options,
+            for: "AVIF \(stored.original) × \(plan.frames) frames")
+        defer { claim.release() }
+
+        let frames = try decodeFrames(
+            decoder, declaredFrames: declaredFrames, limit: plan.frames, stored: stored, aperture: aperture,
+            sizing: sizing, toneMapper: toneMapper)
+        var image = Image(
+            format: .avif, width: frames[0].width, height: frames[0].height,
+            originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
+            frameCount: declaredFrames, loopCount: 0,
+            hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE,
+            isPartial: frames.count < min(declaredFrames, plan.frames))
+        applyColor(of: header, toneMapped: toneMapper != nil, to: &image, options: options)
+        image.orient(orientation, options: options)
+        return image
+    }
+
+    /// Up to `limit` frames, each converted to RGBA8 at the `stored` size, cropped to `aperture` and
+    /// averaged down to `sizing`'s target; `badImageData` when not even the first decodes.
+    private static func decodeFrames(
+        _ decoder: UnsafeMutablePointer<avifDecoder>, declaredFrames: Int, limit: Int, stored: DecodeSizing,
+        aperture: avifCropRect?,
+        sizing: DecodeSizing, toneMapper: HDRToneMapper?
+    ) throws -> [ImageFrame] {
+        var frames: [ImageFrame] = []
+        var result = AVIF_RESULT_OK
+        while frames.count < limit {
+            result = avifDecoderNextImage(decoder)
+            guard result == AVIF_RESULT_OK, let image = decoder.pointee.image else { break }
+            guard Int(image.pointee.width) == stored.original.width,
+                Int(image.pointee.height) == stored.original.height
+            else {
+                throw DecodingFailure.badImageData("AVIF frame size disagrees with the first frame")
             }
-            guard !frames.isEmpty else {
-                throw DecodingFailure.badImageData("AVIF undecodable: \(Self.describe(result))")
-            }
-            var image = Image(
-                format: .avif, width: frames[0].width, height: frames[0].height,
-                originalWidth: sizing.original.width, originalHeight: sizing.original.height, frames: frames,
-                frameCount: declaredFrames, loopCount: 0,
-                hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE,
-                isPartial: frames.count < min(declaredFrames, plan.frames))
-            let icc = header.pointee.icc
-            if toneMapper != nil {
-                // Already sRGB.
-            } else if let bytes = icc.data, icc.size > 0 {
-                ColorManagement.apply(.icc(Data(bytes: bytes, count: icc.size)), to: &image, options: options)
-            } else {
-                ColorManagement.apply(
-                    .cicp(
-                        primaries: Int(header.pointee.colorPrimaries),
-                        transfer: Int(header.pointee.transferCharacteristics)),
-                    to: &image, options: options)
-            }
-            image.orient(orientation, options: options)
-            return image
+            var pixels = try rgba(image, size: stored.original, toneMapper: toneMapper)
+            if let aperture { pixels = crop(pixels, width: stored.original.width, to: aperture) }
+            var frame = ImageFrame(
+                width: sizing.original.width, height: sizing.original.height,
+                bytesPerRow: sizing.original.width * 4, pixels: pixels,
+                duration: declaredFrames > 1 ? decoder.pointee.imageTiming.duration : 0)
+            if !sizing.isFullSize { frame = PixelResampler.resample(frame, to: sizing.target) }
+            frames.append(frame)
+        }
+        guard !frames.isEmpty else {
+            throw DecodingFailure.badImageData("AVIF undecodable: \(describe(result))")
+        }
+        return frames
+    }
+
+    /// Applies the colour `header` describes (its ICC profile, or else its CICP primaries and transfer) as
+    /// `options` ask; nothing when the frames were tone-mapped, which leaves them in sRGB already.
+    private static func applyColor(
+        of header: UnsafeMutablePointer<avifImage>, toneMapped: Bool, to image: inout Image,
+        options: ImageDecodingOptions
+    ) {
+        let icc = header.pointee.icc
+        if toneMapped {
+            // Already sRGB.
+        } else if let bytes = icc.data, icc.size > 0 {
+            ColorManagement.apply(.icc(Data(bytes: bytes, count: icc.size)), to: &image, options: options)
+        } else {
+            ColorManagement.apply(
+                .cicp(
+                    primaries: Int(header.pointee.colorPrimaries),
+                    transfer: Int(header.pointee.transferCharacteristics)),
+                to: &image, options: options)
         }
     }
 
