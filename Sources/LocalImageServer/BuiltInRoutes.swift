@@ -24,15 +24,29 @@ extension ServerCore {
     }
 
     private func builtInResponse(for request: Request) -> Response {
-        // Segments after the leading "/", percent-decoded; `rest(n)` joins the segments from n on as a name.
+        // Segments after the leading "/", percent-decoded.
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
             $0.removingPercentEncoding ?? String($0)
         }
-        let rest = { (from: Int) -> String in segments.dropFirst(from).joined(separator: "/") }
-        let intParam = { (name: String, fallback: Int) -> Int in
-            request.queryValue(name).flatMap(Int.init).map { max($0, 0) } ?? fallback
-        }
+        return fileRoute(segments, request: request) ?? navigationRoute(segments, request: request)
+            ?? Self.generatedRoute(segments, request: request)
+            ?? .text("no route for \(request.path)\n", status: 404)
+    }
 
+    /// Segments from `index` on, joined back into a file name.
+    private static func name(_ segments: [String], from index: Int) -> String {
+        segments.dropFirst(index).joined(separator: "/")
+    }
+
+    /// The query parameter `name` as a count (negative values read as 0), or `fallback`.
+    private static func intParam(_ request: Request, _ name: String, _ fallback: Int) -> Int {
+        request.queryValue(name).flatMap(Int.init).map { max($0, 0) } ?? fallback
+    }
+
+    /// The routes that serve a file of the served directory (named by the segments after the route's),
+    /// each with its own headers or delivery; nil for another route.
+    private func fileRoute(_ segments: [String], request: Request) -> Response? {
+        let rest = { (from: Int) -> String in Self.name(segments, from: from) }
         switch segments.first ?? "" {
         case "files":
             return withFile(rest(1)) { Self.plain($0) }
@@ -42,50 +56,20 @@ extension ServerCore {
                 response.delivery = .chunked(chunkSize: 4096)
                 return response
             }
-        case "status":
-            return Self.status(segments.count > 1 ? segments[1] : "")
         case "drip":
             return withFile(rest(1)) { file in
                 var response = Self.plain(file)
                 response.delivery = .drip(
-                    chunkSize: max(intParam("chunk", 1024), 1), interval: .milliseconds(intParam("interval", 100)))
+                    chunkSize: max(Self.intParam(request, "chunk", 1024), 1),
+                    interval: .milliseconds(Self.intParam(request, "interval", 100)))
                 return response
             }
-        case "drip-bytes":
-            return Response(
-                headers: [("Content-Type", "application/octet-stream")],
-                body: .pattern(count: intParam("total", 10_240)),
-                delivery: .drip(
-                    chunkSize: max(intParam("chunk", 1024), 1), interval: .milliseconds(intParam("interval", 100))))
-        case "hang":
-            return Response(delivery: .hang)
         case "close-mid-body":
             return withFile(rest(1)) { file in
                 var response = Self.plain(file)
                 response.delivery = .closeAfter(bytes: file.data.count / 2)
                 return response
             }
-        case "redirect":
-            return redirectChain(segments.count > 1 ? segments[1] : "", request: request)
-        case "redirect-loop":
-            return Self.redirect(to: "/redirect-loop", request: request)
-        case "redirect-file":
-            return Self.redirect(to: "file:///etc/passwd", request: request)
-        case "redirect-to":
-            guard let target = request.queryValue("url"), !target.isEmpty else {
-                return .text("redirect-to needs ?url=<absolute URL>\n", status: 400)
-            }
-            return Self.redirect(to: target, request: request)
-        case "auth" where segments.count >= 5 && segments[1] == "basic":
-            return basicAuth(user: segments[2], password: segments[3], name: rest(4), request: request)
-        case "cookies" where segments.count == 2 && segments[1] == "set":
-            var response = Response.text("ok\n")
-            for item in request.queryItems {
-                response.headers.append(("Set-Cookie", "\(item.name)=\(item.value); Path=/"))
-            }
-            return response
-        case "cookies" where segments.count == 2 && segments[1] == "echo":
-            return .text(request.headers(named: "Cookie").joined(separator: "; "))
         case "etag":
             return withFile(rest(1)) { Self.validated($0, request: request, etag: true, lastModified: false) }
         case "last-modified":
@@ -109,11 +93,61 @@ extension ServerCore {
             }
         case "gzip":
             return withFile(rest(1)) { Self.gzip($0, request: request) }
+        default:
+            return nil
+        }
+    }
+
+    /// The routes that send the client elsewhere or check what it carries: redirects, Basic auth and
+    /// cookies; nil for another route.
+    private func navigationRoute(_ segments: [String], request: Request) -> Response? {
+        switch segments.first ?? "" {
+        case "redirect":
+            return redirectChain(segments.count > 1 ? segments[1] : "", request: request)
+        case "redirect-loop":
+            return Self.redirect(to: "/redirect-loop", request: request)
+        case "redirect-file":
+            return Self.redirect(to: "file:///etc/passwd", request: request)
+        case "redirect-to":
+            guard let target = request.queryValue("url"), !target.isEmpty else {
+                return .text("redirect-to needs ?url=<absolute URL>\n", status: 400)
+            }
+            return Self.redirect(to: target, request: request)
+        case "auth" where segments.count >= 5 && segments[1] == "basic":
+            return basicAuth(
+                user: segments[2], password: segments[3], name: Self.name(segments, from: 4), request: request)
+        case "cookies" where segments.count == 2 && segments[1] == "set":
+            var response = Response.text("ok\n")
+            for item in request.queryItems {
+                response.headers.append(("Set-Cookie", "\(item.name)=\(item.value); Path=/"))
+            }
+            return response
+        case "cookies" where segments.count == 2 && segments[1] == "echo":
+            return .text(request.headers(named: "Cookie").joined(separator: "; "))
+        default:
+            return nil
+        }
+    }
+
+    /// The routes whose body is made up rather than read from a file (statuses, patterns, a stalled
+    /// response, the request's headers); nil for another route.
+    private static func generatedRoute(_ segments: [String], request: Request) -> Response? {
+        switch segments.first ?? "" {
+        case "status":
+            return status(segments.count > 1 ? segments[1] : "")
+        case "drip-bytes":
+            return Response(
+                headers: [("Content-Type", "application/octet-stream")],
+                body: .pattern(count: intParam(request, "total", 10_240)),
+                delivery: .drip(
+                    chunkSize: max(intParam(request, "chunk", 1024), 1),
+                    interval: .milliseconds(intParam(request, "interval", 100))))
+        case "hang":
+            return Response(delivery: .hang)
         case "empty":
             return Response(headers: [("Content-Type", "image/png")])
         case "html":
-            return Response(
-                headers: [("Content-Type", "text/html; charset=utf-8")], body: .data(Data(Self.errorPage.utf8)))
+            return Response(headers: [("Content-Type", "text/html; charset=utf-8")], body: .data(Data(errorPage.utf8)))
         case "headers":
             let pairs = request.headers.map { [$0.name, $0.value] }
             guard let json = try? JSONEncoder().encode(pairs) else { return .text("encoding failed\n", status: 500) }
@@ -124,7 +158,7 @@ extension ServerCore {
         case "pixel.png":
             return Response(headers: [("Content-Type", "image/png")], body: .data(LocalImageServer.pixelPNG))
         default:
-            return .text("no route for \(request.path)\n", status: 404)
+            return nil
         }
     }
 
