@@ -17,7 +17,45 @@ enum BoundingBoxBlur {
         let width = frame.width
         let height = frame.height
         guard !boxes.isEmpty, width > 0, height > 0 else { return frame }
-        var rects: [(x0: Int, y0: Int, x1: Int, y1: Int)] = []
+        let (rects, largest) = grownRects(boxes, width: width, height: height)
+        guard !rects.isEmpty else { return frame }
+        // A box larger than the image blurs as one the image's size (img2dataset's would grow further).
+        let kernel = gaussianKernel(side: min(largest, max(width, height)))
+        let radius = kernel.count / 2
+
+        // The region the blurred mask reaches (`out`): the mask's extent and one radius around it.
+        let out = Rect(
+            x0: max(0, rects.map(\.x0).min()! - radius), y0: max(0, rects.map(\.y0).min()! - radius),
+            x1: min(width, rects.map(\.x1).max()! + radius), y1: min(height, rects.map(\.y1).max()! + radius)
+        )
+        var result = frame
+        // Bands of output rows, each reading its rows one radius above and below (reflected at the
+        // edges): the working memory is (band + 2 radius) rows of `out`, five floats a pixel, whatever the
+        // image's height; a band at least twice the radius keeps the recomputed rows under half the work.
+        let band = max(64, 2 * radius)
+        var maskRow = [Float](repeating: 0, count: width)
+        var horizontal: [Float] = []
+        for bandStart in stride(from: out.y0, to: out.y1, by: band) {
+            let bandEnd = min(out.y1, bandStart + band)
+            let first = max(0, bandStart - radius)
+            let last = min(height, bandEnd + radius)
+            blurRows(
+                first..<last, of: frame, rects: rects, kernel: kernel, columns: out.x0..<out.x1, maskRow: &maskRow,
+                into: &horizontal)
+            mixRows(
+                bandStart..<bandEnd, of: frame, into: &result, kernel: kernel, columns: out.x0..<out.x1,
+                horizontal: horizontal, firstRow: first)
+        }
+        return result
+    }
+
+    /// A rectangle in pixels, `x1` and `y1` excluded.
+    private typealias Rect = (x0: Int, y0: Int, x1: Int, y1: Int)
+
+    /// The boxes in pixels, each grown by a tenth of its larger side and held inside the image (empty ones
+    /// dropped), and the largest box's larger side before growing.
+    private static func grownRects(_ boxes: [BlurBox], width: Int, height: Int) -> (rects: [Rect], largest: Int) {
+        var rects: [Rect] = []
         var largest = 0
         for box in boxes {
             // Python's int() truncates toward zero; the same here. Fractions far outside the image are
@@ -36,82 +74,80 @@ enum BoundingBoxBlur {
             y1 = min(max(Int(Double(y1) + grow), 0), height - 1)
             if x1 > x0 && y1 > y0 { rects.append((x0, y0, x1, y1)) }
         }
-        guard !rects.isEmpty else { return frame }
-        // A box larger than the image blurs as one the image's size (img2dataset's would grow further).
-        let kernel = gaussianKernel(side: min(largest, max(width, height)))
-        let radius = kernel.count / 2
+        return (rects, largest)
+    }
 
-        // The region the blurred mask reaches (`out`): the mask's extent and one radius around it.
-        let out = (
-            x0: max(0, rects.map(\.x0).min()! - radius), y0: max(0, rects.map(\.y0).min()! - radius),
-            x1: min(width, rects.map(\.x1).max()! + radius), y1: min(height, rects.map(\.y1).max()! + radius)
-        )
-        let outWidth = out.x1 - out.x0
-        var result = frame
-        // Bands of output rows, each reading its rows one radius above and below (reflected at the
-        // edges): the working memory is (band + 2 radius) rows of `out`, five floats a pixel, whatever the
-        // image's height; a band at least twice the radius keeps the recomputed rows under half the work.
-        let band = max(64, 2 * radius)
-        var maskRow = [Float](repeating: 0, count: width)
-        var horizontal: [Float] = []
-        for bandStart in stride(from: out.y0, to: out.y1, by: band) {
-            let bandEnd = min(out.y1, bandStart + band)
-            let first = max(0, bandStart - radius)
-            let last = min(height, bandEnd + radius)
-            horizontal.removeAll(keepingCapacity: true)
-            horizontal.reserveCapacity((last - first) * outWidth * 5)
-            for y in first..<last {
-                for x in 0..<width { maskRow[x] = 0 }
-                for rect in rects where (rect.y0..<rect.y1).contains(y) {
-                    for x in rect.x0..<rect.x1 { maskRow[x] = 1 }
-                }
-                let row = y * frame.bytesPerRow
-                for x in out.x0..<out.x1 {
-                    var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
-                    for (offset, weight) in kernel.enumerated() {
-                        let sx = reflect(x + offset - radius, width)
-                        let pixel = row + sx * 4
-                        sums.0 += weight * maskRow[sx]
-                        sums.1 += weight * Float(frame.pixels[pixel])
-                        sums.2 += weight * Float(frame.pixels[pixel + 1])
-                        sums.3 += weight * Float(frame.pixels[pixel + 2])
-                        sums.4 += weight * Float(frame.pixels[pixel + 3])
-                    }
-                    horizontal.append(sums.0)
-                    horizontal.append(sums.1)
-                    horizontal.append(sums.2)
-                    horizontal.append(sums.3)
-                    horizontal.append(sums.4)
-                }
+    /// The horizontal pass over `rows`: for each pixel of `columns`, the kernel's sums of the mask and of
+    /// the four channels, five floats a pixel, row after row, replacing what `horizontal` held (its
+    /// capacity is kept from band to band). `maskRow` is scratch space of the image's width.
+    private static func blurRows(
+        _ rows: Range<Int>, of frame: ImageFrame, rects: [Rect], kernel: [Float], columns: Range<Int>,
+        maskRow: inout [Float], into horizontal: inout [Float]
+    ) {
+        let width = frame.width
+        let radius = kernel.count / 2
+        horizontal.removeAll(keepingCapacity: true)
+        horizontal.reserveCapacity(rows.count * columns.count * 5)
+        for y in rows {
+            for x in 0..<width { maskRow[x] = 0 }
+            for rect in rects where (rect.y0..<rect.y1).contains(y) {
+                for x in rect.x0..<rect.x1 { maskRow[x] = 1 }
             }
-            for y in bandStart..<bandEnd {
-                for x in out.x0..<out.x1 {
-                    var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
-                    for (offset, weight) in kernel.enumerated() {
-                        // Reflected rows stay within first..<last (see the band's bounds above).
-                        let sy = reflect(y + offset - radius, height)
-                        let index = ((sy - first) * outWidth + x - out.x0) * 5
-                        sums.0 += weight * horizontal[index]
-                        sums.1 += weight * horizontal[index + 1]
-                        sums.2 += weight * horizontal[index + 2]
-                        sums.3 += weight * horizontal[index + 3]
-                        sums.4 += weight * horizontal[index + 4]
-                    }
-                    let amount = min(1, max(0, sums.0))
-                    guard amount > 0 else { continue }
-                    let pixel = y * frame.bytesPerRow + x * 4
-                    func mix(_ channel: Int, _ blurred: Float) {
-                        let mixed = Float(frame.pixels[pixel + channel]) * (1 - amount) + blurred * amount
-                        result.pixels[pixel + channel] = UInt8(min(255, max(0, mixed.rounded())))
-                    }
-                    mix(0, sums.1)
-                    mix(1, sums.2)
-                    mix(2, sums.3)
-                    mix(3, sums.4)
+            let row = y * frame.bytesPerRow
+            for x in columns {
+                var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
+                for (offset, weight) in kernel.enumerated() {
+                    let sx = reflect(x + offset - radius, width)
+                    let pixel = row + sx * 4
+                    sums.0 += weight * maskRow[sx]
+                    sums.1 += weight * Float(frame.pixels[pixel])
+                    sums.2 += weight * Float(frame.pixels[pixel + 1])
+                    sums.3 += weight * Float(frame.pixels[pixel + 2])
+                    sums.4 += weight * Float(frame.pixels[pixel + 3])
                 }
+                horizontal.append(sums.0)
+                horizontal.append(sums.1)
+                horizontal.append(sums.2)
+                horizontal.append(sums.3)
+                horizontal.append(sums.4)
             }
         }
-        return result
+    }
+
+    /// The vertical pass over `rows` of the band whose horizontal sums (`blurRows`) start at `firstRow`:
+    /// each pixel of `columns` under the blurred mask mixes `frame`'s sharp value with the blurred one into
+    /// `result`; pixels the mask does not reach are left as they are.
+    private static func mixRows(
+        _ rows: Range<Int>, of frame: ImageFrame, into result: inout ImageFrame, kernel: [Float],
+        columns: Range<Int>, horizontal: [Float], firstRow first: Int
+    ) {
+        let radius = kernel.count / 2
+        for y in rows {
+            for x in columns {
+                var sums: (Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0)
+                for (offset, weight) in kernel.enumerated() {
+                    // Reflected rows stay within the band's rows and one radius around them.
+                    let sy = reflect(y + offset - radius, frame.height)
+                    let index = ((sy - first) * columns.count + x - columns.lowerBound) * 5
+                    sums.0 += weight * horizontal[index]
+                    sums.1 += weight * horizontal[index + 1]
+                    sums.2 += weight * horizontal[index + 2]
+                    sums.3 += weight * horizontal[index + 3]
+                    sums.4 += weight * horizontal[index + 4]
+                }
+                let amount = min(1, max(0, sums.0))
+                guard amount > 0 else { continue }
+                let pixel = y * frame.bytesPerRow + x * 4
+                func mix(_ channel: Int, _ blurred: Float) {
+                    let mixed = Float(frame.pixels[pixel + channel]) * (1 - amount) + blurred * amount
+                    result.pixels[pixel + channel] = UInt8(min(255, max(0, mixed.rounded())))
+                }
+                mix(0, sums.1)
+                mix(1, sums.2)
+                mix(2, sums.3)
+                mix(3, sums.4)
+            }
+        }
     }
 
     /// The normalised Gaussian kernel for boxes whose largest side is `side` pixels: `2⌈0.1 side⌉ + 1`
