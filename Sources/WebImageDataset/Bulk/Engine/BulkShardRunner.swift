@@ -66,98 +66,130 @@ struct BulkShardRunner: Sendable {
     /// the order of the members in a tar and of the lines in a jsonl varies.
     func run(jobs next: () throws -> ShardJob?, finished: (BulkShardStats) -> Void) async throws {
         let slots = DownloadSlots(count: settings.rowsUnderWay)
-        var open: [Int: OpenShard] = [:]
+        var state = RunState()
         do {
             try await withThrowingTaskGroup(of: RowEvent.self) { group in
-                var feeding: OpenShard?  // the shard whose rows are being started
-                var opened = 0
-                var exhausted = false
-                var waitingForSlot = false  // a `.slotFree` task is in the group
-                var granted = false  // the slot that task acquired, not yet given to a row
-                var publishing = 0  // finished shards whose files the publisher is taking
-                // A finished shard is counted done at once, or once the publisher has its files: that runs
-                // as a task of the group, so rows keep starting meanwhile.
-                func complete(_ shard: OpenShard) throws {
-                    let stats = try close(shard)
-                    guard let publisher else { return finished(stats) }
-                    publishing += 1
-                    let (names, lock, directory) = (shard.names, shard.job.lock, directory)
-                    let written = names.written(in: directory)
-                    group.addTask {
-                        try await publisher.publish(names: written, stats: names.stats, in: directory)
-                        lock?.finish()
-                        return .published(stats)
-                    }
-                }
                 while true {
-                    while true {
-                        if feeding == nil {
-                            guard !exhausted, open.count + publishing < Self.maximumOpenShards else { break }
-                            guard let job = try next() else {
-                                exhausted = true
-                                break
-                            }
-                            let shard = try OpenShard(id: opened, job: job, directory: directory, settings: settings)
-                            opened += 1
-                            open[shard.id] = shard
-                            if shard.upcoming == nil {
-                                open[shard.id] = nil
-                                try complete(shard)
-                                continue
-                            }
-                            feeding = shard
-                        }
-                        guard let shard = feeding, let (key, row) = shard.upcoming else { break }
-                        if granted {
-                            granted = false
-                        } else if waitingForSlot {
-                            break
-                        } else if !(await slots.tryAcquire()) {
-                            // Every slot is taken: this task takes the next one that comes free (a row that
-                            // ends, or one that starts waiting to retry) and wakes the loop with it.
-                            group.addTask {
-                                await slots.acquire()
-                                return .slotFree
-                            }
-                            waitingForSlot = true
-                            break
-                        }
-                        let id = shard.id
-                        group.addTask {
-                            let sample = await process(key: key, row: row)
-                            await slots.release()
-                            return .finished(job: id, sample: sample)
-                        }
-                        shard.started += 1
-                        shard.upcoming = try shard.job.nextRow()
-                        if shard.upcoming == nil { feeding = nil }
-                    }
-                    if granted {  // no row could take it
-                        granted = false
+                    try await startRows(&state, group: &group, slots: slots, jobs: next, finished: finished)
+                    if state.granted {  // no row could take it
+                        state.granted = false
                         await slots.release()
                     }
                     guard let event = try await group.next() else { break }
-                    switch event {
-                    case .published(let stats):
-                        publishing -= 1
-                        finished(stats)
-                    case .slotFree:
-                        waitingForSlot = false
-                        granted = true
-                    case .finished(let id, let sample):
-                        guard let shard = open[id] else { continue }
-                        try shard.record(sample)
-                        progress?.recordImage(succeeded: sample.succeeded)
-                        if shard.upcoming == nil, shard.finished == shard.started {
-                            open[id] = nil
-                            try complete(shard)
-                        }
-                    }
+                    try handle(event, &state, group: &group, finished: finished)
                 }
             }
         } catch {
-            for shard in open.values { shard.sink.abandon() }
+            for shard in state.open.values { shard.sink.abandon() }
             throw error
+        }
+    }
+
+    /// Where one ``run(jobs:finished:)`` stands: its open shards and its claim on the download slots.
+    private struct RunState {
+        /// The shards opened and not yet closed, by id.
+        var open: [Int: OpenShard] = [:]
+        /// The shard whose rows are being started.
+        var feeding: OpenShard?
+        var opened = 0
+        /// Whether the jobs have run out.
+        var exhausted = false
+        /// Whether a `.slotFree` task is in the group.
+        var waitingForSlot = false
+        /// Whether that task acquired a slot not yet given to a row.
+        var granted = false
+        /// Finished shards whose files the publisher is taking.
+        var publishing = 0
+    }
+
+    private typealias RowGroup = ThrowingTaskGroup<RowEvent, any Error>
+
+    /// Starts rows, opening shards as the rows of the one before run out, until no slot is free or no
+    /// shard may open.
+    private func startRows(
+        _ state: inout RunState, group: inout RowGroup, slots: DownloadSlots, jobs next: () throws -> ShardJob?,
+        finished: (BulkShardStats) -> Void
+    ) async throws {
+        while true {
+            if state.feeding == nil {
+                guard !state.exhausted, state.open.count + state.publishing < Self.maximumOpenShards else { return }
+                guard let job = try next() else {
+                    state.exhausted = true
+                    return
+                }
+                let shard = try OpenShard(id: state.opened, job: job, directory: directory, settings: settings)
+                state.opened += 1
+                state.open[shard.id] = shard
+                if shard.upcoming == nil {
+                    state.open[shard.id] = nil
+                    try complete(shard, &state, group: &group, finished: finished)
+                    continue
+                }
+                state.feeding = shard
+            }
+            guard let shard = state.feeding, let (key, row) = shard.upcoming else { return }
+            if state.granted {
+                state.granted = false
+            } else if state.waitingForSlot {
+                return
+            } else if !(await slots.tryAcquire()) {
+                // Every slot is taken: this task takes the next one that comes free (a row that
+                // ends, or one that starts waiting to retry) and wakes the loop with it.
+                group.addTask {
+                    await slots.acquire()
+                    return .slotFree
+                }
+                state.waitingForSlot = true
+                return
+            }
+            let id = shard.id
+            group.addTask {
+                let sample = await process(key: key, row: row)
+                await slots.release()
+                return .finished(job: id, sample: sample)
+            }
+            shard.started += 1
+            shard.upcoming = try shard.job.nextRow()
+            if shard.upcoming == nil { state.feeding = nil }
+        }
+    }
+
+    /// Takes what a task of the group reports.
+    private func handle(
+        _ event: RowEvent, _ state: inout RunState, group: inout RowGroup, finished: (BulkShardStats) -> Void
+    ) throws {
+        switch event {
+        case .published(let stats):
+            state.publishing -= 1
+            finished(stats)
+        case .slotFree:
+            state.waitingForSlot = false
+            state.granted = true
+        case .finished(let id, let sample):
+            guard let shard = state.open[id] else { return }
+            try shard.record(sample)
+            progress?.recordImage(succeeded: sample.succeeded)
+            if shard.upcoming == nil, shard.finished == shard.started {
+                state.open[id] = nil
+                try complete(shard, &state, group: &group, finished: finished)
+            }
+        }
+    }
+
+    /// Closes a finished shard. It is counted done at once, or once the publisher has its files: that runs
+    /// as a task of the group, so rows keep starting meanwhile.
+    private func complete(
+        _ shard: OpenShard, _ state: inout RunState, group: inout RowGroup, finished: (BulkShardStats) -> Void
+    ) throws {
+        let stats = try close(shard)
+        guard let publisher else { return finished(stats) }
+        state.publishing += 1
+        let (names, lock, directory) = (shard.names, shard.job.lock, directory)
+        let written = names.written(in: directory)
+        group.addTask {
+            try await publisher.publish(names: written, stats: names.stats, in: directory)
+            lock?.finish()
+            return .published(stats)
         }
     }
 
