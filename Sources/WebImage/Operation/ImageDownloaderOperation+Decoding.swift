@@ -74,32 +74,13 @@ extension ImageDownloaderOperation {
     private func serve(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, box: IncrementalDecoderBox?) {
         if storeInCache { storeHTTPResponse(data) }
         persistRevalidation()
-        var payload = data
-        var failure: ImageDownloaderError?
-        if let decryptor {
-            if let decrypted = decryptor.decryptedData(data, response: response) {
-                payload = decrypted
-            } else {
-                failure = ImageDownloaderError(.badImageData, "the decryptor returned nil", url: request.url)
-            }
-        }
-        if failure == nil, payload.isEmpty {
-            failure = ImageDownloaderError(.badImageData, "the response body is empty", url: request.url)
-        }
+        let (payload, failure) = decryptedPayload(data)
         var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
         var encodings: [OutputEncoding.Identity: Result<Data, ImageDownloaderError>] = [:]
         if failure == nil {
             // Decode (and encode) before taking the callers: one cancelled meanwhile gets its `cancelled` and
             // nothing else.
-            let waiting = state.withLock { $0.lifecycle.callers.map { ($0.decoding, $0.output) } }
-            for decodeRequest in Set(waiting.map(\.0)) {
-                results[decodeRequest] = decode(payload, decodeRequest, box: box)
-            }
-            for case (let decoding, let output?) in waiting {
-                let identity = OutputEncoding.Identity(decoding: decoding, encoderKey: output.encoder.key)
-                guard encodings[identity] == nil, case .success(let image?)? = results[decoding] else { continue }
-                encodings[identity] = encode(image, output)
-            }
+            (results, encodings) = decodeForWaitingCallers(payload, box: box)
         }
         let (callers, response) = state.withLock { ($0.lifecycle.takeCallersToServe(), $0.response) }
         // The body is the callers' from here on: it no longer counts against the downloader's limit.
@@ -120,25 +101,11 @@ extension ImageDownloaderOperation {
                 case .failure(let error): result = .failure(error)
                 }
             }
-            let callback: (@Sendable () -> Void)?
-            switch result {
-            case .success(let image):
-                succeeded = true
-                if let image, let key = caller.imageCacheKey {
-                    environment.config.imageCache?.setImage(image, forKey: key)
-                }
-                callback = caller.terminalCallback(
-                    image: image, data: data, error: nil, response: response, metrics: metrics)
-            case .failure(var error):
-                // Decode failures still came with a response: keep it on the error, as status failures do.
-                if error.response == nil, let response {
-                    error.response = response
-                    error.statusCode = response.statusCode
-                }
-                callback = caller.terminalCallback(
-                    image: nil, data: nil, error: error, response: response, metrics: metrics)
-            }
-            guard let callback else { continue }
+            if case .success = result { succeeded = true }
+            guard
+                let callback = terminalCallback(
+                    caller, result: result, data: data, response: response, metrics: metrics)
+            else { continue }
             if caller.target.queue === notificationTarget.queue {
                 onNotificationQueue.append(callback)
             } else {
@@ -156,6 +123,67 @@ extension ImageDownloaderOperation {
             }
         }
         if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
+    }
+
+    /// The body the callers get (`data` as the decryptor returns it, when there is one), or the failure
+    /// every caller gets instead: a decryptor that returned nil, or an empty body.
+    private func decryptedPayload(_ data: Data) -> (payload: Data, failure: ImageDownloaderError?) {
+        var payload = data
+        var failure: ImageDownloaderError?
+        if let decryptor {
+            if let decrypted = decryptor.decryptedData(data, response: response) {
+                payload = decrypted
+            } else {
+                failure = ImageDownloaderError(.badImageData, "the decryptor returned nil", url: request.url)
+            }
+        }
+        if failure == nil, payload.isEmpty {
+            failure = ImageDownloaderError(.badImageData, "the response body is empty", url: request.url)
+        }
+        return (payload, failure)
+    }
+
+    /// `payload` decoded once for each decoding the waiting callers ask for, and each decoded image encoded
+    /// once for each output they ask of it.
+    private func decodeForWaitingCallers(_ payload: Data, box: IncrementalDecoderBox?) -> (
+        results: [DecodeRequest: Result<Image?, ImageDownloaderError>],
+        encodings: [OutputEncoding.Identity: Result<Data, ImageDownloaderError>]
+    ) {
+        var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
+        var encodings: [OutputEncoding.Identity: Result<Data, ImageDownloaderError>] = [:]
+        let waiting = state.withLock { $0.lifecycle.callers.map { ($0.decoding, $0.output) } }
+        for decodeRequest in Set(waiting.map(\.0)) {
+            results[decodeRequest] = decode(payload, decodeRequest, box: box)
+        }
+        for case (let decoding, let output?) in waiting {
+            let identity = OutputEncoding.Identity(decoding: decoding, encoderKey: output.encoder.key)
+            guard encodings[identity] == nil, case .success(let image?)? = results[decoding] else { continue }
+            encodings[identity] = encode(image, output)
+        }
+        return (results, encodings)
+    }
+
+    /// The completion `caller` gets for `result` (nil when it asked for none), after a decoded image is put
+    /// in the image cache under the caller's key.
+    private func terminalCallback(
+        _ caller: DownloadCaller, result: Result<Image?, ImageDownloaderError>, data: Data,
+        response: ImageDownloadResponse?,
+        metrics: ImageDownloadMetrics
+    ) -> (@Sendable () -> Void)? {
+        switch result {
+        case .success(let image):
+            if let image, let key = caller.imageCacheKey {
+                environment.config.imageCache?.setImage(image, forKey: key)
+            }
+            return caller.terminalCallback(image: image, data: data, error: nil, response: response, metrics: metrics)
+        case .failure(var error):
+            // Decode failures still came with a response: keep it on the error, as status failures do.
+            if error.response == nil, let response {
+                error.response = response
+                error.statusCode = response.statusCode
+            }
+            return caller.terminalCallback(image: nil, data: nil, error: error, response: response, metrics: metrics)
+        }
     }
 
     private func decode(_ data: Data, _ decodeRequest: DecodeRequest, box: IncrementalDecoderBox?) -> Result<
