@@ -181,9 +181,11 @@ check-deploy: deps
 check-engines: deps
 	SWIFT=$(SWIFT) bash deploy/check-engines.sh
 
-# What CI checks: the toolchain's `swift format lint --strict` with .swift-format (fix with `make format`).
+# What CI checks: the toolchain's `swift format lint --strict` with .swift-format (fix with `make format`),
+# then that no function in Sources/ or Examples/ runs past 80 lines (.ci/function-length.py).
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Examples Benchmarks
+	python3 .ci/function-length.py
 
 clean:
 	rm -rf .build .build-* demo-output
