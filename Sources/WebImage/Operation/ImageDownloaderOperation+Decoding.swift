@@ -167,7 +167,7 @@ extension ImageDownloaderOperation {
     /// in the image cache under the caller's key.
     private func terminalCallback(
         _ caller: DownloadCaller, result: Result<Image?, ImageDownloaderError>, data: Data,
-        response: ImageDownloadResponse?,
+        response: TransferResponse?,
         metrics: ImageDownloadMetrics
     ) -> (@Sendable () -> Void)? {
         switch result {
