@@ -41,6 +41,15 @@ package enum PipelineFixtures {
         return Data(bytes)
     }
 
+    /// coffee.avif with the second byte of its AV1 data (in `mdat`) flipped: dav1d prints "Error parsing
+    /// OBU data" and libavif fails to decode the colour planes.
+    package static func damagedAVIF() throws -> Data {
+        var bytes = [UInt8](try data("coffee.avif"))
+        let mdat = try #require(Data(bytes).range(of: Data("mdat".utf8)))
+        bytes[mdat.upperBound + 1] ^= 0xFF
+        return Data(bytes)
+    }
+
     /// The largest difference between two 4×4 block-mean grids, over every block and channel.
     package static func maximumDifference(_ a: [[Double]], _ b: [[Double]]) -> Double {
         zip(a, b).flatMap { zip($0, $1).map { abs($0 - $1) } }.max() ?? .infinity

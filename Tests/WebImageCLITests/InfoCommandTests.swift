@@ -59,16 +59,20 @@ struct InfoCommandTests {
         #expect(object["bytes"] as? Int == 3764)
     }
 
-    @Test("a damaged JPEG XL file prints WebImage's one error line, none of libjxl's own")
-    func damagedJXLIsQuiet() async throws {
-        let bytes = try PipelineFixtures.damagedJXL()
+    @Test(
+        "a damaged JPEG XL or AVIF file prints WebImage's one error line, none of libjxl's or dav1d's own",
+        arguments: [
+            ("jxl", "JPEG XL undecodable"), ("avif", "AVIF undecodable: Decoding of color planes failed"),
+        ])
+    func damagedFileIsQuiet(format: String, message: String) async throws {
+        let bytes = try format == "jxl" ? PipelineFixtures.damagedJXL() : PipelineFixtures.damagedAVIF()
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appendingPathComponent("damaged.jxl")
+        let file = folder.appendingPathComponent("damaged.\(format)")
         try bytes.write(to: file)
 
         let output = try await CLIRunner.run("webimage", ["info", file.path])
         #expect(output.status == 1, "\(output.stderr)")
-        #expect(output.stderr == "\(file.path): badImageData (1001): JPEG XL undecodable\n", "\(output.stderr)")
+        #expect(output.stderr == "\(file.path): badImageData (1001): \(message)\n", "\(output.stderr)")
     }
 }

@@ -38,6 +38,12 @@ public struct AVIFDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        // What libavif and its codec print about damaged data (dav1d's "Error parsing OBU data") goes to the
+        // log; the decode runs on this thread (maxThreads = 1).
+        return try LibraryMessages.routed(from: "libavif") { try decodeRouted(data, options: options) }
+    }
+
+    private func decodeRouted(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard let decoder = avifDecoderCreate() else { throw DecodingFailure.badImageData("AVIF: out of memory") }
         defer { avifDecoderDestroy(decoder) }
         decoder.pointee.maxThreads = 1

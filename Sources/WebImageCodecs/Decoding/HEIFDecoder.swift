@@ -39,6 +39,11 @@ public struct HEIFDecoder: ImageDecoding {
     /// Decodes `data`.
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         guard !data.isEmpty else { throw DecodingFailure.emptyData() }
+        // What libheif and libde265 print about damaged data on this thread goes to the log.
+        return try LibraryMessages.routed(from: "libheif") { try decodeRouted(data, options: options) }
+    }
+
+    private func decodeRouted(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         _ = Self.initialized
         guard let context = heif_context_alloc() else { throw DecodingFailure.badImageData("HEIF: out of memory") }
         defer { heif_context_free(context) }

@@ -22,6 +22,18 @@ struct LibraryMessagesTests {
         #expect(collector.records.allSatisfy { $0.level == .debug && $0.metadata["library"] == "libjxl" })
     }
 
+    @Test("dav1d's lines about damaged AV1 data in an AVIF file become debug records")
+    func dav1dLinesAreLogged() throws {
+        let damaged = try PipelineFixtures.damagedAVIF()
+        let collector = LogCollector()
+        #expect(throws: ImageCodecError.self) {
+            try LibraryMessages.routed(from: "libavif", logger: collector.logger) {
+                try AVIFDecoder().decode(damaged, options: ImageDecodingOptions())
+            }
+        }
+        #expect(collector.messages.contains("Error parsing OBU data"), "\(collector.messages)")
+    }
+
     @Test("a decode of a good file logs nothing, and the routing ends with the call")
     func goodFileLogsNothing() throws {
         let good = try Data(
