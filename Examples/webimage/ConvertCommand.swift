@@ -9,7 +9,7 @@ extension WebImageCLI {
             abstract: "Convert an image file to JPEG, WebP, PNG or AVIF.",
             discussion: """
                 Reads any format WebImage decodes (\(CodecLibraries.decodedFormatList)); writes \
-                \(CodecLibraries.encodedFormats.joined(separator: ", ")), from --format or OUT's extension. Colours are converted to sRGB unless --keep-profile \
+                \(OutputFormat.list), from --format or OUT's extension. Colours are converted to sRGB unless --keep-profile \
                 keeps the ICC profile (embedded in the output). Animations stay animated as WebP and \
                 APNG (--format apng); the other formats take the first frame.
 

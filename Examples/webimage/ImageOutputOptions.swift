@@ -70,6 +70,9 @@ enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
     /// Animated PNG: every frame of an animation (a still image is written as a plain PNG).
     case apng
 
+    /// "jpeg, webp, png, avif, apng": the names `--format` takes, for help texts.
+    static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
     /// The file extension (an APNG is a `.png` file).
     var fileExtension: String {
         switch self {

@@ -17,7 +17,7 @@ struct WebImageCLI: AsyncParsableCommand {
         commandName: "webimage",
         abstract: "Download and decode images with WebImage (SDWebImage's downloader on libcurl).",
         discussion: """
-            Decodes: \(CodecLibraries.decodedFormatList). Encodes: \(CodecLibraries.encodedFormats.joined(separator: ", ")).
+            Decodes: \(CodecLibraries.decodedFormatList). Encodes: \(OutputFormat.list).
             Libraries: \((LibraryVersions.all + ParquetLibraries.versions).map { "\($0.name) \($0.version)" }.joined(separator: ", "))
             """,
         version: LibraryVersions.webImage,

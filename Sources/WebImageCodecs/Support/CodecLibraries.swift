@@ -8,15 +8,12 @@ import CPNG
 import CWebP
 import CZlib
 
-/// The formats this build reads and writes, and the C libraries behind them with the versions they
+/// The formats this build reads, and the C libraries behind them with the versions they
 /// report at run time (header versions where a library has no call for it), for `--help` texts and bug
 /// reports.
 public enum CodecLibraries {
     /// Formats the decoders read: every `ImageFormat` but `.unknown` (an animated PNG is `.png`).
     public static var decodedFormats: [ImageFormat] { ImageFormat.allCases.filter { $0 != .unknown } }
-
-    /// Formats the encoders write, by the names `webimage convert` takes.
-    public static let encodedFormats = ["jpeg", "png", "apng", "webp", "avif"]
 
     /// "jpeg, png (APNG), gif, …": `decodedFormats` as text.
     public static var decodedFormatList: String {
