@@ -72,6 +72,8 @@ let package = Package(
         .target(name: "CPixelKernels"),
         // Keeps what a C library prints to stderr (libjxl's failed checks) per thread, for the log.
         .target(name: "CMessageCapture"),
+        // An AV1 encode in a child process, so a stop check can end it (libavif has no cancel call).
+        .target(name: "CAVIFChild", dependencies: ["CAVIF"]),
         // Debian's libpng-dev links png.h into /usr/include, so no header search path (and no unsafe compiler
         // flags, which SwiftPM refuses in a dependency) is needed.
         .target(
@@ -87,7 +89,7 @@ let package = Package(
             name: "WebImageCodecs",
             dependencies: [
                 "Locking", "CWebP", "CJPEG", "CPNG", "CGIF", "CAVIF", "CHEIF", "CJXL", "CLCMS", "CPixelKernels",
-                "CMessageCapture",
+                "CMessageCapture", "CAVIFChild",
                 // zlib (libpng's own dependency) inflates a PNG's compressed XMP packet.
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),

@@ -246,6 +246,56 @@ struct wi_jpeg_encoder_error {
     size_t messageLength;
 };
 
+// A destination that grows one malloc'd buffer; `base` is first, so `cinfo->dest` points at the whole.
+struct wi_jpeg_memory_destination {
+    struct jpeg_destination_mgr base;
+    unsigned char *buffer;
+    size_t capacity;
+    size_t size;
+};
+
+static void wi_jpeg_memory_init(j_compress_ptr cinfo) {
+    struct wi_jpeg_memory_destination *memory = (struct wi_jpeg_memory_destination *)cinfo->dest;
+    memory->capacity = 65536;
+    memory->buffer = malloc(memory->capacity);
+    if (!memory->buffer) ERREXIT(cinfo, JERR_OUT_OF_MEMORY);
+    memory->base.next_output_byte = memory->buffer;
+    memory->base.free_in_buffer = memory->capacity;
+}
+
+static boolean wi_jpeg_memory_grow(j_compress_ptr cinfo) {
+    struct wi_jpeg_memory_destination *memory = (struct wi_jpeg_memory_destination *)cinfo->dest;
+    // libjpeg calls this when the whole buffer is full.
+    size_t grown = memory->capacity * 2;
+    unsigned char *buffer = grown > memory->capacity ? realloc(memory->buffer, grown) : NULL;
+    if (!buffer) ERREXIT(cinfo, JERR_OUT_OF_MEMORY);
+    memory->buffer = buffer;
+    memory->base.next_output_byte = buffer + memory->capacity;
+    memory->base.free_in_buffer = grown - memory->capacity;
+    memory->capacity = grown;
+    return TRUE;
+}
+
+static void wi_jpeg_memory_term(j_compress_ptr cinfo) {
+    struct wi_jpeg_memory_destination *memory = (struct wi_jpeg_memory_destination *)cinfo->dest;
+    memory->size = memory->capacity - memory->base.free_in_buffer;
+}
+
+// The progress monitor with what it asks; `cinfo->progress` points at `base`, the first member.
+struct wi_jpeg_encoder_progress {
+    struct jpeg_progress_mgr base;
+    int (*shouldStop)(void *);
+    void *context;
+    struct wi_jpeg_encoder_error *error;
+};
+
+static void wi_jpeg_encode_progress(j_common_ptr cinfo) {
+    struct wi_jpeg_encoder_progress *progress = (struct wi_jpeg_encoder_progress *)cinfo->progress;
+    // libjpeg calls the monitor between units of work, where abandoning the encode through the error
+    // path's jump is as safe as an error: the jump target destroys the compressor.
+    if (progress->shouldStop(progress->context)) longjmp(progress->error->jump, 2);
+}
+
 static void wi_jpeg_encode_error_exit(j_common_ptr cinfo) {
     struct wi_jpeg_encoder_error *error = (struct wi_jpeg_encoder_error *)cinfo->err;
     char text[JMSG_LENGTH_MAX];
@@ -261,12 +311,16 @@ static void wi_jpeg_encode_ignore_message(j_common_ptr cinfo, int level) {
 
 int wi_jpeg_encode_rgbx(const uint8_t *pixels, int width, int height, size_t stride, int quality, int progressive,
                         int subsampling444, int optimizeCoding, const uint8_t *icc, size_t iccLength, const uint8_t *exif,
-                        size_t exifLength, uint8_t **output, size_t *length, char *message, size_t messageLength) {
+                        size_t exifLength, uint8_t **output, size_t *length, char *message, size_t messageLength,
+                        int (*shouldStop)(void *), void *stopContext) {
     struct jpeg_compress_struct cinfo;
     struct wi_jpeg_encoder_error error;
-    // libjpeg's memory destination writes the buffer pointer and size here as it grows; the holder is
-    // allocated before setjmp, so the error path can free whatever buffer exists by then.
-    struct { unsigned char *buffer; unsigned long size; } *memory = calloc(1, sizeof *memory);
+    struct wi_jpeg_encoder_progress progress = {.shouldStop = shouldStop, .context = stopContext, .error = &error};
+    progress.base.progress_monitor = wi_jpeg_encode_progress;
+    // The output grows in a buffer of our own (not libjpeg's memory destination, whose buffer pointer is
+    // only current after jpeg_finish_compress, so an abandoned encode could not free it). Allocated before
+    // setjmp, so the error path frees whatever buffer exists by then.
+    struct wi_jpeg_memory_destination *memory = calloc(1, sizeof *memory);
     *output = NULL;
     *length = 0;
     if (messageLength > 0) message[0] = 0;
@@ -279,14 +333,20 @@ int wi_jpeg_encode_rgbx(const uint8_t *pixels, int width, int height, size_t str
         snprintf(message, messageLength, "out of memory");
         return -1;
     }
-    if (setjmp(error.jump)) {
+    int jumped = setjmp(error.jump);
+    if (jumped) {
         jpeg_destroy_compress(&cinfo);
         free(memory->buffer);
         free(memory);
-        return -1;
+        if (jumped == 2) snprintf(message, messageLength, "stopped");
+        return jumped == 2 ? -2 : -1;
     }
     jpeg_create_compress(&cinfo);
-    jpeg_mem_dest(&cinfo, &memory->buffer, &memory->size);
+    if (shouldStop) cinfo.progress = &progress.base;
+    memory->base.init_destination = wi_jpeg_memory_init;
+    memory->base.empty_output_buffer = wi_jpeg_memory_grow;
+    memory->base.term_destination = wi_jpeg_memory_term;
+    cinfo.dest = &memory->base;
     cinfo.image_width = (JDIMENSION)width;
     cinfo.image_height = (JDIMENSION)height;
     cinfo.input_components = 4;

@@ -364,7 +364,8 @@ static void wi_png_writer_flush(png_structp png) { (void)png; }
 
 int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
                        int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
-                       size_t *length, char *message, size_t messageLength) {
+                       size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
+                       void *stopContext) {
     *output = NULL;
     *length = 0;
     if (messageLength > 0) message[0] = 0;
@@ -405,7 +406,16 @@ int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, s
         png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, iccLength);
     }
     png_write_info(png, info);
-    for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(pixels + (size_t)y * stride));
+    for (uint32_t y = 0; y < height; y++) {
+        if (shouldStop && y % 16 == 0 && shouldStop(stopContext)) {
+            png_destroy_write_struct(&png, &info);
+            free(writer->bytes);
+            free(writer);
+            snprintf(message, messageLength, "stopped");
+            return -2;
+        }
+        png_write_row(png, (png_const_bytep)(pixels + (size_t)y * stride));
+    }
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     *output = writer->bytes;

@@ -177,6 +177,33 @@ struct ServeSchedulingTests {
         #expect(origin.count(for: "/files/horse-rgba.png") == 1)
     }
 
+    @Test(
+        "a cancelled job's encode stops part-way in every format the proxy writes",
+        arguments: [ProxyOutputFormat.jpeg, .png, .webp, .avif])
+    func everyFormatsEncodeStops(format: ProxyOutputFormat) throws {
+        guard format != .avif || AVIFEncoder.isAvailable else { return }
+        let image = try ImageDecoderRegistry.shared.decode(Fixtures.corpusFile("coffee-rgb.png"))
+        let cancellation = JobCancellation()
+        let calls = Lock(0)
+        // AVIF asks twice before its AV1 step; the third call is the first one during it.
+        let cancelAt = format == .avif ? 3 : 2
+        let cancelling = EncodeStopCheck {
+            if calls.withLock({
+                $0 += 1
+                return $0
+            }) == cancelAt {
+                cancellation.cancel()
+            }
+            return cancellation.isCancelled
+        }
+        let choice = FormatChoice(format: format, accept: nil)
+        let encoder = JobEncoder(base: choice.encoder(quality: 80, stopCheck: cancelling), cancellation: cancellation)
+        #expect {
+            _ = try encoder.encode(image)
+        } throws: { ($0 as? ImageCodecError)?.code == .stopped }
+        #expect(calls.withLock { $0 } == cancelAt, "\(format) stopped at the first 'stop'")
+    }
+
     @Test("a cancelled job's encode stops part-way, never starts once cancelled, and the job waits for it")
     func cancelledEncodeStops() async throws {
         let image = try ImageDecoderRegistry.shared.decode(Fixtures.corpusFile("coffee-rgb.png"))

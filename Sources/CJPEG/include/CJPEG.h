@@ -66,10 +66,16 @@ const char *_Nonnull wi_jpeg_error_message(const wi_jpeg_decoder *_Nonnull decod
 /// included, at most 65,533). `optimizeCoding` makes Huffman tables for the image (a second pass over it)
 /// instead of the standard ones; progressive scans always have them. On success returns 0 and sets `*output` (free it with `wi_jpeg_free`) and
 /// `*length`; on failure returns -1 with libjpeg's message in `message`.
+///
+/// `shouldStop`, when given, is called with `stopContext` from libjpeg's progress monitor: while the rows
+/// are written and during every pass `jpeg_finish_compress` makes (Huffman optimisation, progressive
+/// scans), where most of a progressive encode's time goes. When it returns non-zero the encode is
+/// abandoned and the function returns -2.
 int wi_jpeg_encode_rgbx(const uint8_t *_Nonnull pixels, int width, int height, size_t stride, int quality,
                         int progressive, int subsampling444, int optimizeCoding, const uint8_t *_Nullable icc,
                         size_t iccLength,
                         const uint8_t *_Nullable exif, size_t exifLength, uint8_t *_Nullable *_Nonnull output,
-                        size_t *_Nonnull length, char *_Nonnull message, size_t messageLength);
+                        size_t *_Nonnull length, char *_Nonnull message, size_t messageLength,
+                        int (*_Nullable shouldStop)(void *_Nullable), void *_Nullable stopContext);
 
 #endif

@@ -86,10 +86,15 @@ const char *_Nonnull wi_png_stream_error_message(const wi_png_stream *_Nonnull s
 /// NULL (an RGB profile, `iccLength` bytes). On success returns 0 and sets `*output` (free it
 /// with `wi_png_encode_free`) and `*length`; on failure returns -1 and writes libpng's message, NUL
 /// terminated, into `message` (`messageLength` bytes).
+///
+/// `shouldStop`, when given, is called with `stopContext` before every 16th row is compressed (zlib's work
+/// happens as rows are written); when it returns non-zero the encode is abandoned and the function
+/// returns -2.
 int wi_png_encode_rgba(const uint8_t *_Nonnull pixels, uint32_t width, uint32_t height, size_t stride,
                        int compressionLevel, const uint8_t *_Nullable icc, uint32_t iccLength,
                        uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
-                       size_t messageLength);
+                       size_t messageLength, int (*_Nullable shouldStop)(void *_Nullable),
+                       void *_Nullable stopContext);
 /// Frees memory `wi_png_encode_rgba` returned.
 void wi_png_encode_free(uint8_t *_Nullable buffer);
 #endif

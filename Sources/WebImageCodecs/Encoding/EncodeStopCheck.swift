@@ -3,10 +3,11 @@ import Foundation
 /// Asked by a long encode whether it should give up, so work nobody waits for any more stops early.
 ///
 /// Where it is asked depends on what the library offers: libwebp calls it from its progress hook (each
-/// row of macroblocks, and between a lossless encode's passes), so a WebP encode ends within a fraction of
-/// its cost; libavif 0.11 has no progress hook or cancel call, so `AVIFEncoder` asks only between its
-/// steps (before the colour conversion, before the AV1 encode), and an AV1 encode once started runs to
-/// its end. A stopped encode throws `ImageCodecError` `.stopped`.
+/// row of macroblocks, and between a lossless encode's passes), libjpeg from its progress monitor (rows
+/// and every pass of the final Huffman and progressive work), libpng's writer before every 16th row, so
+/// those encodes end within a fraction of their cost. libavif 0.11 has no progress hook or cancel call:
+/// `AVIFEncoder` with a stop check runs the AV1 encode in a child process that it ends when the check says
+/// stop (see `AVIFEncoder.stopCheck`). A stopped encode throws `ImageCodecError` `.stopped`.
 ///
 /// ```swift
 /// let flag = Atomic<Bool>(false)  // set by whoever gives up
@@ -27,6 +28,25 @@ public struct EncodeStopCheck: Sendable {
     /// Throws `.stopped` when the encode should stop.
     func check(_ format: String) throws {
         if shouldStop() { throw Self.stopped(format) }
+    }
+
+    /// A C callback and its context that ask `check`, for a C encoder's stop hook; valid only inside `body`.
+    /// With no check, both are nil.
+    static func withCallback<Result>(
+        _ check: EncodeStopCheck?,
+        _ body: (_ callback: (@convention(c) (UnsafeMutableRawPointer?) -> Int32)?, _ context: UnsafeMutableRawPointer?)
+            throws -> Result
+    ) rethrows -> Result {
+        guard let check else { return try body(nil, nil) }
+        // The context points at `check` only while `body` runs; the C encoders call the callback only from
+        // inside the call that `body` makes.
+        return try withUnsafePointer(to: check) { pointer in
+            try body(
+                { context in
+                    guard let context else { return 0 }
+                    return context.assumingMemoryBound(to: EncodeStopCheck.self).pointee.shouldStopNow ? 1 : 0
+                }, UnsafeMutableRawPointer(mutating: pointer))
+        }
     }
 
     static func stopped(_ format: String) -> ImageCodecError {

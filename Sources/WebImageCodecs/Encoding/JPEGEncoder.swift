@@ -46,6 +46,10 @@ public struct JPEGEncoder: ImageEncoding {
     public var exif: Data?
     /// What transparent pixels are composited over. White by default.
     public var background: ImageColor
+    /// Asked from libjpeg's progress monitor, while rows are written and in every pass after them; when it
+    /// says stop, `encode` throws `.stopped`. Not part of `key`: it decides whether bytes are made, never
+    /// which. nil by default.
+    public var stopCheck: EncodeStopCheck?
 
     /// `.jpeg`.
     public var format: ImageFormat { .jpeg }
@@ -63,8 +67,9 @@ public struct JPEGEncoder: ImageEncoding {
     public init(
         quality: Int = 85, progressive: Bool = false, chromaSubsampling: ChromaSubsampling? = nil,
         embedsICCProfile: Bool = true, exif: Data? = nil, background: ImageColor = .white,
-        optimizesHuffmanTables: Bool = true
+        optimizesHuffmanTables: Bool = true, stopCheck: EncodeStopCheck? = nil
     ) {
+        self.stopCheck = stopCheck
         self.optimizesHuffmanTables = optimizesHuffmanTables
         self.quality = quality
         self.progressive = progressive
@@ -97,13 +102,17 @@ public struct JPEGEncoder: ImageEncoding {
             guard let base = pixels.baseAddress else { return -1 }
             return Self.withBytes(icc) { iccBytes, iccLength in
                 Self.withBytes(exif) { exifBytes, exifLength in
-                    wi_jpeg_encode_rgbx(
-                        base, Int32(frame.width), Int32(frame.height), stride, Int32(quality),
-                        progressive ? 1 : 0, fullChroma ? 1 : 0, optimizesHuffmanTables ? 1 : 0, iccBytes, iccLength,
-                        exifBytes, exifLength, &output, &length, &message, message.count)
+                    EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
+                        wi_jpeg_encode_rgbx(
+                            base, Int32(frame.width), Int32(frame.height), stride, Int32(quality),
+                            progressive ? 1 : 0, fullChroma ? 1 : 0, optimizesHuffmanTables ? 1 : 0, iccBytes,
+                            iccLength, exifBytes, exifLength, &output, &length, &message, message.count, shouldStop,
+                            stopContext)
+                    }
                 }
             }
         }
+        if status == -2 { throw EncodeStopCheck.stopped("JPEG") }
         guard status == 0, let output else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw ImageCodecError(.encodingFailed, "JPEG encoding failed: \(text.isEmpty ? "unknown error" : text)")

@@ -27,8 +27,13 @@ public struct PNGEncoder: ImageEncoding {
     /// Whether the image's ICC profile is written (`iCCP`). `true` by default.
     public var embedsICCProfile: Bool
 
+    /// Asked before every 16th row is compressed; when it says stop, `encode` throws `.stopped`. Not part
+    /// of `key`: it decides whether bytes are made, never which. nil by default.
+    public var stopCheck: EncodeStopCheck?
+
     /// Creates an encoder.
-    public init(compressionLevel: Int = 6, embedsICCProfile: Bool = true) {
+    public init(compressionLevel: Int = 6, embedsICCProfile: Bool = true, stopCheck: EncodeStopCheck? = nil) {
+        self.stopCheck = stopCheck
         self.compressionLevel = compressionLevel
         self.embedsICCProfile = embedsICCProfile
     }
@@ -70,12 +75,15 @@ public struct PNGEncoder: ImageEncoding {
         let status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
             guard let base = pixels.baseAddress else { return -1 }
             return (icc ?? []).withUnsafeBufferPointer { profile in
-                wi_png_encode_rgba(
-                    base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, Int32(compressionLevel),
-                    icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length, &message,
-                    message.count)
+                EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
+                    wi_png_encode_rgba(
+                        base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, Int32(compressionLevel),
+                        icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length, &message,
+                        message.count, shouldStop, stopContext)
+                }
             }
         }
+        if status == -2 { throw EncodeStopCheck.stopped("PNG") }
         guard status == 0, let output else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw ImageCodecError(.encodingFailed, "PNG encoding failed: \(text.isEmpty ? "unknown error" : text)")

@@ -54,14 +54,13 @@ public enum FormatChoice: Sendable, Hashable {
         }
     }
 
-    /// The encoder the downloader runs after the transformer. `stopCheck` ends a WebP encode part-way and
-    /// an AVIF one between its steps (see `EncodeStopCheck`); JPEG and PNG run to their end, at a fraction
-    /// of those costs.
+    /// The encoder the downloader runs after the transformer. `stopCheck` ends any of them part-way (see
+    /// `EncodeStopCheck`): the job's deadline or its last requester leaving stops the CPU work too.
     func encoder(quality: Int?, stopCheck: EncodeStopCheck? = nil) -> any ImageEncoding {
         switch self {
         case .explicit(let format), .negotiated(let format):
             Self.encoder(format, quality: quality, stopCheck: stopCheck)
-        case .jpegOrPNG: AlphaDependentEncoder(quality: quality)
+        case .jpegOrPNG: AlphaDependentEncoder(quality: quality, stopCheck: stopCheck)
         }
     }
 
@@ -69,8 +68,8 @@ public enum FormatChoice: Sendable, Hashable {
         -> any ImageEncoding
     {
         switch format {
-        case .jpeg: JPEGEncoder(quality: quality ?? 80)
-        case .png: PNGEncoder()
+        case .jpeg: JPEGEncoder(quality: quality ?? 80, stopCheck: stopCheck)
+        case .png: PNGEncoder(stopCheck: stopCheck)
         case .webp: WebPEncoder(quality: quality ?? 80, stopCheck: stopCheck)
         case .avif:
             AVIFEncoder(
@@ -109,12 +108,14 @@ public enum FormatChoice: Sendable, Hashable {
 /// WebP. The response's type is read back from the bytes.
 struct AlphaDependentEncoder: ImageEncoding {
     var quality: Int?
+    /// Handed to whichever encoder runs; not part of `key`.
+    var stopCheck: EncodeStopCheck?
 
     var format: ImageFormat { .jpeg }
     var key: String { "jpeg-or-png;q=\(quality ?? 80)" }
 
     func encode(_ image: Image) throws -> Data {
-        if image.hasAlpha { return try PNGEncoder().encode(image) }
-        return try JPEGEncoder(quality: quality ?? 80).encode(image)
+        if image.hasAlpha { return try PNGEncoder(stopCheck: stopCheck).encode(image) }
+        return try JPEGEncoder(quality: quality ?? 80, stopCheck: stopCheck).encode(image)
     }
 }
