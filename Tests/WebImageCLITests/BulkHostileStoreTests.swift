@@ -105,6 +105,38 @@ struct BulkHostileStoreTests {
         #expect(!bucket.keys.contains { $0.hasSuffix(".tar") }, "no shard was made")
     }
 
+    @Test("a listing page with more keys than the 1,000 asked for ends the run with an error")
+    func oversizedListingPage() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (server, list) = try Self.server(listIn: folder)
+        defer { server.shutdown() }
+        let maxKeys = Lock<[String]>([])
+        // 5,000 keys a page, truncated 100 times: within the page cap, 500,000 keys held if believed.
+        let page = (0..<5_000).map { "<Contents><Key>run/x\($0)</Key><Size>1</Size></Contents>" }.joined()
+        let pages = Lock(0)
+        let bucket = Bucket(server, "wide") { request in
+            guard request.queryValue("list-type") != nil else { return nil }
+            let number = pages.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            maxKeys.withLock { $0.append(request.queryValue("max-keys") ?? "none") }
+            let more =
+                number < 100
+                ? "<IsTruncated>true</IsTruncated><NextContinuationToken>t\(number)</NextContinuationToken>" : ""
+            return .text("<ListBucketResult>\(page)\(more)</ListBucketResult>")
+        }
+        let run = try await CLIRunner.run(
+            "webimage", Self.arguments(list.path, "s3://wide/run"), environment: Self.environment(server))
+        #expect(run.status == 1, "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        #expect(
+            run.stderr.contains("ListObjectsV2 s3://wide/run/: a page of 5000 keys, more than the 1000 asked for"),
+            "\(run.stderr)")
+        #expect(maxKeys.withLock { $0 } == ["1000"], "one page was read, asking for 1,000 keys")
+        #expect(!bucket.keys.contains { $0.hasSuffix(".tar") }, "no shard was made")
+    }
+
     @Test("an s3:// location with a . or .. segment exits with 2 before any request")
     func dotSegmentsAreRefused() async throws {
         let folder = try CLIRunner.temporaryFolder()

@@ -130,7 +130,8 @@ public struct S3Client: Sendable {
     /// (S3 rolls them up into common prefixes), so a listing of a folder skips its subfolders.
     ///
     /// - Throws: ``S3Error/Kind/badResponse`` when the store repeats a continuation token, or the listing
-    ///   goes past ``S3Configuration/maximumListPages`` pages: such a listing would not end.
+    ///   goes past ``S3Configuration/maximumListPages`` pages: such a listing would not end; and when a page
+    ///   holds more than the 1,000 keys asked for (`max-keys`), so the page cap bounds the keys held too.
     public func list(prefix: S3Location, delimiter: String? = nil) throws(S3Error) -> [S3Object] {
         var objects: [S3Object] = []
         var token: String?
@@ -143,7 +144,10 @@ public struct S3Client: Sendable {
                     "ListObjectsV2 \(prefix): still truncated after \(pages) pages (the limit of a listing)")
             }
             pages += 1
-            var query = [("list-type", "2"), ("prefix", prefix.key), ("encoding-type", "url")]
+            var query = [
+                ("list-type", "2"), ("prefix", prefix.key), ("encoding-type", "url"),
+                ("max-keys", String(Self.keysPerPage)),
+            ]
             if let delimiter { query.append(("delimiter", delimiter)) }
             if let token { query.append(("continuation-token", token)) }
             let bucket = S3Location(bucket: prefix.bucket, key: "")
@@ -153,6 +157,12 @@ public struct S3Client: Sendable {
             let sizes = S3XML.all("Size", in: body)
             guard keys.count == sizes.count else {
                 throw S3Error(.badResponse, "ListObjectsV2 \(prefix): \(keys.count) keys but \(sizes.count) sizes")
+            }
+            guard keys.count <= Self.keysPerPage else {
+                throw S3Error(
+                    .badResponse,
+                    "ListObjectsV2 \(prefix): a page of \(keys.count) keys, more than the \(Self.keysPerPage) asked for"
+                )
             }
             for (key, size) in zip(keys, sizes) {
                 // encoding-type=url: form encoding, `+` for a space.
@@ -176,6 +186,9 @@ public struct S3Client: Sendable {
         } while true
         return objects
     }
+
+    /// The keys one ListObjectsV2 page may hold: S3's default and largest `max-keys`.
+    static let keysPerPage = 1_000
 
     // MARK: Multipart
 
