@@ -275,4 +275,14 @@ struct ServeCommandTests {
         #expect(badNetwork.status != 0)
         #expect(badNetwork.stderr.contains("--allow-destination"))
     }
+
+    @Test("a port already taken ends serve with exit 1 and a message naming the address and port")
+    func busyPort() async throws {
+        let taken = try LoopbackListener(address: "127.0.0.1")
+        let run = try await CLIRunner.run(
+            "webimage", ["serve", "--allow-unsigned", "--host", "127.0.0.1", "--port", "\(taken.port)"])
+        #expect(run.status == 1, "stdout: \(run.stdout)\nstderr: \(run.stderr)")
+        #expect(
+            run.stderr.contains("cannot listen on 127.0.0.1:\(taken.port): Address already in use"), "\(run.stderr)")
+    }
 }

@@ -1,5 +1,7 @@
+import Foundation
 import HTTPTypes
 import Hummingbird
+import Locking
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -47,6 +49,10 @@ public struct ProxyServer: Sendable {
 
     /// Serves until SIGTERM or SIGINT (or until the task is cancelled); `onListening` gets the bound port
     /// once the listener is open.
+    ///
+    /// - Throws: ``ProxyServerError`` naming the address and port when the listener cannot be opened (the
+    ///   port is taken, the address is not this machine's, the port needs privileges); otherwise what the
+    ///   service group throws.
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let proxy = self.proxy
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
@@ -63,17 +69,43 @@ public struct ProxyServer: Sendable {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
         }
         let port = self.port
+        let listening = Lock(false)
         let application = Application(
             responder: responder,
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "webimage"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in
+                listening.withLock { $0 = true }
+                await onListening(channel.localAddress?.port ?? port)
+            },
             logger: logger)
         // The group shuts services down in reverse order: the drain first, the listener once it returned.
         var configuration = ServiceGroupConfiguration(
             services: [application, DrainService(proxy: proxy, delay: drainDelay, logger: logger)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = drainDelay + drainTimeout
-        try await ServiceGroup(configuration: configuration).run()
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch let error as IOError where !listening.withLock({ $0 }) {
+            // NIO's text names the system call, not the address: "bind(descriptor:ptr:bytes:): Address
+            // already in use".
+            throw ProxyServerError(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
+        }
+    }
+}
+
+/// The proxy's listener could not be opened.
+public struct ProxyServerError: Error, CustomStringConvertible {
+    /// The address asked for.
+    public let host: String
+    /// The port asked for.
+    public let port: Int
+    /// The system's reason, such as "Address already in use".
+    public let reason: String
+
+    /// "cannot listen on 127.0.0.1:8080: Address already in use".
+    public var description: String {
+        let address = host.contains(":") ? "[\(host)]" : host
+        return "cannot listen on \(address):\(port): \(reason)"
     }
 }
 
