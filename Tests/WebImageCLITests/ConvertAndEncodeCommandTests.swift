@@ -57,6 +57,30 @@ struct ConvertAndEncodeCommandTests {
     }
 
     @Test(
+        "--thumbnail sizes from the file's own size, as serve does: 640×427 in 300×300 is 300×200 for each fit",
+        arguments: [("fit", 300, 200), ("longest", 300, 200), ("fill", 300, 300), ("pad", 300, 300)])
+    func thumbnailRoundsAsImgproxy(fit: String, width: Int, height: Int) async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Decoded shrunk on load (libjpeg's 1/2 scale, 320×214), it was fitted as 300×201 from that size.
+        let source = Fixtures.corpusImages.appendingPathComponent("rocket-cmyk.jpg").path
+        let output = folder.appendingPathComponent("thumb.png").path
+        let run = try await CLIRunner.run(
+            "webimage", ["convert", source, output, "--thumbnail", "300x300", "--fit", fit])
+        #expect(run.status == 0, "\(run.stderr)")
+        let image = try PNGDecoder().decode(try Data(contentsOf: URL(fileURLWithPath: output)), options: .default)
+        #expect(image.width == width && image.height == height, "--fit \(fit): \(image.width)×\(image.height)")
+        #expect(run.stdout.contains("640x427"), "\(run.stdout)")
+        if fit == "pad" {
+            // The fitted 300×200 sits on the 300×300 canvas: transparent rows above and below it, none inside.
+            let rows = (0..<300).filter { row in
+                image.frames[0].pixels[row * image.frames[0].bytesPerRow + 600 + 3] == 255
+            }
+            #expect(rows.count == 200, "\(rows.count) opaque rows")
+        }
+    }
+
+    @Test(
         "refuses what it cannot do",
         arguments: [
             (["convert", "a.png", "b.tiff"], "cannot tell the output format"),

@@ -21,6 +21,9 @@ import Foundation
 public struct ImageTransformer: ImageTransforming {
     indirect enum Kind: Sendable {
         case resize(PixelSize, ResizeMode)
+        case resample(PixelSize, window: PixelRect)
+        case place(canvas: PixelSize, x: Int, y: Int, color: ImageColor)
+        case storedOrientation
         case crop(PixelRect)
         case applyOrientation
         case rotate(ImageRotation)
@@ -38,6 +41,10 @@ public struct ImageTransformer: ImageTransforming {
     public var key: String {
         switch kind {
         case .resize(let size, let mode): "resize(\(size.width)x\(size.height),\(mode.keyComponent))"
+        case .resample(let size, let window):
+            "resample(\(size.width)x\(size.height),\(window.x),\(window.y),\(window.width)x\(window.height))"
+        case .place(let canvas, let x, let y, let color): "place(\(canvas.width)x\(canvas.height),\(x),\(y),\(color))"
+        case .storedOrientation: "stored-orientation"
         case .crop(let rect): "crop(\(rect.x),\(rect.y),\(rect.width)x\(rect.height))"
         case .applyOrientation: "orient"
         case .rotate(let rotation): "rotate(\(rotation.rawValue))"
@@ -116,7 +123,7 @@ public struct ImageTransformer: ImageTransforming {
         switch kind {
         case .resize(let box, let mode):
             guard box.width > 0, box.height > 0, image.width > 0, image.height > 0 else { return 0 }
-            let geometry = Self.resizeGeometry(size, to: box, mode: mode)
+            let geometry = Self.resizeGeometry(Self.geometrySource(image), to: box, mode: mode)
             // What `resize` below allocates: `fill` resamples only its centre window; `pad` makes the whole
             // resized frame, then places it on the canvas.
             var working: Int
@@ -130,13 +137,23 @@ public struct ImageTransformer: ImageTransforming {
                 working = PixelMemory.sum(working, PixelMemory.bytes(geometry.resized))
             }
             return PixelMemory.sum(PixelMemory.frameBytes(geometry.output, count: frames), working)
+        case .resample(let target, let window):
+            guard let window = Self.clipped(window, to: target) else { return 0 }
+            let output = PixelSize(width: window.width, height: window.height)
+            return PixelMemory.sum(
+                PixelMemory.frameBytes(output, count: frames),
+                LanczosResampler.workingBytes(from: size, to: target, window: window))
+        case .place(let canvas, _, _, _):
+            return PixelMemory.frameBytes(canvas, count: frames)
+        case .storedOrientation where image.exifOrientation != 1 || !(2...8).contains(image.fileOrientation):
+            return 0  // the frames are as stored already
         case .crop(let rect):
             let width = max(0, min(image.width, rect.x + max(0, rect.width)) - max(0, rect.x))
             let height = max(0, min(image.height, rect.y + max(0, rect.height)) - max(0, rect.y))
             return PixelMemory.frameBytes(PixelSize(width: width, height: height), count: frames)
         case .applyOrientation where !(2...8).contains(image.exifOrientation):
             return 0  // upright already: the frames are handed back as they are
-        case .applyOrientation, .rotate, .flip, .roundCorners:
+        case .applyOrientation, .storedOrientation, .rotate, .flip, .roundCorners:
             return PixelMemory.frameBytes(size, count: frames)
         case .pipeline:
             return 0  // each step claims its own
@@ -150,6 +167,32 @@ public struct ImageTransformer: ImageTransforming {
                 throw ImageCodecError(.invalidParameters, "resize to \(size): the size must be at least 1×1")
             }
             return Self.resize(image, to: size, mode: mode)
+        case .resample(let size, let window):
+            guard size.width > 0, size.height > 0, let window = Self.clipped(window, to: size) else {
+                throw ImageCodecError(
+                    .invalidParameters, "resample to \(size) keeping \(window): nothing would be left")
+            }
+            let opaque = !image.hasAlpha
+            return Self.map(image) { LanczosResampler.resize($0, to: size, window: window, mayBeOpaque: opaque) }
+        case .place(let canvas, let x, let y, let color):
+            guard canvas.width > 0, canvas.height > 0 else {
+                throw ImageCodecError(.invalidParameters, "place on \(canvas): the canvas must be at least 1×1")
+            }
+            var result = Self.map(image) { PixelOps.place($0, on: canvas, x: x, y: y, color: color) }
+            let covers = x <= 0 && y <= 0 && x + image.width >= canvas.width && y + image.height >= canvas.height
+            if color.alpha < 255 && !covers { result.hasAlpha = true }
+            return result
+        case .storedOrientation:
+            var result = image
+            if image.exifOrientation == 1, (2...8).contains(image.fileOrientation) {
+                // The decoder turned the frames upright; the inverse turn gives them back as stored. Only 6
+                // and 8 (quarter turns) are not their own inverse.
+                let inverse = [6: 8, 8: 6][image.fileOrientation] ?? image.fileOrientation
+                result = Self.map(image) { PixelOps.orient($0, inverse) }
+                if inverse >= 5 { swap(&result.originalWidth, &result.originalHeight) }
+            }
+            result.exifOrientation = 1
+            return result
         case .crop(let rect):
             let x0 = max(0, rect.x)
             let y0 = max(0, rect.y)
@@ -181,8 +224,36 @@ public struct ImageTransformer: ImageTransforming {
         }
     }
 
+    /// The size the resize geometry is computed from: the size the file declares (`originalWidth` ×
+    /// `originalHeight`) when the frames are a shrink-on-load decode of it (the same aspect ratio within a
+    /// pixel), otherwise the frames' own. So the result's size never depends on how far the decoder scaled:
+    /// 640×427 fitted to 300×300 is 300×200 whether it was decoded at 640×427 or at 320×214.
+    static func geometrySource(_ image: Image) -> PixelSize {
+        let decoded = PixelSize(width: image.width, height: image.height)
+        let original = PixelSize(width: image.originalWidth, height: image.originalHeight)
+        guard decoded != original, decoded.width > 0, decoded.height > 0, original.width >= decoded.width,
+            original.height >= decoded.height
+        else { return decoded }
+        let widthRatio = Double(decoded.width) / Double(original.width)
+        let heightRatio = Double(decoded.height) / Double(original.height)
+        let sameShape =
+            abs(Double(original.height) * widthRatio - Double(decoded.height)) <= 1
+            && abs(Double(original.width) * heightRatio - Double(decoded.width)) <= 1
+        return sameShape ? original : decoded
+    }
+
+    /// `window` inside a `size` image; nil when nothing of it is.
+    static func clipped(_ window: PixelRect, to size: PixelSize) -> PixelRect? {
+        let x0 = max(0, window.x)
+        let y0 = max(0, window.y)
+        let x1 = min(size.width, window.x + max(0, window.width))
+        let y1 = min(size.height, window.y + max(0, window.height))
+        guard x1 > x0, y1 > y0 else { return nil }
+        return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+
     /// The size an image of `source` is resampled to (`resized`) and the size it ends at (`output`: the
-    /// crop of `.fill`, the canvas of `.pad`).
+    /// crop of `.fill`, the canvas of `.pad`). Sides round as `PixelSize.scaledSide(_:by:)` does.
     static func resizeGeometry(_ source: PixelSize, to size: PixelSize, mode: ResizeMode) -> (
         resized: PixelSize, output: PixelSize
     ) {
@@ -190,7 +261,8 @@ public struct ImageTransformer: ImageTransforming {
         let height = Double(source.height)
         func scaled(_ scale: Double) -> PixelSize {
             PixelSize(
-                width: max(1, Int((width * scale).rounded())), height: max(1, Int((height * scale).rounded())))
+                width: max(1, PixelSize.scaledSide(source.width, by: scale)),
+                height: max(1, PixelSize.scaledSide(source.height, by: scale)))
         }
         switch mode {
         case .fit:
@@ -219,8 +291,7 @@ public struct ImageTransformer: ImageTransforming {
     }
 
     private static func resize(_ image: Image, to size: PixelSize, mode: ResizeMode) -> Image {
-        let (resized, output) = resizeGeometry(
-            PixelSize(width: image.width, height: image.height), to: size, mode: mode)
+        let (resized, output) = resizeGeometry(geometrySource(image), to: size, mode: mode)
         // An image without alpha has 255 in every alpha byte: the resampler tries its opaque path.
         let opaque = !image.hasAlpha
         switch mode {
@@ -261,6 +332,22 @@ extension ImageTransforming where Self == ImageTransformer {
 
     /// Keeps the part of the image inside `rect`.
     public static func crop(_ rect: PixelRect) -> ImageTransformer { ImageTransformer(.crop(rect)) }
+
+    /// Resamples with Lanczos-3 to exactly `size` (aspect ratio not kept) and keeps the `window` of that
+    /// (clipped to it), computing only the window: a scale and a crop in one step.
+    public static func resize(to size: PixelSize, keeping window: PixelRect) -> ImageTransformer {
+        ImageTransformer(.resample(size, window: window))
+    }
+
+    /// Places the image with its top left corner at (`x`, `y`) on a `canvas` filled with `color`; what
+    /// falls outside the canvas is cut. The result has alpha when `color` is not opaque and shows.
+    public static func place(on canvas: PixelSize, x: Int, y: Int, color: ImageColor) -> ImageTransformer {
+        ImageTransformer(.place(canvas: canvas, x: x, y: y, color: color))
+    }
+
+    /// The frames as the file stores them, its orientation ignored: undoes the upright turn a decoder made
+    /// (by `fileOrientation`, with the declared sizes), and `exifOrientation` becomes 1.
+    public static var storedOrientation: ImageTransformer { ImageTransformer(.storedOrientation) }
 
     /// Rotates and flips the pixels as `exifOrientation` says, so they are upright; then orientation is 1.
     public static var applyOrientation: ImageTransformer { ImageTransformer(.applyOrientation) }
@@ -332,6 +419,11 @@ enum PixelOps {
 
     /// `frame` centred on a `size` canvas of `color`.
     static func place(_ frame: ImageFrame, on size: PixelSize, color: ImageColor) -> ImageFrame {
+        place(frame, on: size, x: (size.width - frame.width) / 2, y: (size.height - frame.height) / 2, color: color)
+    }
+
+    /// `frame` with its top left corner at (`x`, `y`) on a `size` canvas of `color`, cut at the canvas.
+    static func place(_ frame: ImageFrame, on size: PixelSize, x: Int, y: Int, color: ImageColor) -> ImageFrame {
         var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
         for index in stride(from: 0, to: pixels.count, by: 4) {
             pixels[index] = color.red
@@ -339,13 +431,18 @@ enum PixelOps {
             pixels[index + 2] = color.blue
             pixels[index + 3] = color.alpha
         }
-        let left = (size.width - frame.width) / 2
-        let top = (size.height - frame.height) / 2
-        for y in 0..<frame.height {
-            let source = y * frame.bytesPerRow
-            let target = ((top + y) * size.width + left) * 4
-            pixels.replaceSubrange(
-                target..<(target + frame.width * 4), with: frame.pixels[source..<(source + frame.width * 4)])
+        // The part of the frame on the canvas, in canvas columns and rows.
+        let x0 = max(0, x)
+        let x1 = min(size.width, x + frame.width)
+        let y0 = max(0, y)
+        let y1 = min(size.height, y + frame.height)
+        if x1 > x0, y1 > y0 {
+            for row in y0..<y1 {
+                let source = (row - y) * frame.bytesPerRow + (x0 - x) * 4
+                let target = (row * size.width + x0) * 4
+                let count = (x1 - x0) * 4
+                pixels.replaceSubrange(target..<(target + count), with: frame.pixels[source..<(source + count)])
+            }
         }
         return ImageFrame(
             width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,

@@ -72,6 +72,22 @@ public struct MinimumDecodeSize: Sendable, Hashable {
     }
 }
 
+extension PixelSize {
+    /// The largest side `scaledSide(_:by:)` returns: 2^30, past any image a decoder or a limit lets through.
+    public static let largestSide = 1 << 30
+
+    /// `side × factor` rounded half away from zero, as imgproxy (`imath.Scale`) and libvips size a scaled
+    /// side; 0 for a side of 0, a negative or NaN product, at most `largestSide`. The proxy's plan and
+    /// `ImageTransformer.resize` both size with it, so one box gives the same pixels in `webimage serve` and
+    /// `webimage convert`.
+    public static func scaledSide(_ side: Int, by factor: Double) -> Int {
+        guard side != 0 else { return 0 }
+        let product = (Double(side) * factor).rounded()
+        guard product > 0 else { return 0 }  // NaN too
+        return product >= Double(largestSide) ? largestSide : Int(product)
+    }
+}
+
 /// An RGBA8 colour (straight alpha), for padding.
 public struct ImageColor: Sendable, Hashable, CustomStringConvertible {
     public var red: UInt8
