@@ -12,8 +12,8 @@ extension WebImageCLI {
             discussion: """
                 GET /{signature}/{options}/plain/{source-url}[@{ext}] or /{signature}/{options}/{base64url}[.{ext}] \
                 fetches the source, resizes it and answers in the requested format (or WebP, JPEG or \
-                PNG from Accept). Options: rs:{fit|fill|fill-down|force|auto}:{w}:{h}:{enlarge}, w:, h:, \
-                q:, f:, g:ce (centre gravity only) and dpr:. GET /health answers 200 (liveness), GET \
+                PNG from Accept). Options: imgproxy's rs, s, rt, w, h, mw, mh, z, dpr, el, ex, exar, g (not sm), \
+                c, pd, ar, rot, q and f. GET /health answers 200 (liveness), GET \
                 /health/ready 200 or 503 while draining (readiness), GET /metrics Prometheus's text format. Only \
                 public source addresses are fetched unless --allow-destination names a network. SIGTERM drains \
                 gracefully: readiness turns 503, the listener closes after --drain-delay, requests in flight \

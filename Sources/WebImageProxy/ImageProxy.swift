@@ -233,7 +233,8 @@ public final class ImageProxy: Sendable {
         let context = {
             var context = ImageDownloadContext()
             context.transformer = ProxyTransformer(
-                options: url.options, maximumDimension: configuration.maximumResultDimension)
+                options: url.options, maximumDimension: configuration.maximumResultDimension,
+                background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent)
             context.encoder = JobEncoder(
                 base: choice.encoder(quality: url.options.quality, stopCheck: cancellation.stopCheck),
                 cancellation: cancellation)

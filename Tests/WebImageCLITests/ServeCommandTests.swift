@@ -212,9 +212,9 @@ struct ServeCommandTests {
         let unknown = try await serve.get(try await Self.signedPath("/w:10/blur:5/plain/\(photo)@png"))
         #expect(unknown.status == 400)
         #expect(String(decoding: unknown.body, as: UTF8.self).contains("blur"))
-        let gravity = try await serve.get(try await Self.signedPath("/g:no/plain/\(photo)@png"))
+        let gravity = try await serve.get(try await Self.signedPath("/g:sm/plain/\(photo)@png"))
         #expect(gravity.status == 400)
-        #expect(String(decoding: gravity.body, as: UTF8.self).contains("centre gravity"))
+        #expect(String(decoding: gravity.body, as: UTF8.self).contains("smart gravity"))
     }
 
     @Test("a source slower than --deadline is 504; one with more pixels than --max-source-pixels is 422")

@@ -27,13 +27,33 @@ struct ProxyNumbersFuzzTests {
     }
 
     static func segment(_ generator: inout SeededGenerator) -> String {
-        let names = ["rs", "resize", "w", "width", "h", "height", "el", "enlarge", "q", "quality", "dpr", "g", "f"]
+        let names = [
+            "rs", "resize", "s", "size", "rt", "w", "width", "h", "height", "mw", "mh", "z", "zoom", "el", "enlarge",
+            "ex", "exar", "c", "crop", "pd", "padding", "ar", "rot", "q", "quality", "dpr", "g", "f",
+        ]
         let name = names.randomElement(using: &generator) ?? "w"
+        let gravities = ["ce", "no", "so", "ea", "we", "noea", "nowe", "soea", "sowe", "fp", "sm", "", "up"]
+        func values(_ range: ClosedRange<Int>) -> [String] {
+            (0..<Int.random(in: range, using: &generator)).map { _ in value(&generator) }
+        }
+        func gravity() -> [String] {
+            [gravities.randomElement(using: &generator) ?? "ce"] + values(0...3)
+        }
         switch name {
         case "rs", "resize":
             let type = ["fit", "fill", "fill-down", "force", "auto", "", "nope"].randomElement(using: &generator) ?? ""
-            let count = Int.random(in: 0...4, using: &generator)
-            return ([name, type] + (0..<count).map { _ in value(&generator) }).joined(separator: ":")
+            let arguments = values(0...4) + (Bool.random(using: &generator) ? gravity() : [])
+            return ([name, type] + arguments).joined(separator: ":")
+        case "s", "size", "pd", "padding", "z", "zoom":
+            return ([name] + values(1...5)).joined(separator: ":")
+        case "rt":
+            return "rt:"
+                + (["fit", "fill", "fill-down", "force", "auto", "", "nope"].randomElement(using: &generator) ?? "")
+        case "ex", "exar", "g":
+            let head = name == "g" ? [] : [value(&generator)]
+            return ([name] + head + gravity()).joined(separator: ":")
+        case "c", "crop":
+            return ([name] + values(1...2) + (Bool.random(using: &generator) ? gravity() : [])).joined(separator: ":")
         case "f":
             return "f:" + (["png", "jpg", "webp", "avif", "gif", ""].randomElement(using: &generator) ?? "")
         default:
@@ -71,13 +91,27 @@ struct ProxyNumbersFuzzTests {
             _ = options.canonical
             for source in sources {
                 for limit in limits {
-                    guard let plan = ResizePlan.make(options: options, source: source, maximumDimension: limit) else {
-                        continue
-                    }
+                    let plan = ResizePlan.make(options: options, source: source, maximumDimension: limit)
                     let bound = min(limit, ProcessingOptions.largestScaledSide)
                     #expect(
                         (1...bound).contains(plan.size.width) && (1...bound).contains(plan.size.height),
                         "\(path) on \(source) within \(limit): \(plan.size)")
+                    // What is kept lies in the scaled image, and lands on the canvas.
+                    let kept = plan.kept
+                    #expect(
+                        kept.x >= 0 && kept.y >= 0 && kept.width >= 1 && kept.height >= 1
+                            && kept.x + kept.width <= plan.scaled.width && kept.y + kept.height <= plan.scaled.height
+                            && plan.origin.x >= 0 && plan.origin.y >= 0
+                            && plan.origin.x + kept.width <= plan.size.width
+                            && plan.origin.y + kept.height <= plan.size.height,
+                        "\(path) on \(source) within \(limit): \(plan)")
+                    if let crop = plan.crop {
+                        #expect(
+                            crop.x >= 0 && crop.y >= 0 && crop.width >= 1 && crop.height >= 1
+                                && crop.x + crop.width <= plan.source.width
+                                && crop.y + crop.height <= plan.source.height,
+                            "\(path) on \(source): \(plan)")
+                    }
                 }
             }
         }
@@ -95,11 +129,14 @@ struct ProxyNumbersFuzzTests {
             #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledWidth), "\(dpr)")
             #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledHeight), "\(dpr)")
             #expect(options.scaledHeight == 0 || dpr < 0, "\(dpr): a negative height stays 0 unless dpr flips it")
+            options.zoomWidth = dpr
+            options.minHeight = Int.max
+            options.padding = PaddingOption(top: Int.max, right: Int.min, bottom: 1 << 40, left: -1)
+            options.crop = CropOption(width: dpr, height: -dpr, gravity: Gravity(.focusPoint, x: dpr, y: -dpr))
+            options.extend = ExtendOption(enabled: true, gravity: Gravity(.east, x: dpr, y: 1e300))
             let plan = ResizePlan.make(
                 options: options, source: PixelSize(width: 640, height: 427), maximumDimension: 100)
-            #expect(
-                plan.map { $0.size.width <= 100 && $0.size.height <= 100 } ?? true,
-                "\(dpr): \(String(describing: plan))")
+            #expect(plan.size.width <= 100 && plan.size.height <= 100, "\(dpr): \(plan)")
         }
     }
 }

@@ -1,25 +1,21 @@
 import WebImageCodecs
 
-/// How the proxy fits the source image to the requested size: imgproxy's resizing types.
+/// How the proxy fits the source image to the requested size: imgproxy's resizing types, with its arithmetic
+/// (`ResizePlan` computes it; the numbers are imgproxy's, `processing/prepare.go`).
 ///
-/// Each maps onto `ImageTransformer.resize(to:mode:)` once the source's size is known (see `ResizePlan`):
+/// - `fit`: keeps the aspect ratio and fits inside `width`×`height`.
+/// - `fill`: keeps the aspect ratio, covers `width`×`height` and crops what projects, around `gravity`.
+///   Without `enlarge` a source smaller than the box is not scaled up, and the crop keeps what it has of
+///   the box (each side at most the box's).
+/// - `fillDown` (`fill-down`): as `fill`, but when the source is too small the crop keeps the requested
+///   aspect ratio (the largest box of that ratio inside the scaled image).
+/// - `force`: ignores the aspect ratio, each side scaled on its own; a side of 0 keeps the source's.
+///   Without `enlarge` neither side grows: both shrink factors are divided by the smaller one.
+/// - `auto`: `fill` when the source and the box have the same orientation (a side difference of 0 counts as
+///   landscape), otherwise `fit`.
 ///
-/// - `fit`: keeps the aspect ratio and fits inside `width`×`height` → `ResizeMode.fit`, to the box.
-/// - `fill`: keeps the aspect ratio, covers `width`×`height` and crops what projects, around the centre →
-///   `ResizeMode.fill`, to the box. Without `enlarge`, a source smaller than the box is not scaled up: the
-///   box is shrunk to what the source covers (each side at most the source's), so the result is smaller
-///   than asked and may have another aspect ratio.
-/// - `fillDown` (`fill-down`): as `fill`, but when the source is too small the box is shrunk keeping the
-///   requested aspect ratio (the largest box of that ratio inside the source) → `ResizeMode.fill`.
-/// - `force`: ignores the aspect ratio, each side scaled on its own → `ResizeMode.stretch`. A side of 0
-///   keeps the source's. Without `enlarge` neither side grows: when one would, both are scaled down by the
-///   same factor, so the requested (distorted) aspect ratio is kept.
-/// - `auto`: `fill` when the source and the box have the same orientation (both portrait or both
-///   landscape; a square counts as either), otherwise `fit`. With a side of 0 there is no box orientation,
-///   and `auto` is `fit`.
-///
-/// With one side 0 (`fit`, `fill`, `fill-down`, `auto`), the other is computed from the source's aspect
-/// ratio, which is `ResizeMode.fit` to that side alone. With both 0 the image keeps its size.
+/// With one side 0 (all but `force`), the other follows the aspect ratio. With both 0 the image keeps its
+/// size (before `zoom`, `dpr` and `min-width`/`min-height`).
 public enum ResizeType: String, Sendable, Hashable, CaseIterable {
     /// Fit inside the box, aspect ratio kept.
     case fit
@@ -88,6 +84,30 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var format: ProxyOutputFormat?
     /// The multiplier of `width` and `height` for high-density screens, greater than 0. `1` by default.
     public var dpr: Double = 1
+    /// The smallest width the result is scaled to, even past `width` (the excess is cropped by `fill`),
+    /// before `dpr`; 0 for none. `0` by default.
+    public var minWidth = 0
+    /// The smallest height the result is scaled to, before `dpr`; 0 for none. `0` by default.
+    public var minHeight = 0
+    /// The multiplier of the width after the resize (`zoom`), greater than 0. `1` by default.
+    public var zoomWidth: Double = 1
+    /// The multiplier of the height after the resize (`zoom`), greater than 0. `1` by default.
+    public var zoomHeight: Double = 1
+    /// Where `fill` and `fill-down` crop, and `crop` when it has no gravity of its own. Centre by default.
+    public var gravity = Gravity()
+    /// `extend`: the result enlarged to `width`×`height` with background. Off by default.
+    public var extend = ExtendOption()
+    /// `extend_aspect_ratio`: the result enlarged to the aspect ratio of `width`×`height`. Off by default.
+    public var extendAspectRatio = ExtendOption()
+    /// `crop`: the part of the (upright, rotated) source kept before the resize. nil by default.
+    public var crop: CropOption?
+    /// `padding`: background around the result, in pixels before `dpr`. None by default.
+    public var padding = PaddingOption()
+    /// Whether the source is turned upright by its EXIF orientation (`auto_rotate`). `true` by default, as
+    /// imgproxy's `IMGPROXY_AUTO_ROTATE` is.
+    public var autoRotate = true
+    /// The clockwise turn after orientation (`rotate`): 0, 90, 180 or 270. `0` by default.
+    public var rotation = 0
 
     /// Creates the default options: no resize, negotiated format.
     public init() {}
@@ -110,12 +130,24 @@ public struct ProcessingOptions: Sendable, Hashable {
     }
 
     /// The options in one fixed spelling, e.g. `rs:fill:300:200:0/q:80/dpr:2/g:ce` (format excluded:
-    /// the ETag adds the format actually sent).
+    /// the ETag adds the format actually sent). Geometry options at their defaults are left out, so the
+    /// spelling of a URL without them is what it was before they existed.
     public var canonical: String {
         var parts = ["rs:\(resizeType.rawValue):\(width):\(height):\(enlarge ? 1 : 0)"]
         if let quality { parts.append("q:\(quality)") }
         if dpr != 1 { parts.append("dpr:\(dpr)") }
-        parts.append("g:ce")
+        if minWidth != 0 { parts.append("mw:\(minWidth)") }
+        if minHeight != 0 { parts.append("mh:\(minHeight)") }
+        if zoomWidth != 1 || zoomHeight != 1 { parts.append("z:\(zoomWidth):\(zoomHeight)") }
+        if extend.enabled { parts.append("ex:1:\(extend.gravity.canonical)") }
+        if extendAspectRatio.enabled { parts.append("exar:1:\(extendAspectRatio.gravity.canonical)") }
+        if let crop { parts.append("c:\(crop.width):\(crop.height)" + (crop.gravity.map { ":\($0.canonical)" } ?? "")) }
+        if padding.isEnabled {
+            parts.append("pd:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)")
+        }
+        if !autoRotate { parts.append("ar:0") }
+        if rotation != 0 { parts.append("rot:\(rotation)") }
+        parts.append("g:\(gravity.canonical)")
         return parts.joined(separator: "/")
     }
 }

@@ -7,9 +7,9 @@ import Foundation
 /// /{signature}/{options}/{base64url(source URL), may be split by /}[.{extension}]
 /// ```
 ///
-/// Options are `/`-separated `name:arg:arg…` segments: `rs`/`resize:{type}:{width}:{height}:{enlarge}`,
-/// `w`/`width`, `h`/`height`, `el`/`enlarge`, `q`/`quality`, `f`/`format`/`ext`, `g`/`gravity` (`ce` only)
-/// and `dpr`. An option the proxy does not know fails the request with 400 naming it.
+/// Options are `/`-separated `name:arg:arg…` segments (`ProxyURL+Options.swift` lists the ones the proxy
+/// knows: imgproxy's sizes and geometry, quality and format). An option the proxy does not know, or one with
+/// a bad argument, fails the request with 400 naming it.
 ///
 /// ```swift
 /// let url = try ProxyURL(path: "/insecure/rs:fill:300:200:0/plain/https://example.com/a.jpg@webp")
@@ -133,7 +133,7 @@ public struct ProxyURL: Sendable, Hashable {
         return (text[..<index], try extensionFormat(text[text.index(after: index)...]))
     }
 
-    private static func extensionFormat(_ name: Substring) throws(ProxyError) -> ProxyOutputFormat {
+    static func extensionFormat(_ name: Substring) throws(ProxyError) -> ProxyOutputFormat {
         guard let format = ProxyOutputFormat(extension: String(name)) else {
             throw .badRequest("unknown output format \"\(name)\" (jpg, png, webp or avif)")
         }
@@ -147,78 +147,5 @@ public struct ProxyURL: Sendable, Hashable {
             throw .badRequest("the source must be an absolute http or https URL")
         }
         return url
-    }
-
-    /// Applies one `name:arg…` segment.
-    static func apply(_ segment: Substring, to options: inout ProcessingOptions) throws(ProxyError) {
-        let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        let name = parts[0]
-        let arguments = Array(parts.dropFirst())
-        func count(_ range: ClosedRange<Int>) throws(ProxyError) {
-            guard range.contains(arguments.count) else {
-                throw .badRequest(
-                    "option \(name) takes \(range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound) to \(range.upperBound)") argument(s)"
-                )
-            }
-        }
-        switch name {
-        case "rs", "resize":
-            try count(1...4)
-            if !arguments[0].isEmpty {
-                guard let type = ResizeType(rawValue: arguments[0]) else {
-                    throw .badRequest(
-                        "unknown resizing type \"\(arguments[0])\" (fit, fill, fill-down, force or auto)")
-                }
-                options.resizeType = type
-            }
-            if arguments.count > 1, !arguments[1].isEmpty { options.width = try dimension(arguments[1], name) }
-            if arguments.count > 2, !arguments[2].isEmpty { options.height = try dimension(arguments[2], name) }
-            if arguments.count > 3, !arguments[3].isEmpty { options.enlarge = try boolean(arguments[3], name) }
-        case "w", "width":
-            try count(1...1)
-            options.width = try dimension(arguments[0], name)
-        case "h", "height":
-            try count(1...1)
-            options.height = try dimension(arguments[0], name)
-        case "el", "enlarge":
-            try count(1...1)
-            options.enlarge = try boolean(arguments[0], name)
-        case "q", "quality":
-            try count(1...1)
-            guard let quality = Int(arguments[0]), (0...100).contains(quality) else {
-                throw .badRequest("option \(name): the quality must be 0…100")
-            }
-            options.quality = quality == 0 ? nil : quality
-        case "f", "format", "ext":
-            try count(1...1)
-            options.format = try extensionFormat(arguments[0][...])
-        case "g", "gravity":
-            guard arguments == ["ce"] || arguments == ["ce", "0", "0"] else {
-                throw .badRequest("option \(name): only centre gravity (g:ce) is supported")
-            }
-        case "dpr":
-            try count(1...1)
-            guard let dpr = Double(arguments[0]), dpr > 0, dpr <= 8 else {
-                throw .badRequest("option dpr: the value must be a number greater than 0 and at most 8")
-            }
-            options.dpr = dpr
-        default:
-            throw .badRequest("unknown option \"\(name)\"")
-        }
-    }
-
-    private static func dimension(_ text: String, _ option: String) throws(ProxyError) -> Int {
-        guard let value = Int(text), value >= 0 else {
-            throw .badRequest("option \(option): a size must be a whole number of pixels, 0 or more")
-        }
-        return value
-    }
-
-    private static func boolean(_ text: String, _ option: String) throws(ProxyError) -> Bool {
-        switch text {
-        case "1", "t", "true": return true
-        case "0", "f", "false": return false
-        default: throw .badRequest("option \(option): enlarge must be 1, t, true, 0, f or false")
-        }
     }
 }
