@@ -255,6 +255,16 @@ struct ResizePlanTableTests {
         #expect(size.width == width && size.height == height, "dpr \(dpr): \(size)")
     }
 
+    @Test("a size held at 2^30 still scales down to the limit as a whole, not cut at it")
+    func saturatedSides() throws {
+        let url = try ProxyURL(path: "/s/rs:fill:\(Int.max):\(Int.max):1/dpr:8/plain/http://h/a.png")
+        let plan = ResizePlan.make(
+            options: url.options, source: PixelSize(width: 600, height: 400), maximumDimension: 512)
+        #expect(plan.size == PixelSize(width: 512, height: 512))
+        #expect(plan.scaled == PixelSize(width: 768, height: 512), "the whole height kept: \(plan)")
+        #expect(plan.kept == PixelRect(x: 128, y: 0, width: 512, height: 512), "cropped around the centre")
+    }
+
     // MARK: The issue's cases
 
     @Test("the off-by-one sizes of the issue: w:300 on 640×427, rs:fit:20:50 on 200×100")

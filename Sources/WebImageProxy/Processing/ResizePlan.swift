@@ -110,7 +110,9 @@ private struct Calculation {
         heightToScale = minNonZero(cropHeight, sourceHeight)
         calculateScale()
         calculateSizes()
-        limitScale()
+        // One pass is imgproxy's; more are needed only when a side saturated at 2^30 hid how large it was.
+        var passes = 0
+        while passes < 4, limitScale() { passes += 1 }
         return steps()
     }
 
@@ -231,8 +233,9 @@ private struct Calculation {
         }
     }
 
-    /// imgproxy's `limitScale`: the canvas (extension and padding included) within `limit`.
-    mutating func limitScale() {
+    /// imgproxy's `limitScale`: the canvas (extension and padding included) within `limit`. Whether it
+    /// had to scale down.
+    mutating func limitScale() -> Bool {
         var outWidth = minNonZero(scaledWidth, resultCropWidth)
         var outHeight = minNonZero(scaledHeight, resultCropHeight)
         if options.extend.enabled {
@@ -245,12 +248,13 @@ private struct Calculation {
         let padding = scaledPadding
         outWidth += padding.left + padding.right
         outHeight += padding.top + padding.bottom
-        guard outWidth > limit || outHeight > limit else { return }
+        guard outWidth > limit || outHeight > limit else { return false }
         let downScale = Double(limit) / Double(max(outWidth, outHeight))
         widthScale = max(widthScale * downScale, 1 / Double(widthToScale))
         heightScale = max(heightScale * downScale, 1 / Double(heightToScale))
         dprScale *= downScale
         calculateSizes()
+        return true
     }
 
     /// The padding after `dpr`, rounded half to even as imgproxy does.

@@ -22,8 +22,8 @@
 ///
 /// Every number is range-checked here, so the plan's arithmetic never meets one it cannot hold.
 extension ProxyURL {
-    /// The largest size, padding, crop side or absolute offset a URL may ask for: 2^30 pixels, far past
-    /// any result limit, so that sums of a few stay far inside `Int`.
+    /// The largest size or padding a URL's number is held at, and the largest crop side or absolute offset
+    /// it may ask for: 2^30 pixels, far past any result limit, so that sums of a few stay far inside `Int`.
     static let largestPixels = ProcessingOptions.largestScaledSide
     /// The largest `zoom` factor.
     static let largestZoom = 1000.0
@@ -168,13 +168,14 @@ struct OptionArguments {
         return type
     }
 
-    /// Argument `index` as whole pixels, 0…2^30; nil when it is missing or empty.
+    /// Argument `index` as whole pixels, any `Int` from 0 (as imgproxy takes), held at 2^30 at most: no
+    /// result reaches that, so a larger value asks for the same image; nil when it is missing or empty.
     func pixels(_ index: Int) throws(ProxyError) -> Int? {
         guard has(index) else { return nil }
-        guard let value = Int(arguments[index]), (0...ProxyURL.largestPixels).contains(value) else {
-            throw error("a size must be a whole number of pixels from 0 to \(ProxyURL.largestPixels)")
+        guard let value = Int(arguments[index]), value >= 0 else {
+            throw error("a size must be a whole number of pixels, 0 or more")
         }
-        return value
+        return min(value, ProxyURL.largestPixels)
     }
 
     func requiredPixels(_ index: Int) throws(ProxyError) -> Int {
