@@ -57,6 +57,46 @@ struct ServeProxyUnitTests {
         #expect(resizeType == .fillDown)
     }
 
+    @Test("geometry options: long and short names, every argument form, parse to the same options")
+    func geometryAliases() throws {
+        func options(_ segments: String) throws -> ProcessingOptions {
+            try ProxyURL(path: "/s/\(segments)/plain/http://h/a.png").options
+        }
+        let pairs = [
+            ("rs:fill:10:20:1:1:soea:5:6", "resize:fill:10:20:t:true:soea:5:6"),
+            ("rs:fill:10:20:1:1:soea:5:6", "rt:fill/s:10:20:1:1:soea:5:6"),
+            ("s:10:20", "size:10:20"),
+            ("s:10:20", "width:10/height:20"),
+            ("rt:force", "resizing_type:force"),
+            ("mw:5/mh:6", "min-width:5/min-height:6"),
+            ("z:2", "zoom:2:2"),
+            ("el:1", "enlarge:True"),
+            ("ex:1:no:0:3", "extend:1:no::3"),
+            ("exar:1:fp:0.5:0.25", "extend_ar:1:fp:0.5:0.25"),
+            ("exar:1", "extend_aspect_ratio:1:ce"),
+            ("g:nowe:10:0.5", "gravity:nowe:10:0.5"),
+            ("c:0.5:100:sowe", "crop:0.5:100:sowe"),
+            ("pd:5", "padding:5:5:5:5"),
+            ("pd:5:6", "pd:5:6:5:6"),
+            ("pd:5:6:7", "pd:5:6:7:6"),
+            ("ar:0", "auto_rotate:false"),
+            ("rot:-90", "rotate:270"),
+            ("rot:450", "rot:90"),
+        ]
+        for (short, long) in pairs {
+            #expect(try options(short) == options(long), "\(short) and \(long)")
+            #expect(try options(short).canonical == options(long).canonical, "\(short) and \(long)")
+        }
+        let parsed = try options("rs:fill:10:20:1:1:soea:5:6/mw:5/z:2:3/c:0.5:100/pd:1:2:3:4/ar:0/rot:180/g:fp:0.1:0.9")
+        #expect(parsed.extend == ExtendOption(enabled: true, gravity: Gravity(.southEast, x: 5, y: 6)))
+        #expect(parsed.zoomWidth == 2 && parsed.zoomHeight == 3 && parsed.minWidth == 5)
+        #expect(parsed.crop == CropOption(width: 0.5, height: 100))
+        #expect(parsed.padding == PaddingOption(top: 1, right: 2, bottom: 3, left: 4))
+        #expect(!parsed.autoRotate && parsed.rotation == 180)
+        #expect(parsed.gravity == Gravity(.focusPoint, x: 0.1, y: 0.9))
+        #expect(parsed.canonical != ProcessingOptions().canonical)
+    }
+
     @Test(
         "errors are 400 and name what is wrong",
         arguments: [
