@@ -1,0 +1,94 @@
+import WebImageCodecs
+
+/// The transformer that runs one request's `ResizePlan` inside the downloader's decode step, where the
+/// source's size is first known.
+///
+/// Background (extension, padding) is transparent, as imgproxy's is before it flattens: formats with
+/// alpha keep it, and the JPEG encoder flattens it onto white, imgproxy's default `background`. When the
+/// format is JPEG-or-PNG by the result's alpha (`FormatChoice.jpegOrPNG`), an opaque source gets white
+/// background, so the result stays a JPEG as imgproxy keeps a JPEG source's format.
+struct ProxyTransformer: ImageTransforming {
+    /// What shows where the canvas is larger than the image.
+    enum Background: String, Sendable {
+        /// Transparent: the encoder keeps or flattens it.
+        case transparent
+        /// White for an opaque source, transparent for one with alpha.
+        case whiteUnlessAlpha
+    }
+
+    let options: ProcessingOptions
+    /// The largest side a result may have (`ImageProxyConfiguration.maximumResultDimension`).
+    var maximumDimension = ProcessingOptions.largestScaledSide
+    var background = Background.transparent
+
+    var key: String { "proxy(\(options.canonical);max=\(maximumDimension);bg=\(background.rawValue))" }
+
+    func transform(_ image: Image) throws -> Image {
+        try transform(image, budget: nil)
+    }
+
+    func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
+        // Decoders deliver upright frames; `fileOrientation` says what they turned.
+        var current = try ImageTransformer.applyOrientation.transform(image, budget: budget)
+        // The plan follows the source's own size, upright, not the (possibly shrunk-on-load) decoded one, so
+        // a result never depends on how the decoder scaled.
+        var upright = PixelSize(width: image.originalWidth, height: image.originalHeight)
+        if (5...8).contains(image.exifOrientation) { swap(&upright.width, &upright.height) }  // turned just now
+        let plan = ResizePlan.make(
+            options: options, source: upright, quarterTurned: (5...8).contains(image.fileOrientation),
+            maximumDimension: maximumDimension)
+        var steps: [ImageTransformer] = []
+        if !options.autoRotate { steps.append(.storedOrientation) }
+        if let rotation = ImageRotation(rawValue: options.rotation) { steps.append(.rotate(rotation)) }
+        for step in steps { current = try step.transform(current, budget: budget) }
+
+        if let crop = plan.crop {
+            current = try ImageTransformer.crop(Self.decoded(crop, of: plan.source, in: current))
+                .transform(current, budget: budget)
+        }
+        let whole = PixelRect(x: 0, y: 0, width: plan.scaled.width, height: plan.scaled.height)
+        if plan.scaled != PixelSize(width: current.width, height: current.height) || plan.kept != whole {
+            current = try ImageTransformer.resize(to: plan.scaled, keeping: plan.kept).transform(
+                current, budget: budget)
+        }
+        if !plan.coversCanvas {
+            let color = background == .whiteUnlessAlpha && !current.hasAlpha ? ImageColor.white : .clear
+            current = try ImageTransformer.place(on: plan.size, x: plan.origin.x, y: plan.origin.y, color: color)
+                .transform(current, budget: budget)
+        }
+        return current
+    }
+
+    /// `rect` in `source` pixels, in the pixels of `image` (the same unless the decoder shrank it).
+    static func decoded(_ rect: PixelRect, of source: PixelSize, in image: Image) -> PixelRect {
+        guard image.width != source.width || image.height != source.height else { return rect }
+        let x = Double(image.width) / Double(source.width)
+        let y = Double(image.height) / Double(source.height)
+        let left = Int((Double(rect.x) * x).rounded(.down))
+        let top = Int((Double(rect.y) * y).rounded(.down))
+        return PixelRect(
+            x: left, y: top, width: max(1, Int((Double(rect.width) * x).rounded())),
+            height: max(1, Int((Double(rect.height) * y).rounded())))
+    }
+
+    /// Shrink-on-load: the decoder (libjpeg's DCT scaling, libwebp's scaling, PNG's box averaging) needs to
+    /// produce no more than covers the result. One side alone needs that side; `fit` needs the image to fit
+    /// the box; every other type (fill, fill-down, force, auto) needs it to cover the box. A crop, a zoom, a
+    /// minimum side or `auto_rotate:0` decode at full size: their scale is not one of the box's.
+    var minimumDecodeSize: MinimumDecodeSize? {
+        guard options.crop == nil, options.zoomWidth == 1, options.zoomHeight == 1, options.minWidth == 0,
+            options.minHeight == 0, options.autoRotate
+        else { return nil }
+        var width = options.scaledWidth
+        var height = options.scaledHeight
+        guard width > 0 || height > 0 else { return nil }
+        // The box is for the turned frames; a quarter `rotate` comes after the decode.
+        if options.rotation % 180 == 90 { swap(&width, &height) }
+        let unbounded = 1 << 24
+        let box = PixelSize(
+            width: width > 0 ? min(width, unbounded) : unbounded,
+            height: height > 0 ? min(height, unbounded) : unbounded)
+        let fits = width == 0 || height == 0 || options.resizeType == .fit
+        return MinimumDecodeSize(size: box, coverage: fits ? .fit : .fill)
+    }
+}
