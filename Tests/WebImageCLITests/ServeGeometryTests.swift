@@ -193,6 +193,21 @@ struct ServeGeometryTests {
         for (options, format, size, colours) in cases {
             Self.check(try await setup.image(options, format: format), "\(options)@\(format)", size: size, colours)
         }
+        // Without a format and WebP, an opaque JPEG stays JPEG: its background is white, not alpha that would
+        // turn the answer into a PNG (imgproxy keeps a JPEG source's format). 640×427 fits 400×200 as 300×200.
+        let negotiated = try await setup.serve.get(
+            "/insecure/rs:fit:400:200/ex:1/plain/\(setup.source("rocket-cmyk.jpg"))", headers: ["Accept": "*/*"])
+        #expect(negotiated.header("Content-Type") == "image/jpeg")
+        let image = try ImageDecoderRegistry.shared.decode(negotiated.body)
+        Self.check(image, "negotiated", size: (400, 200), [(10, 100, white), (390, 100, white)])
+        #expect(!Self.near(Self.pixel(image, 200, 100), white), "the photo is in the middle")
+        // The quadrant PNG has an alpha channel: its answer is a PNG with transparent background.
+        let withAlpha = try await setup.serve.get(
+            "/insecure/rs:fit:400:200/ex:1/plain/\(setup.source())", headers: ["Accept": "*/*"])
+        #expect(withAlpha.header("Content-Type") == "image/png")
+        Self.check(
+            try ImageDecoderRegistry.shared.decode(withAlpha.body), "negotiated with alpha", size: (400, 200),
+            [(10, 10, clear), (110, 60, r)])
         await setup.stop()
     }
 
