@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import WebImage
 import WebImageDataset
 
@@ -23,4 +24,21 @@ struct WebImageCLI: AsyncParsableCommand {
         version: LibraryVersions.webImage,
         subcommands: [Get.self, Info.self, Convert.self, Bulk.self, BulkStats.self, Serve.self, Demo.self]
     )
+
+    /// Parses and runs the command line, after rewriting img2dataset's option names for `bulk`
+    /// (``Img2datasetArguments``): swift-argument-parser takes one spelling per option, and scripts written
+    /// for img2dataset use its own.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "bulk" {
+            do {
+                arguments = ["bulk"] + (try Img2datasetArguments.rewrite(Array(arguments.dropFirst())))
+            } catch {
+                Console.write("webimage bulk: \(error.description)\n", to: .standardError)
+                // As for an unknown option: a usage error.
+                Foundation.exit(64)
+            }
+        }
+        await main(arguments)
+    }
 }

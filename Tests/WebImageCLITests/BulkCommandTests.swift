@@ -412,7 +412,7 @@ struct BulkCommandTests {
         let missing = (0..<count).filter { Kind.of($0) == .missing }.map {
             String(format: "00%03d%04d", $0 / 50, $0 % 50)
         }
-        #expect(missing.allSatisfy { retried[$0]?["status"] as? String == "failed" })
+        #expect(missing.allSatisfy { retried[$0]?["status"] as? String == "failed_to_download" })
 
         let stats = try await CLIRunner.run("webimage", ["bulk-stats", output.path])
         #expect(stats.stdout.contains("recovered"), "\(stats.stdout)")

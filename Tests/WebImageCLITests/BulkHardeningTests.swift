@@ -35,7 +35,8 @@ struct BulkHardeningTests {
         #expect(fine.status == 0, "\(fine.stderr)")
         // Nothing listens on port 9: the row failed, and says so whatever the input's status column held.
         let record = try #require(try BulkCommandTests.jsonl(folder.appendingPathComponent("fine")).first)
-        #expect(record["status"] as? String == "failed" && record["license"] as? String == "cc0", "\(record)")
+        #expect(
+            record["status"] as? String == "failed_to_download" && record["license"] as? String == "cc0", "\(record)")
     }
 
     @Test("--retry-failed takes keys from the shard's numbering: a jsonl key like ../../x names no file")
@@ -60,7 +61,7 @@ struct BulkHardeningTests {
             var lines: [String] = []
             for line in try String(contentsOf: jsonl, encoding: .utf8).split(separator: "\n") {
                 var record = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                if record["status"] as? String == "failed" {
+                if record["status"] as? String != "success" {
                     record["url"] = server.url("/gen/0.png").absoluteString
                     record["key"] = record["key"] as? String == "000000003" ? "../../escaped" : "000010013"
                 }
@@ -161,7 +162,8 @@ struct BulkHardeningTests {
             let first = rows.first ?? [:]
             if extra.isEmpty {
                 #expect(
-                    first["status"] as? String == "failed" && first["error_code"] as? String == "truncated", "\(first)")
+                    first["status"] as? String == "failed_to_resize" && first["error_code"] as? String == "truncated",
+                    "\(first)")
                 #expect(try await BulkCommandTests.tarImages(output).count == 1)
             } else {
                 #expect(first["status"] as? String == "success", "\(first)")

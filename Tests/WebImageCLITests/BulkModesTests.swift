@@ -130,16 +130,21 @@ struct BulkModesTests {
             (paths[3], "aspectRatio", "aspect ratio too large: 90×30"),
         ]
         for (path, code, message) in expected {
-            #expect(records[path]?["status"] as? String == "failed", "\(path)")
+            #expect(records[path]?["status"] as? String == "failed_to_resize", "\(path)")
             #expect(records[path]?["error_code"] as? String == code, "\(path)")
             #expect(records[path]?["width"] is NSNull && records[path]?["original_width"] as? Int != nil, "\(path)")
             #expect(
-                (records[path]?["error"] as? String)?.hasPrefix(message) == true, "\(path): \(records[path] ?? [:])")
+                (records[path]?["error_message"] as? String)?.hasPrefix(message) == true,
+                "\(path): \(records[path] ?? [:])")
         }
         let stats =
             try JSONSerialization.jsonObject(
                 with: Data(contentsOf: folder.appendingPathComponent("out/00000_stats.json"))) as? [String: Any]
-        #expect(stats?["failures"] as? [String: Int] == ["tooSmall": 1, "areaTooLarge": 1, "aspectRatio": 1])
+        #expect(
+            stats?["status_dict"] as? [String: Int] == [
+                "success": 1, "tooSmall": 1, "areaTooLarge": 1, "aspectRatio": 1,
+            ])
+        #expect(stats?["failed_to_resize"] as? Int == 3 && stats?["failed_to_download"] as? Int == 0)
         #expect(stats?["successes"] as? Int == 1)
     }
 
@@ -287,10 +292,11 @@ struct BulkModesTests {
         let verified = try BulkCommandTests.jsonl(output).sorted {
             ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "")
         }
-        #expect(verified.map { $0["status"] as? String } == ["success", "failed", "failed"])
+        #expect(
+            verified.map { $0["status"] as? String } == ["success", "failed_to_download", "failed_to_download"])
         #expect(verified.map { $0["error_code"] as? String } == [nil, "hashMismatch", "hashMismatch"])
-        #expect((verified[1]["error"] as? String)?.hasPrefix("hash mismatch: md5 ") == true)
-        #expect(verified[2]["error"] as? String == "hash mismatch: the row has no expected md5")
+        #expect((verified[1]["error_message"] as? String)?.hasPrefix("hash mismatch: md5 ") == true)
+        #expect(verified[2]["error_message"] as? String == "hash mismatch: the row has no expected md5")
         #expect(verified[0]["md5"] as? String == md5)
 
         let refused = try await CLIRunner.run(
@@ -392,7 +398,7 @@ struct BulkModesTests {
                 try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
             }
             .sorted { ($0["key"] as? String ?? "") < ($1["key"] as? String ?? "") }
-        #expect(retried.map { $0["status"] as? String } == ["success", "failed"])
+        #expect(retried.map { $0["status"] as? String } == ["success", "failed_to_download"])
         #expect(retried.map { $0["error_code"] as? String } == [nil, "hashMismatch"])
         let data = try Data(contentsOf: output.appendingPathComponent("00000-retry1/000000000.png"))
         let pixels = try #require(try PNGDecoder().decode(data, options: ImageDecodingOptions()).frames.first).pixels

@@ -161,7 +161,7 @@ struct BulkObjectStorageTests {
         let missing = (0..<count).filter { BulkCommandTests.Kind.of($0) == .missing }.map {
             String(format: "%05d%04d", $0 / 25, $0 % 25)
         }
-        #expect(missing.allSatisfy { retried[$0] == "failed" })
+        #expect(missing.allSatisfy { retried[$0] == "failed_to_download" })
     }
 
     @Test func wrongCredentialsExitWith2AndSaySo() async throws {

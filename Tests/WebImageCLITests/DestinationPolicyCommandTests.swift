@@ -65,15 +65,17 @@ struct DestinationPolicyCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let list = try BulkCommandTests.writeList(targets.urls, to: folder)
 
-        func bulk(_ name: String, _ extra: [String]) async throws -> [[String: Any]] {
+        func bulk(_ name: String, _ extra: [String], status: Int32 = 0) async throws -> [[String: Any]] {
             let output = folder.appendingPathComponent(name)
             let run = try await CLIRunner.run(
                 "webimage", ["bulk", list.path, "--output", output.path, "--size", "16"] + extra)
-            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.status == status, "\(run.stderr)")
+            // Every row refused: the run names the option that opens the addresses, and exits with 2.
+            #expect(status == 0 || run.stderr.contains("--allow-private-destinations"), "\(run.stderr)")
             return try BulkInputTests.rows(output)
         }
 
-        let refused = try await bulk("default", [])
+        let refused = try await bulk("default", [], status: 2)
         #expect(refused.count == targets.urls.count)
         #expect(refused.allSatisfy { $0["error_code"] as? String == "destinationNotAllowed" }, "\(refused)")
         #expect(targets.requests == 0)
@@ -108,10 +110,11 @@ struct DestinationPolicyCommandTests {
         let run = try await CLIRunner.run(
             "webimage",
             ["bulk", list.path, "--output", output.path, "--size", "16", "--allow-destination", "127.0.0.1/32"])
-        #expect(run.status == 0, "\(run.stderr)")
+        // The only row was refused: exit 2 and the option that opens it.
+        #expect(run.status == 2 && run.stderr.contains("--allow-destination"), "\(run.stderr)")
         let row = try #require(try BulkInputTests.rows(output).first)
         #expect(row["error_code"] as? String == "destinationNotAllowed", "\(row)")
-        #expect((row["error"] as? String)?.contains("127.0.0.2") == true, "\(row)")
+        #expect((row["error_message"] as? String)?.contains("127.0.0.2") == true, "\(row)")
         #expect(server.count(for: "/redirect-to") == 1)
         #expect(other.requests == 0)
     }
@@ -124,16 +127,17 @@ struct DestinationPolicyCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let list = try BulkCommandTests.writeList(["http://127.0.0.2:9/a.png"], to: folder)
         let proxy = ["ALL_PROXY": "http://127.0.0.3:9", "NO_PROXY": "", "no_proxy": ""]
-        func row(_ name: String, _ extra: [String]) async throws -> [String: Any] {
+        func row(_ name: String, _ extra: [String], status: Int32 = 0) async throws -> [String: Any] {
             let output = folder.appendingPathComponent(name)
             let run = try await CLIRunner.run(
                 "webimage", ["bulk", list.path, "--output", output.path, "--size", "16"] + extra, environment: proxy)
-            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.status == status, "\(run.stderr)")
             return try #require(try BulkInputTests.rows(output).first)
         }
-        let refused = try await row("default", [])
+        // The only row refused: exit 2 (the all-failed hint).
+        let refused = try await row("default", [], status: 2)
         #expect(refused["error_code"] as? String == "destinationNotAllowed", "\(refused)")
-        let message = refused["error"] as? String ?? ""
+        let message = refused["error_message"] as? String ?? ""
         #expect(message.contains("127.0.0.3") && !message.contains("127.0.0.2"), "\(message)")
 
         // The proxy allowed: curl connects to it (and finds nothing listening); the URL's host is not judged.

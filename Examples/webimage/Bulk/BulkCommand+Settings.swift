@@ -41,6 +41,7 @@ extension WebImageCLI.Bulk {
         job.ignoresRobotsTag = ignoreRobotsTag
         job.allowedDestinations = allowDestinations
         job.allowsPrivateDestinations = allowPrivateDestinations
+        job.acceptsAnyCertificate = insecure
         job.shardIndex = shardIndex
         job.shardCount = shardCount
         job.shards = try explicitShards()

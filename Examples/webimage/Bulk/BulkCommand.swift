@@ -35,7 +35,12 @@ extension WebImageCLI {
 
                 Exit status: 0 when every assigned shard is done, 1 for a failure a retry may fix (network, \
                 disk, a shard skipped while another process writes it), 2 for one it cannot (bad input, bad \
-                option values), 64 for an unknown option or a value outside an option's choices.
+                option values, or every row failed for one reason an option changes, which a message names), \
+                64 for an unknown option or a value outside an option's choices.
+
+                img2dataset's option names and values are accepted too (--output_folder, --image_size, \
+                --resize_mode keep_ratio, --processes_count, … with _ or -) and mean what they mean there; one \
+                webimage does not have is refused (exit 64). The README lists them.
 
                 Example:
                   webimage bulk urls.csv.gz --url-col url --caption-col caption --output dataset \\
@@ -223,6 +228,9 @@ extension WebImageCLI {
         @Flag(help: "Connect to any address, private and loopback ones included (only public ones by default).")
         var allowPrivateDestinations = false
 
+        @Flag(help: "Accept any TLS certificate and host name (certificates are checked by default).")
+        var insecure = false
+
         @Flag(
             help: """
                 Keep an image whose file ends early (decoded to the rows that arrived); by default its row \
@@ -264,12 +272,18 @@ extension WebImageCLI {
         @Option(help: "Seconds between --json progress lines.")
         var progressInterval: Double = 5
 
+        /// img2dataset's `--input_format` (``Img2datasetArguments``): webimage reads the format from the
+        /// input's name, so the two must agree.
+        @Option(name: .customLong("img2dataset-input-format"), help: .hidden)
+        var img2datasetInputFormat: String?
+
         /// Checks the options that need no file: a bad value exits with 2 and a message, as a bad input does.
         func validate() throws {
             do {
                 guard progressInterval >= 0.05 else {
                     throw ValidationError("--progress-interval must be at least 0.05.")
                 }
+                try checkInputFormat()
                 try makeJob().validate()
             } catch let error as ValidationError {
                 Console.write("webimage bulk: \(error.message)\n", to: .standardError)
@@ -315,7 +329,13 @@ extension WebImageCLI {
             // s3:// input and output are staged under TMPDIR; a local input and directory pass through.
             let workspace = try await job.open()
             defer { workspace.removeTemporaryFiles() }
-            let plan = try await job.plan(in: workspace)
+            let plan: BulkPlan
+            do {
+                plan = try await job.plan(in: workspace)
+            } catch {
+                workspace.removeCreatedDirectories()
+                throw error
+            }
             if planOnly {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -377,6 +397,7 @@ extension WebImageCLI {
                         + "\(Self.seconds(wallSeconds()))\n", to: .standardError)
             }
             try Self.checkBusy(summary.busy)
+            try Self.checkAllFailed(succeeded: summary.succeeded, failures: summary.failures)
         }
 
         /// `seconds` for people: `2.4 s`, `3m05s`, `1h02m`.

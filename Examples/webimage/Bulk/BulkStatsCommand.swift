@@ -15,7 +15,8 @@ extension WebImageCLI {
         var json = false
 
         /// Exits with 2, and a message, for a directory that does not exist and for stats whose counts
-        /// do not add up to an `Int` (a damaged or forged file): never a crash, never zeros.
+        /// do not add up to an `Int` (a damaged or forged file): never a crash, never zeros. Reads stats in
+        /// img2dataset's fields and in the ones runs wrote before them.
         func run() throws {
             let totals: BulkStatsTotals
             do {
@@ -30,6 +31,7 @@ extension WebImageCLI {
                     "wallSeconds": totals.wallSeconds.map { ($0 * 1000).rounded() / 1000 as Any } ?? NSNull(),
                     "shardsDone": totals.shards, "shardsPlanned": totals.plannedShards ?? NSNull(),
                     "count": total.count, "successes": total.successes, "failures": total.failures,
+                    "failedToDownload": total.failedToDownload, "failedToResize": total.failedToResize,
                     "bytes": total.bytes, "duration": total.duration, "retried": totals.retried,
                     "recovered": totals.recovered,
                 ]
@@ -41,6 +43,7 @@ extension WebImageCLI {
             print(
                 "images: \(total.count), ok \(total.successes) (\(String(format: "%.1f", 100 * Double(total.successes) / Double(max(1, total.count))))%)"
             )
+            print("failed to download: \(total.failedToDownload), failed to resize: \(total.failedToResize)")
             for (code, count) in total.failures.sorted(by: { $0.value > $1.value }) { print("  \(code): \(count)") }
             print(String(format: "bytes: %.1f MB", Double(total.bytes) / 1e6))
             print(

@@ -80,7 +80,7 @@ struct BulkDataCompRecipeTests {
         let records = try text.split(separator: "\n").map {
             try JSONDecoder().decode(BulkSampleRecord.self, from: Data($0.utf8))
         }.sorted { $0.key < $1.key }
-        #expect(records.map(\.status) == [.success, .success, .failed, .success])
+        #expect(records.map(\.status) == [.success, .success, .failedToDownload, .success])
         #expect(records[2].errorCode == "hashMismatch")
         #expect(records.map(\.hash) == [digest, digest, nil, BulkHashAlgorithm.sha256.hex(small)])
         #expect(records.map { [$0.width ?? -1, $0.height ?? -1] } == [[150, 100], [150, 100], [-1, -1], [60, 40]])

@@ -73,13 +73,19 @@ struct BulkEngineTests {
 
         let first = Self.engine(input: input, directory: directory, plan: plan)
         let (summary, events) = try await Self.collect(first) { try await first.run() }
-        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0, succeeded: 6, failed: 1))
+        #expect(
+            summary
+                == BulkRunSummary(
+                    written: 3, skipped: 0, busy: 0, succeeded: 6, failed: 1, failures: ["invalidDownloadStatusCode": 1]
+                ))
         let stats = Self.finishedStats(events).sorted { $0.shard < $1.shard }
         #expect(stats.map(\.shard) == [0, 1, 2] && stats.map(\.count) == [3, 3, 1])
         #expect(stats[1].failures == ["invalidDownloadStatusCode": 1] && stats[1].successes == 2)
+        #expect(stats[1].statusDict == ["success": 2, "invalidDownloadStatusCode": 1])
+        #expect(stats[1].failedToDownload == 1 && stats[1].failedToResize == 0)
         let now = Date().timeIntervalSince1970
         for shard in stats {
-            let (started, finished) = (try #require(shard.started), try #require(shard.finished))
+            let (started, finished) = (try #require(shard.startTime), try #require(shard.endTime))
             #expect(now - 300 < started && started <= finished && finished <= now + 1)
         }
         let snapshot = first.progressSnapshot()
@@ -199,7 +205,11 @@ struct BulkEngineTests {
                 downloader: ImageDownloader(config: config), settings: settings, columns: BulkColumns())
         }
         // Shard 1 alone (shard 0 read past, unassigned), then all three (shard 1 read past, done).
-        #expect(try await engine([1]).run() == BulkRunSummary(written: 1, skipped: 0, busy: 0, succeeded: 2, failed: 1))
+        #expect(
+            try await engine([1]).run()
+                == BulkRunSummary(
+                    written: 1, skipped: 0, busy: 0, succeeded: 2, failed: 1, failures: ["invalidDownloadStatusCode": 1]
+                ))
         #expect(try await engine([0, 1, 2]).run() == BulkRunSummary(written: 2, skipped: 1, busy: 0, succeeded: 5))
         var urls: [String: String] = [:]
         for shard in 0..<3 {
@@ -284,7 +294,11 @@ struct BulkEngineTests {
 
         let publisher = RecordingPublisher()
         let summary = try await engine(folder.appendingPathComponent("out"), publisher).run()
-        #expect(summary == BulkRunSummary(written: 3, skipped: 0, busy: 0, succeeded: 6, failed: 1))
+        #expect(
+            summary
+                == BulkRunSummary(
+                    written: 3, skipped: 0, busy: 0, succeeded: 6, failed: 1, failures: ["invalidDownloadStatusCode": 1]
+                ))
         let calls = await publisher.calls.calls.sorted { $0.stats < $1.stats }
         #expect(calls.map(\.stats) == ["00000_stats.json", "00001_stats.json", "00002_stats.json"])
         #expect(calls.allSatisfy { $0.present })

@@ -213,7 +213,7 @@ struct BulkJobTests {
     @Test("by default a row on a loopback address fails with destinationNotAllowed; an allowed network is fetched")
     func defaultJobRefusesLoopback() async throws {
         let refused = try await Self.runOneRow { _ in }
-        #expect(refused.status == .failed)
+        #expect(refused.status == .failedToDownload)
         #expect(refused.failure == .download(code: "destinationNotAllowed"))
 
         let allowed = try await Self.runOneRow { $0.allowedDestinations = ["127.0.0.0/8"] }
@@ -239,7 +239,10 @@ struct BulkJobTests {
             input: input.path, plan: plan, assigned: [0], directory: folder, settings: BulkSettings(),
             columns: BulkColumns())
         let summary = try await engine.run()
-        #expect(summary == BulkRunSummary(written: 1, skipped: 0, busy: 0, succeeded: 0, failed: 1))
+        #expect(
+            summary
+                == BulkRunSummary(
+                    written: 1, skipped: 0, busy: 0, succeeded: 0, failed: 1, failures: ["destinationNotAllowed": 1]))
         let line = try String(contentsOf: folder.appendingPathComponent("00000.jsonl"), encoding: .utf8)
         let record = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(line.utf8))
         #expect(record.failure == .download(code: "destinationNotAllowed"))
@@ -248,7 +251,9 @@ struct BulkJobTests {
 
     // MARK: Stats totals
 
-    @Test("stats totals sum the shards, count retries apart, and span the first start to the last end")
+    @Test(
+        "stats totals sum the shards (img2dataset's fields and the older ones), count retries apart, and span the first start to the last end"
+    )
     func statsTotals() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-totals-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -257,18 +262,20 @@ struct BulkJobTests {
             try JSONEncoder().encode(stats).write(to: folder.appendingPathComponent(name))
         }
         var first = BulkShardStats(shard: 0)
-        (first.count, first.successes, first.bytes, first.duration) = (10, 8, 1000, 2)
-        first.failures = ["tooSmall": 1, "invalidDownloadStatusCode": 1]
-        (first.started, first.finished) = (100, 102)
-        var second = BulkShardStats(shard: 1)
-        (second.count, second.successes, second.bytes, second.duration) = (5, 4, 500, 3)
-        second.failures = ["tooSmall": 1]
-        (second.started, second.finished) = (101, 104)
+        for _ in 0..<8 { first.tally(nil) }
+        first.tally(.tooSmall)
+        first.tally(.download(code: "invalidDownloadStatusCode"))
+        (first.bytes, first.duration) = (1000, 2)
+        (first.startTime, first.endTime) = (100, 102)
         var retry = BulkShardStats(shard: 0)
-        (retry.count, retry.successes) = (1, 1)
-        (retry.started, retry.finished) = (110, 111)
+        retry.tally(nil)
+        (retry.startTime, retry.endTime) = (110, 111)
         try write("00000_stats.json", first)
-        try write("00001_stats.json", second)
+        // A shard of a run before img2dataset's field names.
+        let old =
+            #"{"shard":1,"count":5,"successes":4,"failures":{"tooSmall":1},"bytes":500,"duration":3,"#
+            + #""started":101,"finished":104}"#
+        try Data(old.utf8).write(to: folder.appendingPathComponent("00001_stats.json"))
         try write("00000-retry1_stats.json", retry)
         try Data("not json".utf8).write(to: folder.appendingPathComponent("00002_stats.json"))
         let plan = BulkPlan(input: "urls.csv", inputBytes: 1, rows: 25, shardSize: 10, shards: 3, format: "webdataset")
@@ -278,6 +285,8 @@ struct BulkJobTests {
         #expect(totals.shards == 2 && totals.plannedShards == 3)
         #expect(totals.total.count == 15 && totals.total.successes == 12 && totals.total.bytes == 1500)
         #expect(totals.total.failures == ["tooSmall": 2, "invalidDownloadStatusCode": 1])
+        #expect(totals.total.statusDict == ["success": 12, "tooSmall": 2, "invalidDownloadStatusCode": 1])
+        #expect(totals.total.failedToResize == 2 && totals.total.failedToDownload == 1)
         #expect(totals.total.duration == 5)
         #expect(totals.retried == 1 && totals.recovered == 1)
         #expect(totals.wallSeconds == 11)

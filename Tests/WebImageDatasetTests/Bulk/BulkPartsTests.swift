@@ -144,15 +144,17 @@ struct BulkPartsTests {
     @Test("A record's JSON has every field (null when absent) and its kept columns with their types")
     func recordJSON() throws {
         let record = BulkSampleRecord(
-            key: "000000001", url: "https://a/b.jpg", status: .failed, error: "gone", errorCode: "timedOut",
+            key: "000000001", url: "https://a/b.jpg", status: .failedToDownload, errorMessage: "gone",
+            errorCode: "timedOut",
             milliseconds: 12, attempts: 2,
             saved: [.init(name: "similarity", value: .double(0.25)), .init(name: "license", value: .string("cc"))])
         let text = String(decoding: try record.jsonData(), as: UTF8.self)
         #expect(
             text
-                == #"{"attempts":2,"caption":null,"error":"gone","error_code":"timedOut","height":null,"key":"000000001","#
-                + #""license":"cc","ms":12,"original_height":null,"original_width":null,"sha256":null,"#
-                + #""similarity":0.25,"status":"failed","url":"https://a/b.jpg","width":null}"#)
+                == #"{"attempts":2,"caption":null,"error_code":"timedOut","error_message":"gone","height":null,"#
+                + #""key":"000000001","license":"cc","ms":12,"original_height":null,"original_width":null,"#
+                + #""sha256":null,"similarity":0.25,"status":"failed_to_download","url":"https://a/b.jpg","width":null}"#
+        )
         let decoded = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(text.utf8))
         #expect(decoded.saved.map(\.name) == ["license", "similarity"])
         #expect(decoded.failure == .download(code: "timedOut"))

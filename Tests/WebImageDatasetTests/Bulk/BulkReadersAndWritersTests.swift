@@ -131,7 +131,7 @@ struct BulkReadersAndWritersTests {
                     .init(name: "g", value: .float(0.1)), .init(name: "h", value: .float(0.5)),
                 ]),
             BulkSampleRecord(
-                key: "000000001", url: "v", status: .failed, errorCode: "timedOut",
+                key: "000000001", url: "v", status: .failedToDownload, errorCode: "timedOut",
                 saved: [
                     .init(name: "a", value: .null), .init(name: "b", value: .double(0.5)),
                     .init(name: "f", value: .null),
@@ -141,7 +141,7 @@ struct BulkReadersAndWritersTests {
         let (schema, columns) = ShardParquetWriter.table(records, savedColumns: ["a", "b", "f", "g", "h"])
         #expect(
             schema.columns.map(\.name) == [
-                "key", "url", "status", "error", "error_code", "caption", "ms", "attempts", "width", "height",
+                "key", "url", "status", "error_message", "error_code", "caption", "ms", "attempts", "width", "height",
                 "original_width", "original_height", "sha256", "a", "b", "f", "g", "h",
             ])
         #expect(schema.column(named: "a")?.type == .int64 && schema.column(named: "b")?.type == .double)
@@ -150,7 +150,9 @@ struct BulkReadersAndWritersTests {
         #expect(schema.column(named: "f")?.type == .float && columns[15] == [.float(0.1), .null])
         #expect(schema.column(named: "g")?.type == .double && columns[16] == [.double(0.1), .double(0.25)])
         #expect(schema.column(named: "h")?.type == .double && columns[17] == [.double(0.5), .double(3)])
-        #expect(columns[4] == [.null, .string("timedOut")] && columns[8] == [.int64(4), .null])
+        // The sizes are int32, as img2dataset's schema has them.
+        #expect(columns[4] == [.null, .string("timedOut")] && columns[8] == [.int32(4), .null])
+        #expect(schema.column(named: "width")?.type == .int32 && schema.column(named: "ms")?.type == .int64)
     }
 
     @Test("A shard's Parquet file, built a record at a time over several pages, holds the table's columns")
@@ -161,8 +163,9 @@ struct BulkReadersAndWritersTests {
         let records = (0..<count).map { index in
             let failed = index % 7 == 3
             return BulkSampleRecord(
-                key: String(format: "%09d", index), url: "http://a/\(index).jpg", status: failed ? .failed : .success,
-                error: failed ? "timed out after \(index) ms" : nil, errorCode: failed ? "timedOut" : nil,
+                key: String(format: "%09d", index), url: "http://a/\(index).jpg",
+                status: failed ? .failedToDownload : .success,
+                errorMessage: failed ? "timed out after \(index) ms" : nil, errorCode: failed ? "timedOut" : nil,
                 caption: index % 5 == 0 ? nil : "caption \(index)", milliseconds: index * 3, attempts: 1 + index % 3,
                 width: failed ? nil : 32, height: failed ? nil : 24 + index % 2,
                 originalWidth: failed ? nil : 640 + index, originalHeight: failed ? nil : 480,

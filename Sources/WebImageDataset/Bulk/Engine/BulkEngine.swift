@@ -13,6 +13,8 @@ public struct BulkRunSummary: Sendable, Equatable {
     public var succeeded = 0
     /// Rows of the shards this run wrote that did not.
     public var failed = 0
+    /// Those rows per ``BulkFailure/code``.
+    public var failures: [String: Int] = [:]
 }
 
 /// The end of a ``BulkEngine/retryFailed()``.
@@ -189,6 +191,7 @@ public final class BulkEngine: Sendable {
             summary.written += 1
             summary.succeeded += stats.successes
             summary.failed += stats.count - stats.successes
+            for (code, rows) in stats.failures { summary.failures[code, default: 0] += rows }
             progress.recordShard()
             continuation.yield(.shardFinished(stats))
         }
@@ -234,7 +237,7 @@ public final class BulkEngine: Sendable {
                 let (latest, attempt) = latestRecords(shard: shard)
                 let original = try inputRows(shard: shard)
                 let rows = try latest.values.filter { record in
-                    record.status == .failed && !(record.failure?.isPermanent ?? false)
+                    record.status != .success && !(record.failure?.isPermanent ?? false)
                 }.sorted { $0.key < $1.key }.map { record -> (key: String, row: BulkRow) in
                     let saved = columns.saved.map { name in
                         let value = record.saved.first { $0.name == name }?.value ?? .null

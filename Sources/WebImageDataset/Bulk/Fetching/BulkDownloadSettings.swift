@@ -21,6 +21,9 @@ public struct BulkDownloadSettings: Sendable {
     /// The addresses connected to, on every redirect; `.publicOnly` by default (a loopback, private,
     /// link-local or reserved address fails its row with `destinationNotAllowed`, and nothing is sent).
     public var destinationPolicy: DestinationPolicy = .publicOnly
+    /// Whether any TLS certificate and host name are accepted (`.allowInvalidSSLCertificates` on every
+    /// download, img2dataset's `ignore_ssl_certificate`); `false` by default.
+    public var acceptsAnyCertificate = false
 
     /// `webimage-bulk/VERSION (image dataset builder; …)`: a crawler should name its project and a
     /// contact, so the default asks for that.

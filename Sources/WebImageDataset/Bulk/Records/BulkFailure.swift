@@ -68,6 +68,20 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     /// The `error_code`.
     public var description: String { code }
 
+    /// Whether the row failed before or after it had an image file: img2dataset's record `status`
+    /// (`failed_to_download` or `failed_to_resize`) and the stats' two failure counts.
+    ///
+    /// img2dataset fails in its downloader for the URL, the connection, the server, the robots tag and a
+    /// digest that differs, and in its resizer for a file that does not decode, the size filters and the
+    /// encoder; `badImageData` (an undecodable body) is a resizer failure for the same reason.
+    public var isResizeFailure: Bool {
+        switch self {
+        case .tooSmall, .areaTooLarge, .aspectRatio, .truncated, .encoding: true
+        case .download(let code): code == "badImageData"
+        case .invalidURL, .robotsTag, .hashMismatch: false
+        }
+    }
+
     /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, the size, area
     /// and aspect-ratio filters, and a file whose digest is not the expected one. `--retry-failed` leaves these rows alone.
     public var isPermanent: Bool {

@@ -122,6 +122,8 @@ public struct BulkJob: Sendable {
     /// Whether every address is connected to, private and loopback ones included (it excludes
     /// ``allowedDestinations``); `false` by default.
     public var allowsPrivateDestinations = false
+    /// ``BulkDownloadSettings/acceptsAnyCertificate``; `false` by default.
+    public var acceptsAnyCertificate = false
 
     // MARK: Shards
 
@@ -173,6 +175,7 @@ public struct BulkJob: Sendable {
         settings.download.timeout = timeout
         settings.download.stallTimeout = stallTimeout
         settings.download.userAgent = userAgent
+        settings.download.acceptsAnyCertificate = acceptsAnyCertificate
         if let token = userAgentToken {
             let trimmed = token.trimmingCharacters(in: .whitespaces)
             guard !trimmed.isEmpty, !trimmed.contains(where: { $0 == ":" || $0 == ";" || $0.isNewline }) else {

@@ -3,25 +3,40 @@ import Foundation
 /// The metadata of one input row's outcome: a line of the shard's jsonl, the `{key}.json` beside a saved
 /// image, and a row of the shard's Parquet file. Every sample writer writes this one structure.
 ///
-/// Its JSON has every field, `null` when absent, plus one field per kept column (`--save-cols`), and
-/// sorted keys.
+/// Its fields are img2dataset's (`key`, `url`, `status`, `error_message`, `caption`, `width`, `height`,
+/// `original_width`, `original_height`, the hash named after its algorithm, and the kept columns), so
+/// readers written for img2dataset's output read it; WebImage's own fields (`error_code`, `ms`, `attempts`)
+/// use names img2dataset does not. Its JSON has every field, `null` when absent, plus one field per kept
+/// column (`--save-cols`), and sorted keys.
 public struct BulkSampleRecord: Sendable, Equatable, Codable {
-    /// Whether the row gave an image.
+    /// Whether the row gave an image, and if not, where it failed: img2dataset's three statuses.
     public enum Status: String, Sendable, Codable {
         /// An image was saved.
         case success
-        /// No image: see ``BulkSampleRecord/errorCode``.
-        case failed
+        /// No image file: the URL, the connection, the server, the robots tag or the digest (see
+        /// ``BulkSampleRecord/errorCode``).
+        case failedToDownload = "failed_to_download"
+        /// A file that did not decode, or an image the filters refused or the encoder failed on.
+        case failedToResize = "failed_to_resize"
+
+        /// The status of a row that failed with `failure`, or succeeded (nil).
+        public init(failure: BulkFailure?) {
+            guard let failure else {
+                self = .success
+                return
+            }
+            self = failure.isResizeFailure ? .failedToResize : .failedToDownload
+        }
     }
 
     /// The 9-digit sample key: 5 digits of shard, 4 of index (the files' names).
     public var key: String
-    /// The URL, a password in it written as `***`.
+    /// The input's URL text as given, a password in it written as `***`.
     public var url: String
     /// Whether the row gave an image.
     public var status: Status
-    /// What went wrong, in words; nil on success.
-    public var error: String?
+    /// What went wrong, in words (`error_message`); nil on success.
+    public var errorMessage: String?
     /// Why the row has no image (``BulkFailure/code``); nil on success.
     public var errorCode: String?
     /// The caption column's value, when there is one.
@@ -47,15 +62,17 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
     /// The kept columns (`--save-cols`), in their order.
     public var saved: [BulkColumnValue]
 
-    /// The field names of the record itself, every hash algorithm's included; a kept column may not use
-    /// one of them.
+    /// The field names of the record itself, every hash algorithm's included, and `exif`, which img2dataset
+    /// reserves; a kept column may not use one of them.
     public static let fieldNames: Set<String> = Set(
-        Field.allCases.filter { $0 != .hash }.map(\.rawValue) + BulkHashAlgorithm.allCases.map(\.rawValue))
+        Field.allCases.filter { $0 != .hash }.map(\.rawValue) + BulkHashAlgorithm.allCases.map(\.rawValue)
+            + ["exif"])
 
     /// The record's own fields, in the order a Parquet file's columns list them; ``hash`` is named after
     /// its algorithm.
     enum Field: String, CaseIterable {
-        case key, url, status, error
+        case key, url, status
+        case errorMessage = "error_message"
         case errorCode = "error_code"
         case caption
         case milliseconds = "ms"
@@ -67,7 +84,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
 
     /// A record of every field; see each property.
     public init(
-        key: String, url: String, status: Status, error: String? = nil, errorCode: String? = nil,
+        key: String, url: String, status: Status, errorMessage: String? = nil, errorCode: String? = nil,
         caption: String? = nil, milliseconds: Int = 0, attempts: Int = 1, width: Int? = nil, height: Int? = nil,
         originalWidth: Int? = nil, originalHeight: Int? = nil, hashAlgorithm: BulkHashAlgorithm? = .sha256,
         hash: String? = nil, saved: [BulkColumnValue] = []
@@ -75,7 +92,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         self.key = key
         self.url = url
         self.status = status
-        self.error = error
+        self.errorMessage = errorMessage
         self.errorCode = errorCode
         self.caption = caption
         self.milliseconds = milliseconds
@@ -101,6 +118,9 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
     }
 
     /// Reads a record; every field not of the record's own is a kept column, in key order.
+    ///
+    /// Records of runs before the img2dataset names read too: `status` `failed` (then ``errorCode`` says
+    /// which stage) and `error` for `error_message`.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
         func field<T: Decodable>(_ field: Field, _ type: T.Type) throws -> T? {
@@ -108,9 +128,17 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         }
         key = try field(.key, String.self) ?? ""
         url = try field(.url, String.self) ?? ""
-        status = try field(.status, Status.self) ?? .failed
-        error = try field(.error, String.self)
         errorCode = try field(.errorCode, String.self)
+        let statusText = try field(.status, String.self)
+        // An old record's `failed` takes its stage from the error code.
+        status =
+            statusText.flatMap(Status.init(rawValue:))
+            ?? Status(failure: BulkFailure(code: errorCode ?? "unknown"))
+        // An old record's message is its `error`; in a new one `error` can only be a kept column.
+        let legacyMessage = !container.contains(Key(Field.errorMessage.rawValue)) && container.contains(Key("error"))
+        errorMessage =
+            try legacyMessage
+            ? container.decodeIfPresent(String.self, forKey: Key("error")) : field(.errorMessage, String.self)
         caption = try field(.caption, String.self)
         milliseconds = try field(.milliseconds, Int.self) ?? 0
         attempts = try field(.attempts, Int.self) ?? 1
@@ -120,9 +148,11 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         originalHeight = try field(.originalHeight, Int.self)
         hashAlgorithm = BulkHashAlgorithm.allCases.first { container.contains(Key($0.rawValue)) }
         hash = try hashAlgorithm.flatMap { try container.decodeIfPresent(String.self, forKey: Key($0.rawValue)) }
-        saved = try container.allKeys.filter { !Self.fieldNames.contains($0.stringValue) }
-            .sorted { $0.stringValue < $1.stringValue }
-            .map { BulkColumnValue(name: $0.stringValue, value: try container.decode(BulkValue.self, forKey: $0)) }
+        saved = try container.allKeys.filter {
+            !Self.fieldNames.contains($0.stringValue) && !(legacyMessage && $0.stringValue == "error")
+        }
+        .sorted { $0.stringValue < $1.stringValue }
+        .map { BulkColumnValue(name: $0.stringValue, value: try container.decode(BulkValue.self, forKey: $0)) }
     }
 
     /// Writes every field (`null` when absent) and the kept columns.
@@ -138,7 +168,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         try put(key, .key)
         try put(url, .url)
         try put(status, .status)
-        try put(error, .error)
+        try put(errorMessage, .errorMessage)
         try put(errorCode, .errorCode)
         try put(caption, .caption)
         try put(milliseconds, .milliseconds)

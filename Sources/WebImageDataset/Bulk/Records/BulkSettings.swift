@@ -119,19 +119,29 @@ struct BulkSample: Sendable {
         errorMessage = message
     }
 
-    /// The record of this sample under `key`. A password in the URL is written as `***`
-    /// (`URL.redactedString`): a dataset's metadata is often shared.
+    /// The record of this sample under `key`. Its URL is the input's text as given, as img2dataset
+    /// writes it (not re-encoded: `not a url` stays `not a url`), unless it carries credentials: then it is
+    /// `URL.redactedString` (a password written as `***`), since a dataset's metadata is often shared.
     func record(key: String, hashAlgorithm: BulkHashAlgorithm?) -> BulkSampleRecord {
-        BulkSampleRecord(
-            key: key, url: URL(string: row.url)?.redactedString ?? row.url, status: succeeded ? .success : .failed,
-            error: errorMessage, errorCode: failure?.code, caption: row.caption, milliseconds: milliseconds,
+        let url = URL(string: row.url).flatMap { $0.hasUserInfo ? $0.redactedString : nil } ?? row.url
+        return BulkSampleRecord(
+            key: key, url: url,
+            status: .init(failure: succeeded ? nil : failure ?? .download(code: "unknown")),
+            errorMessage: errorMessage, errorCode: failure?.code, caption: row.caption, milliseconds: milliseconds,
             attempts: attempts, width: width, height: height, originalWidth: originalWidth,
             originalHeight: originalHeight, hashAlgorithm: hashAlgorithm, hash: succeeded ? hash : nil,
             saved: row.saved)
     }
 }
 
-/// Per-shard totals: `{shard:05}_stats.json`.
+/// Per-shard totals: `{shard:05}_stats.json`, in img2dataset's fields (`count`, `successes`,
+/// `failed_to_download`, `failed_to_resize`, `duration`, `start_time`, `end_time`, `status_dict`) plus
+/// WebImage's `shard` and `bytes`.
+///
+/// img2dataset keys `status_dict` by each failure's message; WebImage keys it by the failure's
+/// ``BulkFailure/code`` (messages carry each row's numbers, so they would rarely repeat), and counts
+/// `success` there too, as img2dataset does. Stats written before these names (`failures`, `started`,
+/// `finished`) read too.
 public struct BulkShardStats: Codable, Sendable, Equatable {
     /// The shard's number.
     public var shard: Int
@@ -139,17 +149,100 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
     public var count = 0
     /// Rows that gave an image.
     public var successes = 0
-    /// Failed rows per ``BulkFailure/code``.
-    public var failures: [String: Int] = [:]
+    /// Rows that failed before there was an image file (``BulkSampleRecord/Status/failedToDownload``).
+    public var failedToDownload = 0
+    /// Rows whose file did not decode or whose image was refused (``BulkSampleRecord/Status/failedToResize``).
+    public var failedToResize = 0
+    /// Rows per outcome: `success`, and each ``BulkFailure/code``.
+    public var statusDict: [String: Int] = [:]
     /// Bytes of the saved images.
     public var bytes = 0
     /// Seconds from opening the shard to writing its stats.
     public var duration = 0.0
     /// When the shard was opened, in seconds since 1970; nil in stats written before it was recorded.
-    public var started: Double?
+    public var startTime: Double?
     /// When its stats were written, in seconds since 1970; nil in stats written before it was recorded.
-    public var finished: Double?
+    public var endTime: Double?
 
     /// Empty totals of shard `shard`.
     public init(shard: Int) { self.shard = shard }
+
+    /// Failed rows per ``BulkFailure/code``: ``statusDict`` without `success`.
+    public var failures: [String: Int] { statusDict.filter { $0.key != Self.success } }
+
+    /// Counts one row, successful (nil) or failed with `failure`.
+    mutating func tally(_ failure: BulkFailure?) {
+        count += 1
+        guard let failure else {
+            successes += 1
+            statusDict[Self.success, default: 0] += 1
+            return
+        }
+        if failure.isResizeFailure { failedToResize += 1 } else { failedToDownload += 1 }
+        statusDict[failure.code, default: 0] += 1
+    }
+
+    private static let success = "success"
+
+    private enum CodingKeys: String, CodingKey {
+        case shard, count, successes, bytes, duration
+        case failedToDownload = "failed_to_download"
+        case failedToResize = "failed_to_resize"
+        case statusDict = "status_dict"
+        case startTime = "start_time"
+        case endTime = "end_time"
+        // Stats written before img2dataset's names.
+        case failures, started, finished
+    }
+
+    /// Reads stats in img2dataset's fields, or in the older ones (`failures`, `started`, `finished`).
+    ///
+    /// - Throws: `DecodingError` for a file that is not stats; ``BulkInputError`` for old stats whose
+    ///   failure counts are negative or overflow an `Int`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        shard = try container.decodeIfPresent(Int.self, forKey: .shard) ?? -1
+        count = try container.decode(Int.self, forKey: .count)
+        successes = try container.decode(Int.self, forKey: .successes)
+        bytes = try container.decodeIfPresent(Int.self, forKey: .bytes) ?? 0
+        duration = try container.decodeIfPresent(Double.self, forKey: .duration) ?? 0
+        startTime =
+            try container.decodeIfPresent(Double.self, forKey: .startTime)
+            ?? container.decodeIfPresent(Double.self, forKey: .started)
+        endTime =
+            try container.decodeIfPresent(Double.self, forKey: .endTime)
+            ?? container.decodeIfPresent(Double.self, forKey: .finished)
+        if let statusDict = try container.decodeIfPresent([String: Int].self, forKey: .statusDict) {
+            self.statusDict = statusDict
+            failedToDownload = try container.decodeIfPresent(Int.self, forKey: .failedToDownload) ?? 0
+            failedToResize = try container.decodeIfPresent(Int.self, forKey: .failedToResize) ?? 0
+        } else {
+            let failures = try container.decodeIfPresent([String: Int].self, forKey: .failures) ?? [:]
+            statusDict = failures
+            if successes != 0 { statusDict[Self.success] = successes }
+            // The old file kept no stage: each code says where it failed. A count that overflows is a
+            // damaged or forged file: ``BulkStatsTotals`` reports the error rather than passing over it.
+            for (code, rows) in failures {
+                let resize = BulkFailure(code: code).isResizeFailure
+                let (sum, overflow) = (resize ? failedToResize : failedToDownload).addingReportingOverflow(rows)
+                guard !overflow, rows >= 0 else { throw BulkInputError("counts out of range (\(rows))") }
+                if resize { failedToResize = sum } else { failedToDownload = sum }
+            }
+        }
+    }
+
+    /// Writes img2dataset's fields and WebImage's `shard` and `bytes`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(shard, forKey: .shard)
+        try container.encode(count, forKey: .count)
+        try container.encode(successes, forKey: .successes)
+        try container.encode(failedToDownload, forKey: .failedToDownload)
+        try container.encode(failedToResize, forKey: .failedToResize)
+        try container.encode(statusDict, forKey: .statusDict)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(duration, forKey: .duration)
+        try container.encodeIfPresent(startTime, forKey: .startTime)
+        try container.encodeIfPresent(endTime, forKey: .endTime)
+    }
 }

@@ -2,7 +2,8 @@ import Foundation
 
 /// The totals of a bulk output directory's finished shards: every `{shard:05}_stats.json` summed, a
 /// `--retry-failed` run's (`{shard:05}-retryN_stats.json`) counted apart, as `webimage bulk-stats` prints
-/// them.
+/// them. Stats in img2dataset's fields and in the older ones (`failures`, `started`, `finished`) both
+/// count (``BulkShardStats/init(from:)``).
 ///
 /// ```swift
 /// let totals = try BulkStatsTotals.sum(directory: "dataset")
@@ -13,8 +14,8 @@ public struct BulkStatsTotals: Sendable, Equatable {
     public var shards = 0
     /// The plan's shard count; nil without a readable `plan.json`.
     public var plannedShards: Int?
-    /// The shards' stats summed (its `shard` is -1): rows, successes, failures per code, bytes, and the
-    /// durations summed over shards that may have run side by side.
+    /// The shards' stats summed (its `shard` is -1): rows, successes, the two failure counts, rows per
+    /// outcome, bytes, and the durations summed over shards that may have run side by side.
     public var total = BulkShardStats(shard: -1)
     /// Rows retried by `--retry-failed` runs (each already counted as a failure of its shard).
     public var retried = 0
@@ -49,10 +50,16 @@ public struct BulkStatsTotals: Sendable, Equatable {
         var firstStart: Double?
         var lastEnd: Double?
         for name in names.sorted() where name.hasSuffix("_stats.json") {
-            guard let data = try? Data(contentsOf: url.appendingPathComponent(name)),
-                let stats = try? JSONDecoder().decode(BulkShardStats.self, from: data)
-            else { continue }
-            if let started = stats.started, let finished = stats.finished, started.isFinite, finished.isFinite,
+            guard let data = try? Data(contentsOf: url.appendingPathComponent(name)) else { continue }
+            let stats: BulkShardStats
+            do {
+                stats = try JSONDecoder().decode(BulkShardStats.self, from: data)
+            } catch let error as BulkInputError {
+                throw BulkInputError("\(name): \(error.description)")
+            } catch {
+                continue
+            }
+            if let started = stats.startTime, let finished = stats.endTime, started.isFinite, finished.isFinite,
                 started <= finished
             {
                 firstStart = min(firstStart ?? started, started)
@@ -74,7 +81,11 @@ public struct BulkStatsTotals: Sendable, Equatable {
             try add(stats.successes, to: &totals.total.successes)
             try add(stats.bytes, to: &totals.total.bytes)
             totals.total.duration += stats.duration
-            for (code, count) in stats.failures { try add(count, to: &totals.total.failures[code, default: 0]) }
+            try add(stats.failedToDownload, to: &totals.total.failedToDownload)
+            try add(stats.failedToResize, to: &totals.total.failedToResize)
+            for (status, count) in stats.statusDict {
+                try add(count, to: &totals.total.statusDict[status, default: 0])
+            }
         }
         totals.plannedShards =
             (try? Data(contentsOf: url.appendingPathComponent("plan.json")))

@@ -20,6 +20,9 @@ public struct BulkWorkspace: Sendable {
     public private(set) var output: S3ShardOutput?
     /// The temporary directory to remove at the end; nil when nothing was downloaded or staged.
     private var temporary: URL?
+    /// The local output directory and the parents of it that ``open(input:output:environment:configure:)``
+    /// created, the outermost first: what ``removeCreatedDirectories()`` removes when they stayed empty.
+    private var created: [URL] = []
 
     /// Resolves `input` and `output`: downloads an `s3://` input and makes the working directory of an
     /// `s3://` output, or creates the local output directory. The store's client comes from
@@ -35,8 +38,10 @@ public struct BulkWorkspace: Sendable {
         let outputLocation = try S3Location.parse(output)
         guard inputLocation != nil || outputLocation != nil else {
             let directory = URL(fileURLWithPath: output, isDirectory: true)
+            let created = missingDirectories(directory)
             try createDirectory(directory, named: output)
-            return BulkWorkspace(input: input, inputName: nil, directory: directory, output: nil, temporary: nil)
+            return BulkWorkspace(
+                input: input, inputName: nil, directory: directory, output: nil, temporary: nil, created: created)
         }
         var configuration = try S3Configuration.fromEnvironment(environment)
         configure(&configuration)
@@ -62,6 +67,7 @@ public struct BulkWorkspace: Sendable {
                 workspace.output = S3ShardOutput(client: client, prefix: outputLocation)
             } else {
                 workspace.directory = URL(fileURLWithPath: output, isDirectory: true)
+                workspace.created = missingDirectories(workspace.directory)
                 try FileManager.default.createDirectory(at: workspace.directory, withIntermediateDirectories: true)
             }
         } catch {
@@ -84,6 +90,27 @@ public struct BulkWorkspace: Sendable {
     /// Removes the downloaded input and the working directory.
     public func removeTemporaryFiles() {
         if let temporary { try? FileManager.default.removeItem(at: temporary) }
+    }
+
+    /// Removes the local output directory, and the parents of it, that opening the workspace created, as
+    /// long as they are empty: a run whose plan failed (a missing input, a missing column) leaves no empty
+    /// folders behind. A directory that existed before, or that holds anything, stays.
+    public func removeCreatedDirectories() {
+        // rmdir(2) removes only an empty directory: a file another process wrote meanwhile keeps it.
+        for directory in created.reversed() where rmdir(directory.path) != 0 { return }
+    }
+
+    /// `directory` and those of its parents that do not exist, the outermost first.
+    private static func missingDirectories(_ directory: URL) -> [URL] {
+        var missing: [URL] = []
+        var current = directory.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: current.path) {
+            missing.insert(current, at: 0)
+            let parent = current.deletingLastPathComponent()
+            guard parent.path != current.path else { break }
+            current = parent
+        }
+        return missing
     }
 
     private static func createDirectory(_ directory: URL, named name: String) throws {

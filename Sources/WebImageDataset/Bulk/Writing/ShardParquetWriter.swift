@@ -101,16 +101,17 @@ final class ShardParquetWriter {
         hashAlgorithm: BulkHashAlgorithm?
     ) -> [(field: BulkSampleRecord.Field, column: ParquetColumn)] {
         BulkSampleRecord.Field.allCases.filter { $0 != .hash || hashAlgorithm != nil }.map { field in
-            let isText: Bool
+            // The sizes are int32, as img2dataset's schema has them; WebImage's own counts are int64.
+            let type: ParquetColumnType
             let nullable: Bool
             switch field {
-            case .key, .url, .status: (isText, nullable) = (true, false)
-            case .error, .errorCode, .caption, .hash: (isText, nullable) = (true, true)
-            case .milliseconds, .attempts: (isText, nullable) = (false, false)
-            case .width, .height, .originalWidth, .originalHeight: (isText, nullable) = (false, true)
+            case .key, .url, .status: (type, nullable) = (.string, false)
+            case .errorMessage, .errorCode, .caption, .hash: (type, nullable) = (.string, true)
+            case .milliseconds, .attempts: (type, nullable) = (.int64, false)
+            case .width, .height, .originalWidth, .originalHeight: (type, nullable) = (.int32, true)
             }
             let name = field == .hash ? hashAlgorithm?.rawValue ?? field.rawValue : field.rawValue
-            return (field, ParquetColumn(name: name, type: isText ? .string : .int64, isNullable: nullable))
+            return (field, ParquetColumn(name: name, type: type, isNullable: nullable))
         }
     }
 
@@ -118,19 +119,21 @@ final class ShardParquetWriter {
     private static func cell(_ field: BulkSampleRecord.Field, of record: BulkSampleRecord) -> ParquetValue {
         func text(_ value: String?) -> ParquetValue { value.map { .string($0) } ?? .null }
         func int(_ value: Int?) -> ParquetValue { value.map { .int64(Int64($0)) } ?? .null }
+        // A decoded image's sides are far below 2^31 (the decoders bound them), so clamping never applies.
+        func side(_ value: Int?) -> ParquetValue { value.map { .int32(Int32(clamping: $0)) } ?? .null }
         return switch field {
         case .key: text(record.key)
         case .url: text(record.url)
         case .status: text(record.status.rawValue)
-        case .error: text(record.error)
+        case .errorMessage: text(record.errorMessage)
         case .errorCode: text(record.errorCode)
         case .caption: text(record.caption)
         case .milliseconds: int(record.milliseconds)
         case .attempts: int(record.attempts)
-        case .width: int(record.width)
-        case .height: int(record.height)
-        case .originalWidth: int(record.originalWidth)
-        case .originalHeight: int(record.originalHeight)
+        case .width: side(record.width)
+        case .height: side(record.height)
+        case .originalWidth: side(record.originalWidth)
+        case .originalHeight: side(record.originalHeight)
         case .hash: text(record.hash)
         }
     }

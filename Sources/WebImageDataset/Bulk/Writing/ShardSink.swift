@@ -86,12 +86,11 @@ final class OpenShard {
 
     func record(_ sample: BulkSample) throws {
         finished += 1
-        stats.count += 1
         if sample.succeeded {
-            stats.successes += 1
+            stats.tally(nil)
             stats.bytes += sample.bytes?.count ?? 0
         } else {
-            stats.failures[sample.failure?.code ?? "unknown", default: 0] += 1
+            stats.tally(sample.failure ?? .download(code: "unknown"))
         }
         try sink.add(sample, key: sample.key)
     }

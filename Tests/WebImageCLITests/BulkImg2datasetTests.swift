@@ -1,0 +1,320 @@
+import Foundation
+import LocalImageServer
+import TestSupport
+import Testing
+
+/// `webimage bulk` run with img2dataset's command line, and its outputs read as img2dataset's readers
+/// read them: field names and types in the records, the `.json` sidecars, the Parquet file and the stats.
+@Suite("webimage bulk with img2dataset's command line", .timeLimit(.minutes(10)))
+struct BulkImg2datasetTests {
+    /// `urls` as a CSV list with `url`, `caption` and `n` columns (``BulkCommandTests/writeList``).
+    static func list(_ urls: [String], in folder: URL) throws -> URL {
+        try BulkCommandTests.writeList(urls, to: folder)
+    }
+
+    static func stats(_ folder: URL, _ name: String = "00000_stats.json") throws -> [String: Any] {
+        let data = try Data(contentsOf: folder.appendingPathComponent(name))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test("img2dataset's option names (with _ or -) and values run, and mean what they mean there")
+    func img2datasetSpellings() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The generated images are 24×16; row 3 is a 404.
+        let urls = (0..<5).map { server.url("/gen/\($0).png").absoluteString }
+        let list = try Self.list(urls, in: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", "--url_list", list.path, "--output_folder", output.path, "--image_size", "8",
+                "--resize_mode", "keep_ratio", "--resize_only_if_bigger", "False", "--processes_count", "2",
+                "--thread-count", "4", "--input_format", "csv", "--url_col", "url", "--caption-col", "caption",
+                "--save_additional_columns", #"["n"]"#, "--output_format", "files", "--encode_format", "png",
+                "--number_sample_per_shard", "3", "--extract_exif=False", "--compute_hash", "md5",
+                "--enable_wandb", "False", "--distributor", "multiprocessing", "--incremental_mode", "incremental",
+                "--oom_shard_count", "5", "--max_image_area", "inf", "--max-aspect-ratio", "inf", "--retries", "0",
+                "--timeout", "10", "--min_image_size", "0", "--disallowed_header_directives", "[]",
+                "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.map { $0["key"] as? String } == ["000000000", "000000001", "000000002", "000010000", "000010001"])
+        // keep_ratio: the shorter side becomes 8 (center-crop, webimage's default, would make 8×8).
+        let ok = rows.filter { $0["status"] as? String == "success" }
+        #expect(ok.count == 4 && ok.allSatisfy { $0["width"] as? Int == 12 && $0["height"] as? Int == 8 }, "\(ok)")
+        #expect(ok.allSatisfy { ($0["md5"] as? String)?.count == 32 && $0["sha256"] == nil }, "\(ok)")
+        #expect(rows.map { $0["n"] as? String } == ["0", "1", "2", "3", "4"])
+        #expect(rows[3]["status"] as? String == "failed_to_download")
+        // --output_format files, --encode_format png: a folder per shard.
+        let files = try FileManager.default.contentsOfDirectory(atPath: output.appendingPathComponent("00000").path)
+        #expect(files.contains("000000000.png") && files.contains("000000000.json"), "\(files)")
+
+        // Booleans as python-fire takes them: `--flag`, `--flag=True`, `--noflag`; the resize enlarges
+        // (24×16 to 96×64) unless resize_only_if_bigger.
+        for (flag, width) in [
+            (["--resize_only_if_bigger"], 24), (["--resize-only-if-bigger=True"], 24),
+            (["--noresize_only_if_bigger"], 96), (["--resize_only_if_bigger", "false"], 96),
+        ] {
+            let out = folder.appendingPathComponent("flag-\(UUID().uuidString)")
+            let flagged = try await CLIRunner.run(
+                "webimage",
+                ["bulk", list.path, "--output-folder", out.path, "--image-size", "64", "--resize-mode", "keep_ratio"]
+                    + flag + ["--allow-destination", "127.0.0.0/8"])
+            #expect(flagged.status == 0, "\(flag): \(flagged.stderr)")
+            #expect(try BulkInputTests.rows(out).first?["width"] as? Int == width, "\(flag)")
+        }
+
+        // img2dataset's resize_mode names: no keeps the size (and webimage's own names still work).
+        for (mode, width) in [("no", 24), ("center_crop", 8), ("keep_ratio_largest", 8), ("border", 8), ("fit", 8)] {
+            let out = folder.appendingPathComponent("mode-\(mode)")
+            let resized = try await CLIRunner.run(
+                "webimage",
+                [
+                    "bulk", list.path, "--output_folder", out.path, "--image_size", "8", "--resize_mode", mode,
+                    "--allow-destination", "127.0.0.0/8",
+                ])
+            #expect(resized.status == 0, "\(mode): \(resized.stderr)")
+            #expect(try BulkInputTests.rows(out).first?["width"] as? Int == width, "\(mode)")
+        }
+    }
+
+    @Test("an img2dataset option webimage does not have is refused with a message saying so, and nothing is made")
+    func unsupportedOptionsAreRefused() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try Self.list(["http://127.0.0.1:9/a.png"], in: folder)
+        let cases: [([String], String)] = [
+            (["--output_format", "parquet"], "img2dataset's --output_format is not supported by webimage bulk yet"),
+            (["--output-format", "tfrecord"], "img2dataset's --output-format is not supported by webimage bulk yet"),
+            (["--output_format", "dummy"], "img2dataset's --output_format is not supported by webimage bulk yet"),
+            (["--extract_exif"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
+            (["--extract_exif", "True"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
+            (["--skip_reencode=True"], "img2dataset's --skip_reencode is not supported by webimage bulk yet"),
+            (["--enable_wandb", "True"], "img2dataset's --enable_wandb is not supported by webimage bulk"),
+            (["--wandb_project", "x"], "img2dataset's --wandb_project is not supported by webimage bulk"),
+            (["--distributor", "pyspark"], "img2dataset's --distributor is not supported by webimage bulk as pyspark"),
+            (["--upscale_interpolation", "bicubic"], "img2dataset's --upscale_interpolation is not supported"),
+            (["--downscale-interpolation", "area"], "img2dataset's --downscale-interpolation is not supported"),
+            (
+                ["--incremental_mode", "overwrite"],
+                "img2dataset's --incremental_mode is not supported by webimage bulk"
+            ),
+            (["--max_shard_retry", "2"], "img2dataset's --max_shard_retry is not supported by webimage bulk"),
+            (["--subjob_size", "10"], "img2dataset's --subjob_size is not supported by webimage bulk"),
+            (["--oom_shard_count", "6"], "img2dataset's --oom_shard_count is not supported by webimage bulk"),
+            (["--input_format", "json"], "img2dataset's --input_format is not supported by webimage bulk yet"),
+            (
+                ["--encode_format", "png", "--encode_quality", "9"],
+                "img2dataset's --encode_quality with --encode_format png (the compression level) is not supported"
+            ),
+            (["--processes_count", "64"], "got 64 × 256"),
+            (["--encode_format", "tiff"], "--encode_format takes jpg, png or webp, got 'tiff'"),
+            (["--resize_only_if_bigger=maybe"], "--resize_only_if_bigger takes True or False, got 'maybe'"),
+            (["--verify_hash", #"["md5_col","md5"]"#], "checks a md5 digest but --compute_hash is sha256"),
+        ]
+        for (options, message) in cases {
+            let output = folder.appendingPathComponent("out")
+            let run = try await CLIRunner.run(
+                "webimage", ["bulk", list.path, "--output_folder", output.path] + options)
+            #expect(run.status == 64, "\(options): \(run.stderr)")
+            #expect(run.stderr.contains(message), "\(options): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: output.path), "\(options)")
+        }
+        // The input's name says csv; --input_format must agree (exit 2, as for a bad option value).
+        let mismatch = try await CLIRunner.run(
+            "webimage",
+            ["bulk", list.path, "--output", folder.appendingPathComponent("o").path, "--input_format", "tsv"])
+        #expect(
+            mismatch.status == 2 && mismatch.stderr.contains("--input_format tsv does not match"), "\(mismatch.stderr)")
+
+        // --help keeps webimage's own names.
+        let help = try await CLIRunner.run("webimage", ["bulk", "--help"])
+        #expect(help.stdout.contains("--output <dir>") && help.stdout.contains("--size <size>"), "\(help.stdout)")
+        #expect(!help.stdout.contains("--img2dataset-input-format"), "\(help.stdout)")
+    }
+
+    @Test("records, .json sidecars, Parquet and stats carry img2dataset's field names and types; url as given")
+    func outputsHaveImg2datasetFields() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Row 1 is not a URL, row 2 has a space webimage must not re-encode in the record, row 3 is a 404;
+        // /gen/0.png with ?x=a b is still a generated image.
+        let spaced = server.url("/gen/0.png").absoluteString + "?x=a b"
+        let urls = [
+            server.url("/gen/0.png").absoluteString, "not a url", spaced, server.url("/gen/3.png").absoluteString,
+        ]
+        let list = try Self.list(urls, in: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output_folder", output.path, "--image_size", "8", "--caption_col", "caption",
+                "--save_additional_columns", "n", "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.map { $0["url"] as? String } == urls)
+        #expect(
+            rows.map { $0["status"] as? String } == ["success", "failed_to_download", "success", "failed_to_download"])
+        let fields: Set<String> = [
+            "key", "url", "status", "error_message", "caption", "width", "height", "original_width",
+            "original_height", "sha256", "n", "error_code", "ms", "attempts",
+        ]
+        for row in rows { #expect(Set(row.keys) == fields, "\(row.keys.sorted())") }
+        #expect(rows[0]["error_message"] is NSNull && (rows[1]["error_message"] as? String)?.isEmpty == false)
+        #expect(rows[0]["original_width"] as? Int == 24 && rows[0]["width"] as? Int == 8)
+
+        let stats = try Self.stats(output)
+        #expect(
+            Set(stats.keys) == [
+                "count", "successes", "failed_to_download", "failed_to_resize", "duration", "start_time", "end_time",
+                "status_dict", "shard", "bytes",
+            ], "\(stats.keys.sorted())")
+        #expect(stats["count"] as? Int == 4 && stats["successes"] as? Int == 2)
+        #expect(stats["failed_to_download"] as? Int == 2 && stats["failed_to_resize"] as? Int == 0)
+        #expect(
+            stats["status_dict"] as? [String: Int] == ["success": 2, "invalidURL": 1, "invalidDownloadStatusCode": 1])
+        let start = try #require(stats["start_time"] as? Double)
+        let end = try #require(stats["end_time"] as? Double)
+        #expect(start <= end && end - start <= (stats["duration"] as? Double ?? -1) + 1)
+
+        // bulk-stats reads the new fields.
+        let summed = try await CLIRunner.run("webimage", ["bulk-stats", output.path])
+        #expect(
+            summed.status == 0 && summed.stdout.contains("failed to download: 2, failed to resize: 0"),
+            "\(summed.stdout)")
+        #expect(summed.stdout.contains("images: 4, ok 2"), "\(summed.stdout)")
+    }
+
+    @Test(
+        "the tar's .json sidecars and the Parquet file have img2dataset's names and types, as Python reads them",
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: BulkCommandTests.webdatasetPython),
+            "make test-python sets up .venv-test with pyarrow"))
+    func sidecarsAndParquetForPython() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = [server.url("/gen/0.png").absoluteString, "not a url"]
+        let list = try Self.list(urls, in: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output_folder", output.path, "--output_format", "webdataset", "--image_size", "8",
+                "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let script = """
+            import json, sys, tarfile, pyarrow.parquet as pq
+            folder = sys.argv[1]
+            with tarfile.open(folder + "/00000.tar") as tar:
+                for member in tar.getmembers():
+                    if member.name.endswith(".json"):
+                        meta = json.load(tar.extractfile(member))
+                        print("json", ",".join(sorted(meta)), meta["status"], meta["url"])
+            table = pq.read_table(folder + "/00000.parquet")
+            for field in table.schema:
+                print("parquet", field.name, field.type)
+            rows = sorted(table.to_pylist(), key=lambda row: row["key"])
+            print("rows", json.dumps([row["url"] for row in rows]), json.dumps([row["status"] for row in rows]))
+            """
+        let lines = try await BulkParquetTests.python(script, [output.path])
+        let sidecar = try #require(lines.first { $0.hasPrefix("json ") })
+        #expect(
+            sidecar
+                == "json attempts,caption,error_code,error_message,height,key,ms,original_height,original_width,sha256,"
+                + "status,url,width success \(urls[0])")
+        let types = Dictionary(
+            lines.filter { $0.hasPrefix("parquet ") }.map { line -> (String, String) in
+                let parts = line.split(separator: " ")
+                return (String(parts[1]), String(parts[2]))
+            }, uniquingKeysWith: { first, _ in first })
+        for name in ["width", "height", "original_width", "original_height"] {
+            #expect(types[name] == "int32", "\(types)")
+        }
+        for name in ["key", "url", "status", "error_message", "sha256"] { #expect(types[name] == "string", "\(types)") }
+        #expect(types["error"] == nil)
+        #expect(lines.last == #"rows [""# + urls[0] + #"", "not a url"] ["success", "failed_to_download"]"#)
+    }
+
+    @Test("a run whose every row the destination policy refused names the option, exits 2, and its retry works")
+    func allRefusedNamesTheOption() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let urls = [0, 1, 2].map { server.url("/gen/\($0).png").absoluteString }
+        let list = try Self.list(urls, in: folder)
+        let output = folder.appendingPathComponent("out")
+        let refused = try await CLIRunner.run(
+            "webimage", ["bulk", list.path, "--output", output.path, "--size", "8"])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains("every row (3) failed with destinationNotAllowed")
+                && refused.stderr.contains("--allow-private-destinations")
+                && refused.stderr.contains("--retry-failed"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("0 ok, 3 failed"), "\(refused.stderr)")
+
+        // What the message says to do.
+        let retried = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--size", "8", "--retry-failed",
+                "--allow-private-destinations",
+            ])
+        #expect(retried.status == 0 && retried.stderr.contains("3 ok, 0 failed"), "\(retried.stderr)")
+    }
+
+    @Test("a plan that fails (missing input, missing column) leaves no output folder behind; one that existed stays")
+    func failedPlanLeavesNothing() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try Self.list(["http://127.0.0.1:9/a.png"], in: folder)
+        let missing = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", folder.appendingPathComponent("missing.csv").path, "--output",
+                folder.appendingPathComponent("a/b/out").path,
+            ])
+        #expect(missing.status == 2, "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("a").path))
+
+        let column = try await CLIRunner.run(
+            "webimage",
+            ["bulk", list.path, "--output_folder", folder.appendingPathComponent("out").path, "--url_col", "link"])
+        #expect(column.status == 2 && column.stderr.contains("link"), "\(column.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out").path))
+
+        let existing = folder.appendingPathComponent("existing")
+        try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true)
+        let kept = try await CLIRunner.run(
+            "webimage", ["bulk", folder.appendingPathComponent("missing.csv").path, "--output", existing.path])
+        #expect(kept.status == 2)
+        #expect(FileManager.default.fileExists(atPath: existing.path))
+    }
+
+    @Test("bulk-stats reads stats written before img2dataset's names")
+    func bulkStatsReadsOldFiles() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old =
+            #"{"shard":0,"count":5,"successes":3,"failures":{"tooSmall":1,"timedOut":1},"bytes":10,"duration":2,"#
+            + #""started":100,"finished":102}"#
+        try Data(old.utf8).write(to: folder.appendingPathComponent("00000_stats.json"))
+        let run = try await CLIRunner.run("webimage", ["bulk-stats", folder.path, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        #expect(object["count"] as? Int == 5 && object["successes"] as? Int == 3)
+        #expect(object["failedToDownload"] as? Int == 1 && object["failedToResize"] as? Int == 1)
+        #expect(object["failures"] as? [String: Int] == ["tooSmall": 1, "timedOut": 1])
+        #expect(object["wallSeconds"] as? Double == 2)
+    }
+}
