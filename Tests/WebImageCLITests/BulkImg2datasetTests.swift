@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import ServerTestSupport
 import TestSupport
 import Testing
 
@@ -271,6 +272,37 @@ struct BulkImg2datasetTests {
                 "--allow-private-destinations",
             ])
         #expect(retried.status == 0 && retried.stderr.contains("3 ok, 0 failed"), "\(retried.stderr)")
+    }
+
+    @Test(
+        "every row failing TLS names --insecure and exits 2; img2dataset's --ignore_ssl_certificate True is --insecure")
+    func tlsFailuresNameInsecure() async throws {
+        let server = try Fixtures.server(tls: .selfSigned)
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("/files/pixel-1x1.png").absoluteString
+        let list = try Self.list([url, url + "?again"], in: folder)
+        let strict = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", folder.appendingPathComponent("strict").path, "--size", "8",
+                "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(strict.status == 2, "\(strict.stderr)")
+        #expect(
+            strict.stderr.contains("every row (2) failed with sslFailure") && strict.stderr.contains("--insecure"),
+            "\(strict.stderr)")
+
+        let ignoring = folder.appendingPathComponent("ignoring")
+        let insecure = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output_folder", ignoring.path, "--image_size", "8", "--ignore_ssl_certificate",
+                "True", "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(insecure.status == 0, "\(insecure.stderr)")
+        #expect(try BulkInputTests.rows(ignoring).map { $0["status"] as? String } == ["success", "success"])
     }
 
     @Test("a plan that fails (missing input, missing column) leaves no output folder behind; one that existed stays")
