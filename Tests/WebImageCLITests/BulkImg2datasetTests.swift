@@ -175,8 +175,13 @@ struct BulkImg2datasetTests {
         #expect(
             Set(stats.keys) == [
                 "count", "successes", "failed_to_download", "failed_to_resize", "duration", "start_time", "end_time",
-                "status_dict", "shard", "bytes",
+                "status_dict", "shard", "bytes", "bytes_downloaded",
             ], "\(stats.keys.sorted())")
+        // Two copies of /gen/0.png arrived (the 404's body is no file), as curl counts them.
+        let curl = try await CLIRunner.runProgram(
+            "/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-w", "%{size_download}", urls[0]])
+        let png = try #require(Int(curl.stdout), "\(curl.stderr)")
+        #expect(png > 0 && stats["bytes_downloaded"] as? Int == 2 * png, "\(stats)")
         #expect(stats["count"] as? Int == 4 && stats["successes"] as? Int == 2)
         #expect(stats["failed_to_download"] as? Int == 2 && stats["failed_to_resize"] as? Int == 0)
         #expect(

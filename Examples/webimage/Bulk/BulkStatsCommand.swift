@@ -32,7 +32,8 @@ extension WebImageCLI {
                     "shardsDone": totals.shards, "shardsPlanned": totals.plannedShards ?? NSNull(),
                     "count": total.count, "successes": total.successes, "failures": total.failures,
                     "failedToDownload": total.failedToDownload, "failedToResize": total.failedToResize,
-                    "bytes": total.bytes, "duration": total.duration, "retried": totals.retried,
+                    "bytes": total.bytes, "bytesDownloaded": total.bytesDownloaded, "duration": total.duration,
+                    "retried": totals.retried,
                     "recovered": totals.recovered,
                 ]
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -45,7 +46,10 @@ extension WebImageCLI {
             )
             print("failed to download: \(total.failedToDownload), failed to resize: \(total.failedToResize)")
             for (code, count) in total.failures.sorted(by: { $0.value > $1.value }) { print("  \(code): \(count)") }
-            print(String(format: "bytes: %.1f MB", Double(total.bytes) / 1e6))
+            print(
+                String(
+                    format: "bytes: %.1f MB saved, %.1f MB downloaded", Double(total.bytes) / 1e6,
+                    Double(total.bytesDownloaded) / 1e6))
             print(
                 "wall time: "
                     + (totals.wallSeconds.map { Bulk.seconds($0) + " (first shard start to last shard end)" }

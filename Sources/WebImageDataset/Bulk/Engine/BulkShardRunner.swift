@@ -269,6 +269,7 @@ struct BulkShardRunner: Sendable {
 
     /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
     private func finish(_ sample: inout BulkSample, with result: ImageDownloadResult) {
+        sample.downloadedBytes = result.data.count
         guard let image = result.image else {
             sample.fail(.download(code: ImageDownloaderError.Code.badImageData.description), "nothing decoded")
             return

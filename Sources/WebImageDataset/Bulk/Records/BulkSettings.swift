@@ -111,6 +111,8 @@ struct BulkSample: Sendable {
     var originalHeight: Int?
     var milliseconds = 0
     var attempts = 1
+    /// The size of the downloaded file; 0 when no file arrived.
+    var downloadedBytes = 0
 
     var succeeded: Bool { bytes != nil && failure == nil }
 
@@ -136,7 +138,7 @@ struct BulkSample: Sendable {
 
 /// Per-shard totals: `{shard:05}_stats.json`, in img2dataset's fields (`count`, `successes`,
 /// `failed_to_download`, `failed_to_resize`, `duration`, `start_time`, `end_time`, `status_dict`) plus
-/// WebImage's `shard` and `bytes`.
+/// WebImage's `shard`, `bytes` and `bytes_downloaded`.
 ///
 /// img2dataset keys `status_dict` by each failure's message; WebImage keys it by the failure's
 /// ``BulkFailure/code`` (messages carry each row's numbers, so they would rarely repeat), and counts
@@ -157,6 +159,9 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
     public var statusDict: [String: Int] = [:]
     /// Bytes of the saved images.
     public var bytes = 0
+    /// Bytes of the downloaded files (every row that got one, failed later or not); 0 in stats written
+    /// before it was recorded.
+    public var bytesDownloaded = 0
     /// Seconds from opening the shard to writing its stats.
     public var duration = 0.0
     /// When the shard was opened, in seconds since 1970; nil in stats written before it was recorded.
@@ -186,6 +191,7 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case shard, count, successes, bytes, duration
+        case bytesDownloaded = "bytes_downloaded"
         case failedToDownload = "failed_to_download"
         case failedToResize = "failed_to_resize"
         case statusDict = "status_dict"
@@ -205,6 +211,7 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
         count = try container.decode(Int.self, forKey: .count)
         successes = try container.decode(Int.self, forKey: .successes)
         bytes = try container.decodeIfPresent(Int.self, forKey: .bytes) ?? 0
+        bytesDownloaded = try container.decodeIfPresent(Int.self, forKey: .bytesDownloaded) ?? 0
         duration = try container.decodeIfPresent(Double.self, forKey: .duration) ?? 0
         startTime =
             try container.decodeIfPresent(Double.self, forKey: .startTime)
@@ -231,7 +238,7 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
         }
     }
 
-    /// Writes img2dataset's fields and WebImage's `shard` and `bytes`.
+    /// Writes img2dataset's fields and WebImage's `shard`, `bytes` and `bytes_downloaded`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(shard, forKey: .shard)
@@ -241,6 +248,7 @@ public struct BulkShardStats: Codable, Sendable, Equatable {
         try container.encode(failedToResize, forKey: .failedToResize)
         try container.encode(statusDict, forKey: .statusDict)
         try container.encode(bytes, forKey: .bytes)
+        try container.encode(bytesDownloaded, forKey: .bytesDownloaded)
         try container.encode(duration, forKey: .duration)
         try container.encodeIfPresent(startTime, forKey: .startTime)
         try container.encodeIfPresent(endTime, forKey: .endTime)

@@ -80,6 +80,7 @@ public struct BulkStatsTotals: Sendable, Equatable {
             try add(stats.count, to: &totals.total.count)
             try add(stats.successes, to: &totals.total.successes)
             try add(stats.bytes, to: &totals.total.bytes)
+            try add(stats.bytesDownloaded, to: &totals.total.bytesDownloaded)
             totals.total.duration += stats.duration
             try add(stats.failedToDownload, to: &totals.total.failedToDownload)
             try add(stats.failedToResize, to: &totals.total.failedToResize)

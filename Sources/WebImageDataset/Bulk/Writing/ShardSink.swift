@@ -86,6 +86,7 @@ final class OpenShard {
 
     func record(_ sample: BulkSample) throws {
         finished += 1
+        stats.bytesDownloaded += sample.downloadedBytes
         if sample.succeeded {
             stats.tally(nil)
             stats.bytes += sample.bytes?.count ?? 0
