@@ -33,7 +33,7 @@ struct Profiler {
         ("ImageDownloaderOperation.start()", "ImageDownloaderOperation.start()"),
         ("CurlTransfer.init(request:pool:share:delegate:)", "· CurlTransfer.init (pooled easy handle + options)"),
         (
-            "ImageDownloaderOperation.process(_:metrics:storeInCache:postsStop:)",
+            "ImageDownloaderOperation.process(_:metrics:cacheWrite:)",
             "completion processing (process: serve callers, finish)"
         ),
         ("QueueChannel.drain()", "callback queue: drained blocks (notifications, completions)"),

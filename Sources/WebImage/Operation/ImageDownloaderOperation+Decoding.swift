@@ -20,12 +20,7 @@ extension ImageDownloaderOperation {
     /// decodes nothing (`avoidDecodeImage`) never creates a queue.
     var decoderBox: IncrementalDecoderBox {
         let target = environment.decodeQueue
-        return state.withLock { state in
-            if let box = state.decoderBox { return box }
-            let box = IncrementalDecoderBox(target: target)
-            state.decoderBox = box
-            return box
-        }
+        return state.withLock { $0.decoder(orMake: { IncrementalDecoderBox(target: target) }) }
     }
 
     /// Makes a partial image from the bytes so far and hands it to every caller as `(image, nil, nil, false)`.
@@ -33,7 +28,7 @@ extension ImageDownloaderOperation {
     /// partial image never follows the final one (`OperationLifecycle.beginPartialDecode`/`endPartialDecode`).
     func decodeProgressively(_ snapshot: Data) {
         let box = decoderBox
-        let firstOptions = state.withLock { $0.lifecycle.callers.first?.decoding.options } ?? ImageDecodingOptions()
+        let firstOptions = state.withLock { $0.callers.first?.decoding.options } ?? ImageDecodingOptions()
         box.queue.async { [self] in
             if box.decoder == nil {
                 box.decoder = registry.makeIncrementalDecoder(for: snapshot, options: firstOptions)
@@ -41,7 +36,7 @@ extension ImageDownloaderOperation {
             }
             let partial = box.decoder?.decodePartial(snapshot)
             state.withLock { state in
-                let callers = state.lifecycle.endPartialDecode()
+                let callers = state.endPartialDecode()
                 guard let partial else { return }
                 // Dispatched under the lock: the final result is queued only after the transfer's end
                 // changed the state (also under this lock), so on each callback queue a partial comes first.
@@ -55,25 +50,24 @@ extension ImageDownloaderOperation {
     /// Decoding, decrypting and writing to the HTTP cache run on the decode queue. When there is none of
     /// that to do (every caller asked for `avoidDecodeImage`), the callers are served right here, on the
     /// transport thread: handing the bytes over costs less than waking a decode thread to do it.
-    func process(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool) {
+    func process(_ data: Data, metrics: ImageDownloadMetrics, cacheWrite: HTTPCacheWrite?) {
         let needsDecodeQueue =
-            decryptor != nil
+            decryptor != nil || cacheWrite != nil
             || state.withLock { state in
-                (storeInCache && state.httpCache != nil) || state.httpCache?.pendingRevalidation != nil
-                    || state.decoderBox != nil
-                    || state.lifecycle.callers.contains { !$0.decoding.avoidsDecoding }
+                state.hasDecoder || state.callers.contains { !$0.decoding.avoidsDecoding }
             }
         if needsDecodeQueue {
             let box = decoderBox
-            box.queue.async { [self] in serve(data, metrics: metrics, storeInCache: storeInCache, box: box) }
+            box.queue.async { [self] in serve(data, metrics: metrics, cacheWrite: cacheWrite, box: box) }
         } else {
-            serve(data, metrics: metrics, storeInCache: storeInCache, box: nil)
+            serve(data, metrics: metrics, cacheWrite: cacheWrite, box: nil)
         }
     }
 
-    private func serve(_ data: Data, metrics: ImageDownloadMetrics, storeInCache: Bool, box: IncrementalDecoderBox?) {
-        if storeInCache { storeHTTPResponse(data) }
-        persistRevalidation()
+    private func serve(
+        _ data: Data, metrics: ImageDownloadMetrics, cacheWrite: HTTPCacheWrite?, box: IncrementalDecoderBox?
+    ) {
+        if let cacheWrite { writeHTTPCache(cacheWrite, body: data) }
         let (payload, failure) = decryptedPayload(data)
         var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
         var encodings: [OutputEncoding.Identity: Result<Data, ImageDownloaderError>] = [:]
@@ -82,7 +76,7 @@ extension ImageDownloaderOperation {
             // nothing else.
             (results, encodings) = decodeForWaitingCallers(payload, box: box)
         }
-        let (callers, response) = state.withLock { ($0.lifecycle.takeCallersToServe(), $0.response) }
+        let (callers, response) = state.withLock { ($0.takeCallersToServe(), $0.response) }
         // The body is the callers' from here on: it no longer counts against the downloader's limit.
         releaseBodyBytes()
         var succeeded = false
@@ -122,7 +116,7 @@ extension ImageDownloaderOperation {
                 if postsFinish { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
             }
         }
-        if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
+        if state.withLock({ $0.served() }) { announceFinish() }
     }
 
     /// The body the callers get (`data` as the decryptor returns it, when there is one), or the failure
@@ -151,7 +145,7 @@ extension ImageDownloaderOperation {
     ) {
         var results: [DecodeRequest: Result<Image?, ImageDownloaderError>] = [:]
         var encodings: [OutputEncoding.Identity: Result<Data, ImageDownloaderError>] = [:]
-        let waiting = state.withLock { $0.lifecycle.callers.map { ($0.decoding, $0.output) } }
+        let waiting = state.withLock { $0.callers.map { ($0.decoding, $0.output) } }
         for decodeRequest in Set(waiting.map(\.0)) {
             results[decodeRequest] = decode(payload, decodeRequest, box: box)
         }
@@ -225,28 +219,6 @@ extension ImageDownloaderOperation {
                 ImageDownloaderError.codecFailure(
                     error, url: request.url, context: "the encoder \(output.encoder.key) failed"))
         }
-    }
-
-    /// Stores a network response with `.useURLCache` (the cache decides whether RFC 9111 allows it).
-    ///
-    /// A redirected response is stored under the URL that served it, not the one requested: the
-    /// redirect itself was not stored, so the next request for the first URL asks its server again.
-    /// A response whose `Vary` names one of `config.secretHeaderFields` that the request sent is not
-    /// stored: the index would have to hold the secret's value.
-    private func storeHTTPResponse(_ data: Data) {
-        let (exchange, response) = state.withLock { ($0.httpCache, $0.response) }
-        guard let exchange, let response else { return }
-        let (cache, requestDate) = (exchange.cache, exchange.requestDate)
-        var served = request
-        served.url = response.url
-        let secrets = environment.secretHeaderFields
-        let varyNames = response.headers.values(for: "Vary").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        if varyNames.contains(where: { secrets.contains($0) && request.headers.contains($0) }) {
-            cache.removeResponse(for: served.url)
-            return
-        }
-        cache.store(response, body: data, for: served, requestDate: requestDate, responseDate: Date())
     }
 
     var registry: ImageDecoderRegistry { environment.decoderRegistry }

@@ -25,24 +25,22 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.handlesCookies = options.contains(.handleCookies)
         transferRequest.destinationPolicy = config.destinationPolicy
         transferRequest.allowedURLs = config.allowedURLPrefixes
-        decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
 
         if completeFromProcessedCache() { return }
+        var exchange: HTTPCacheExchange?
         if options.contains(.useURLCache), usesHTTPCache(config) {
             let cache = config.urlCache ?? HTTPCache.shared
             let now = Date()
-            var exchange = HTTPCacheExchange(cache: cache, requestDate: now)
             switch cache.lookup(request, now: now) {
             case .fresh(let cached):
                 completeFromCache(cached)
                 return
             case .stale(let cached, let conditionalHeaders):
                 for field in conditionalHeaders { transferRequest.headers[field.name] = field.value }
-                exchange.revalidating = cached
+                exchange = HTTPCacheExchange(cache: cache, requestDate: now, revalidation: .validating(cached))
             case .miss:
-                break
+                exchange = HTTPCacheExchange(cache: cache, requestDate: now, revalidation: .fetching)
             }
-            state.withLock { $0.httpCache = exchange }
         }
 
         let transfer: any TransportTransfer
@@ -52,7 +50,11 @@ extension ImageDownloaderOperation: TransferDelegate {
             failBeforeTransfer(ImageDownloaderError(transportError: error))
             return
         }
-        switch state.withLock({ $0.lifecycle.transferMade(transfer) }) {
+        let decodesProgressively = options.contains(.progressiveLoad) && decryptor == nil
+        let action = state.withLock {
+            $0.transferMade(transfer, cache: exchange, decodesProgressively: decodesProgressively)
+        }
+        switch action {
         case .startTransfer(let callers):
             for caller in callers { caller.progress?(0, -1, request.url) }
             environment.instruments.transferStarted(request.url)
@@ -97,11 +99,7 @@ extension ImageDownloaderOperation: TransferDelegate {
             // which owns `body`). The size limit still applies: curl refuses larger declared lengths.
             body.reserve(Int(min(expected, environment.config.maximumResponseSize)))
         }
-        let callers = state.withLock { state -> [DownloadCaller] in
-            state.response = response
-            state.expectedSize = expected
-            return state.lifecycle.callers
-        }
+        let callers = state.withLock { $0.responseReceived(response, expectedSize: expected) }
         for caller in callers { caller.token.recordResponse(response) }
         if error == nil {
             for caller in callers { caller.progress?(0, Int(expected), request.url) }
@@ -109,7 +107,8 @@ extension ImageDownloaderOperation: TransferDelegate {
         return error
     }
 
-    /// Response checks in SDWebImage's order: status, content type, then the 304 rule.
+    /// Response checks in SDWebImage's order: status, content type, then the 304 rule (a 304 still here
+    /// confirmed nothing cached: `revalidated(by:)` turned one that did into the stored 200).
     private func validate(_ response: TransferResponse) -> ImageDownloaderError? {
         let config = environment.config
         if let acceptable = config.acceptableStatusCodes, !acceptable.contains(response.statusCode) {
@@ -132,7 +131,7 @@ extension ImageDownloaderOperation: TransferDelegate {
                     statusCode: response.statusCode, response: response)
             }
         }
-        if response.statusCode == 304, state.withLock({ $0.httpCache?.confirmedByServer == nil }) {
+        if response.statusCode == 304 {
             return ImageDownloaderError(
                 .cacheNotModified, "the server answered 304 Not Modified and nothing is cached", url: request.url,
                 statusCode: 304, response: response)
@@ -151,23 +150,12 @@ extension ImageDownloaderOperation: TransferDelegate {
         claimedBodyBytes.add(Int64(bytes.count), ordering: .relaxed)
         body.append(bytes)
         let interval = environment.progressIntervalNanoseconds
-        let now = DispatchTime.now()
-        let wantsProgressive = decodesProgressively
-        let (callers, expected, decodeNow) = state.withLock { state -> ([DownloadCaller], Int64, Bool) in
-            let expected = state.expectedSize
-            // Throttle only when the length is known, and never the last chunk.
-            if expected > 0, interval > 0, totalReceived < expected,
-                now.uptimeNanoseconds - state.lastProgressTime.uptimeNanoseconds < interval
-            {
-                return ([], expected, false)
-            }
-            state.lastProgressTime = now
-            let decodeNow =
-                wantsProgressive && expected > 0 && totalReceived < expected && state.lifecycle.beginPartialDecode()
-            return (state.lifecycle.callers, expected, decodeNow)
+        let now = DispatchTime.now().uptimeNanoseconds
+        let action = state.withLock { $0.bytesReceived(total: totalReceived, at: now, interval: interval) }
+        for caller in action.callers {
+            caller.progress?(Int(totalReceived), Int(action.expectedSize), request.url)
         }
-        for caller in callers { caller.progress?(Int(totalReceived), Int(expected), request.url) }
-        if decodeNow { decodeProgressively(body.snapshot) }
+        if action.decodesPartial { decodeProgressively(body.snapshot) }
         return nil
     }
 
@@ -182,27 +170,24 @@ extension ImageDownloaderOperation: TransferDelegate {
         let result = transportResult.mapError { ImageDownloaderError(transportError: $0) }
         let succeeded = (try? result.get()) != nil
         environment.instruments.transferCompleted(request.url, result)
-        let (action, confirmed) = state.withLock { state in
-            (state.lifecycle.transferCompleted(succeeded: succeeded), state.httpCache?.confirmedByServer)
-        }
-        switch (action, result) {
-        case (.process, .success(var metrics)):
+        switch (state.withLock { $0.transferCompleted(succeeded: succeeded) }, result) {
+        case (.process(let storedBody, let cacheWrite), .success(var metrics)):
             var data = body.take()
-            if let confirmed {
-                data = confirmed.body
+            if let storedBody {
+                data = storedBody  // a 304 confirmed the stored entry: its body replaces the 304's empty one
                 metrics.cacheStatus = .revalidated
             }
             // From the transport thread, like the other transfer events: on a busy downloader it shares the
             // turn's one wake-up of the callback queue (see DrainBatch).
             post(.imageDownloadStop)
-            process(data, metrics: metrics, storeInCache: confirmed == nil)
-        case (.fail(let callers, let postsStop), .failure(let error)):
+            process(data, metrics: metrics, cacheWrite: cacheWrite)
+        case (.fail(let callers, let postsStop, let cacheWrite), .failure(let error)):
             dropBody()
-            fail(callers, with: error, postsStop: postsStop)
-        case (.stopAndFinish, _):
+            fail(callers, with: error, postsStop: postsStop, cacheWrite: cacheWrite)
+        case (.stopAndFinish(let cacheWrite), _):
             dropBody()
             post(.imageDownloadStop)
-            writeRevalidationOffThisThread()
+            writeHTTPCacheOffThisThread(cacheWrite)
             announceFinish()
         default:
             dropBody()
@@ -218,9 +203,9 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// Ends the operation with `error` before any transfer was started (the cache refused, or the
     /// transfer could not be set up).
     func failBeforeTransfer(_ error: ImageDownloaderError) {
-        switch state.withLock({ $0.lifecycle.preparationFailed() }) {
-        case .fail(let callers, let postsStop):
-            fail(callers, with: error, postsStop: postsStop)
+        switch state.withLock({ $0.preparationFailed() }) {
+        case .fail(let callers, let postsStop, let cacheWrite):
+            fail(callers, with: error, postsStop: postsStop, cacheWrite: cacheWrite)
         case .finish:
             announceFinish()
         default:
@@ -228,8 +213,10 @@ extension ImageDownloaderOperation: TransferDelegate {
         }
     }
 
-    /// Gives `callers` the failure, then finishes.
-    private func fail(_ callers: [DownloadCaller], with error: ImageDownloaderError, postsStop: Bool) {
+    /// Gives `callers` the failure, then finishes. `cacheWrite`: what a 304 taught the HTTP cache.
+    private func fail(
+        _ callers: [DownloadCaller], with error: ImageDownloaderError, postsStop: Bool, cacheWrite: HTTPCacheWrite?
+    ) {
         var error = error
         if error.url == nil { error.url = request.url }
         let response = self.response
@@ -248,16 +235,8 @@ extension ImageDownloaderOperation: TransferDelegate {
             caller.complete(image: nil, data: nil, error: error, response: response, metrics: nil)
         }
         if postsStop { post(.imageDownloadStop) }
-        writeRevalidationOffThisThread()
-        if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
-    }
-
-    /// A 304 answered with ignoreCachedResponse (or for another representation, or after a cancel) still
-    /// updates the cache; this may be the transport thread, so the SQLite write goes elsewhere.
-    private func writeRevalidationOffThisThread() {
-        if state.withLock({ $0.httpCache?.pendingRevalidation != nil }) {
-            DispatchQueue.global(qos: .utility).async { self.persistRevalidation() }
-        }
+        writeHTTPCacheOffThisThread(cacheWrite)
+        if state.withLock({ $0.served() }) { announceFinish() }
     }
 
     /// The credentials curl may send after a 401: the URL's, else the configuration's.
@@ -267,21 +246,6 @@ extension ImageDownloaderOperation: TransferDelegate {
         context?.decryptor ?? environment.config.decryptor
     }
 
-    // MARK: HTTP cache
-
-    /// Whether this request may read and write the HTTP cache, which every downloader and process of the
-    /// user shares: `RequestTrust.allowsSharedCaches` decides (a request that may not also sends no
-    /// validators). A cache the configuration declares its own (`urlCacheIsPrivate`) holds only answers
-    /// this policy judged, so the policy alone does not keep a request out of it.
-    private func usesHTTPCache(_ config: ImageDownloaderConfig) -> Bool {
-        guard let trust = mergeKey?.trust else { return false }
-        let privateCache = config.urlCacheIsPrivate && config.urlCache != nil
-        return trust.allowsSharedCaches(
-            secretHeaderFields: environment.secretHeaderFields,
-            destinationPolicy: privateCache ? .allowAll : config.destinationPolicy,
-            allowedURLs: privateCache ? nil : config.allowedURLPrefixes)
-    }
-
     // MARK: Processed-image cache
 
     /// When every waiting caller wants encoded bytes that `config.processedImageCache` holds, serves each
@@ -289,7 +253,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     /// the operation's thread, not on the one that called `downloadImage`: the read is disk I/O.
     private func completeFromProcessedCache() -> Bool {
         guard let cache = environment.config.processedImageCache else { return false }
-        let keys = state.withLock { $0.lifecycle.callers.map { $0.output?.cacheKey } }
+        let keys = state.withLock { $0.callers.map { $0.output?.cacheKey } }
         guard !keys.isEmpty else { return false }
         var hits: [ProcessedImageKey: Data] = [:]
         for key in keys {
@@ -300,110 +264,25 @@ extension ImageDownloaderOperation: TransferDelegate {
             }
         }
         func hit(for caller: DownloadCaller) -> Data? { caller.output?.cacheKey.flatMap { hits[$0] } }
-        let action = state.withLock { state in state.lifecycle.cacheHit(ifEvery: { hit(for: $0) != nil }) }
+        let action = state.withLock { state in state.cacheHit(ifEvery: { hit(for: $0) != nil }) }
         switch action {
         case nil:
             return false
         case .serve?:
             // Callers cancelled since the hit are no longer in the lifecycle and were told already.
-            let callers = state.withLock { $0.lifecycle.takeCallersToServe() }
+            let callers = state.withLock { $0.takeCallersToServe() }
             var metrics = ImageDownloadMetrics()
             metrics.cacheStatus = .processedImageCache
             for caller in callers {
                 caller.complete(image: nil, data: hit(for: caller), error: nil, response: nil, metrics: metrics)
             }
             if !callers.isEmpty { post(.imageDownloadFinish) }
-            if state.withLock({ $0.lifecycle.served() }) { announceFinish() }
+            if state.withLock({ $0.served() }) { announceFinish() }
         case .finish?:
             announceFinish()  // cancelled during the lookup: no callers left, no Finish
         case .none?:
             break
         }
         return true
-    }
-
-    /// A 304 to our conditional request: serve the stored body with the 304's fields merged in (or, with
-    /// `ignoreCachedResponse`, report cacheNotModified). Returns the response to validate further.
-    ///
-    /// This runs on the transport thread, so it only computes: the stored entry was read before the
-    /// transfer started, and writing the refreshed head to the cache (SQLite) is left to the processing
-    /// step (`persistRevalidation`), off the thread that drives every other transfer's bytes.
-    private func revalidated(by notModified: TransferResponse) -> (TransferResponse, ImageDownloaderError?) {
-        let now = Date()
-        let (requestDate, revalidating) = state.withLock {
-            ($0.httpCache?.requestDate ?? now, $0.httpCache?.revalidating)
-        }
-        guard let stored = revalidating else { return (notModified, nil) }  // the 304 rule: cacheNotModified
-        guard HTTPCachePolicy.notModified(notModified.headers, matches: stored.response.headers) else {
-            // The server validated another representation: what is stored is outdated.
-            state.withLock { $0.httpCache?.pendingRevalidation = .remove }
-            return (notModified, nil)
-        }
-        var refreshed = stored
-        refreshed.response.headers = HTTPCachePolicy.mergedHeaders(
-            stored: stored.response.headers, notModified: notModified.headers, receivedAt: now)
-        refreshed.requestDate = requestDate
-        refreshed.responseDate = now
-        state.withLock {
-            $0.httpCache?.pendingRevalidation = .refresh(
-                notModified: notModified, requestDate: requestDate, responseDate: now)
-        }
-        if options.contains(.ignoreCachedResponse) {
-            return (
-                refreshed.response,
-                ImageDownloaderError(
-                    .cacheNotModified, "the server confirmed the cached response (304) and ignoreCachedResponse is set",
-                    url: request.url, statusCode: 304, response: notModified)
-            )
-        }
-        state.withLock { $0.httpCache?.confirmedByServer = refreshed }
-        var served = refreshed.response
-        served.statusCode = 200
-        return (served, nil)
-    }
-
-    /// Writes what a 304 taught about the stored entry (its refreshed head, or its removal) to the cache.
-    /// From the processing step or a failure path: never on the transport thread.
-    func persistRevalidation() {
-        let (cache, pending) = state.withLock { state -> ((any HTTPCaching)?, PendingRevalidation?) in
-            defer { state.httpCache?.pendingRevalidation = nil }
-            return (state.httpCache?.cache, state.httpCache?.pendingRevalidation)
-        }
-        guard let cache, let pending else { return }
-        switch pending {
-        case .refresh(let notModified, let requestDate, let responseDate):
-            cache.refresh(with: notModified, for: request, requestDate: requestDate, responseDate: responseDate)
-        case .remove:
-            cache.removeResponse(for: request.url)
-        }
-    }
-
-    /// Serves a fresh cache entry without touching the network.
-    private func completeFromCache(_ cached: CachedHTTPResponse) {
-        if options.contains(.ignoreCachedResponse) {
-            failBeforeTransfer(
-                ImageDownloaderError(
-                    .cacheNotModified, "a fresh cached response exists and ignoreCachedResponse is set",
-                    url: request.url,
-                    statusCode: cached.response.statusCode, response: cached.response))
-            return
-        }
-        let action = state.withLock { state in
-            state.response = cached.response
-            return state.lifecycle.cacheHit()
-        }
-        switch action {
-        case .serve(let callers):
-            for caller in callers { caller.token.recordResponse(cached.response) }
-            var metrics = ImageDownloadMetrics()
-            metrics.cacheStatus = .fresh
-            metrics.bytesReceived = Int64(cached.body.count)
-            metrics.httpVersion = cached.response.httpVersion
-            process(cached.body, metrics: metrics, storeInCache: false)
-        case .finish:
-            announceFinish()  // cancelled during the lookup: no callers left, no Finish
-        case .none:
-            break
-        }
     }
 }

@@ -14,8 +14,8 @@ import Synchronization
 /// `didChangeValue(forKey: "isExecuting" / "isFinished")` and then re-reads the overrides below, so the
 /// state is always changed *before* those calls.
 open class ImageDownloaderOperation: Operation, @unchecked Sendable {
-    // @unchecked Sendable: mutable state is in `state` (a Lock); `body` and `decodesProgressively` are
-    // confined (see their comments); `installed` is written once, before the operation is queued.
+    // @unchecked Sendable: mutable state is in `state` (a Lock); `body` is confined to the transport
+    // thread (see its comment); `installed` is written once, before the operation is queued.
 
     /// The request this operation sends (after the request modifier).
     public let request: ImageDownloadRequest
@@ -24,7 +24,11 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     /// The context of the first caller.
     public let context: ImageDownloadContext?
 
-    let state = Lock(OperationState())
+    typealias Lifecycle = OperationLifecycle<DownloadCaller, any TransportTransfer, IncrementalDecoderBox>
+
+    /// Everything about the operation that changes after it was created: its lifecycle, whose state holds
+    /// what the transfer told so far, the decoder and the exchange with the HTTP cache.
+    let state = Lock(Lifecycle())
     /// The queue priority last handed to the queue. Its lock is held from deciding a priority until the
     /// queue has it, so that two changes racing reach the queue in the order they were decided.
     private let appliedPriority: Lock<Operation.QueuePriority>
@@ -44,9 +48,6 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     let body = ResponseBody()
     /// The bytes of `body` claimed from the downloader's `BodyBytesBudget` and not yet given back.
     let claimedBodyBytes = Atomic<Int64>(0)
-    /// Whether partial images are decoded; decided in `beginTransfer()` before the transfer is handed to
-    /// the transport, then read only on the transport thread.
-    var decodesProgressively = false
 
     /// Creates an operation for `request`. Subclasses must keep this initializer.
     public required init(request: ImageDownloadRequest, options: ImageDownloaderOptions, context: ImageDownloadContext?)
@@ -83,30 +84,30 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     open override var isAsynchronous: Bool { true }
 
-    open override var isExecuting: Bool { state.withLock { $0.lifecycle.isExecuting } }
+    open override var isExecuting: Bool { state.withLock { $0.isExecuting } }
 
-    open override var isFinished: Bool { state.withLock { $0.lifecycle.isFinished } }
+    open override var isFinished: Bool { state.withLock { $0.isFinished } }
 
     /// The final response head, once it arrived.
     public var response: TransferResponse? { state.withLock { $0.response } }
 
     /// Callers still waiting for their terminal callback.
-    var callerCount: Int { state.withLock { $0.lifecycle.callers.count } }
+    var callerCount: Int { state.withLock { $0.callers.count } }
 
     /// Whether `start()` has run (LIFO chaining only adds dependencies to operations that have not).
-    var hasStarted: Bool { state.withLock { $0.lifecycle.hasStarted } }
+    var hasStarted: Bool { state.withLock { $0.hasStarted } }
 
     // MARK: Callers
 
     /// Adds a caller; false when the operation no longer takes callers (its outcome is known or it was
     /// cancelled).
     func attach(_ caller: DownloadCaller) -> Bool {
-        state.withLock { $0.lifecycle.attach(caller) }
+        state.withLock { $0.attach(caller) }
     }
 
     /// Cancels one caller: it alone gets `cancelled`; the transfer stops when no caller is left.
     func cancel(callerID: UInt64) {
-        let action = state.withLock { $0.lifecycle.cancelCaller(callerID) }
+        let action = state.withLock { $0.cancelCaller(callerID) }
         perform(action)
         // The callers left may ask for less than the one that left.
         if !action.cancelsOperation { updateQueuePriority() }
@@ -114,7 +115,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     /// Changes the priority one waiting caller asks for; see `updateQueuePriority()`.
     func setPriority(_ priority: Operation.QueuePriority, callerID: UInt64) {
-        if state.withLock({ $0.lifecycle.updateCaller(callerID) { $0.priority = priority } }) {
+        if state.withLock({ $0.updateCaller(callerID) { $0.priority = priority } }) {
             updateQueuePriority()
         }
     }
@@ -132,8 +133,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     func updateQueuePriority() {
         appliedPriority.withLock { applied in
             let wanted = state.withLock { state -> Operation.QueuePriority? in
-                guard !state.lifecycle.hasStarted else { return nil }
-                return state.lifecycle.callers.map(\.priority).max { $0.rawValue < $1.rawValue }
+                guard !state.hasStarted else { return nil }
+                return state.callers.map(\.priority).max { $0.rawValue < $1.rawValue }
             }
             guard let wanted, wanted != applied else { return }
             applied = wanted
@@ -143,10 +144,10 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     /// Cancels the operation and every caller (each gets `cancelled` once).
     open override func cancel() {
-        perform(state.withLock { $0.lifecycle.cancel() })
+        perform(state.withLock { $0.cancel() })
     }
 
-    private func perform(_ action: OperationLifecycle<DownloadCaller, any TransportTransfer>.CancelAction) {
+    private func perform(_ action: Lifecycle.CancelAction) {
         let error = cancelledError()
         for caller in action.callers {
             caller.complete(image: nil, data: nil, error: error, response: nil, metrics: nil)
@@ -166,13 +167,8 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     open override func start() {
         let cancelledByQueue = super.isCancelled
-        let action = state.withLock { state in
-            // Queued by hand, without a downloader: nothing to run, nobody to serve.
-            installed == nil
-                ? state.lifecycle.start(cancelledByQueue: true)
-                : state.lifecycle.start(
-                    cancelledByQueue: cancelledByQueue)
-        }
+        // Queued by hand, without a downloader: nothing to run, nobody to serve.
+        let action = state.withLock { $0.start(cancelledByQueue: cancelledByQueue || installed == nil) }
         // The next-newest LIFO operation may start as soon as this one has (see StartGate).
         gate?.open()
         switch action {

@@ -1,12 +1,16 @@
+import Foundation
+
 /// A caller as the lifecycle sees it: something with an identity that gets one terminal callback.
 protocol LifecycleCaller {
     var id: UInt64 { get }
 }
 
-/// The life of one download operation, as a value: one `State`, the callers still waiting, and an event
-/// method for everything that can happen to the operation. Each event changes the state and returns
-/// what the operation must do about it, which the operation does after releasing its lock (callbacks,
-/// notifications, stopping the transfer, telling the queue).
+/// The life of one download operation, as a value: one `State`, which holds everything the operation
+/// knows in it (the transfer, the response head, the progress clock, the decoder, the exchange with the
+/// HTTP cache), the callers still waiting, and an event method for everything that can happen to the
+/// operation. Each event changes the state and returns what the operation must do about it, which the
+/// operation does after releasing its lock (callbacks, notifications, stopping the transfer, writing to
+/// the cache, telling the queue).
 ///
 /// ```
 /// waiting ──start──▶ preparing ──transferMade──▶ transferring ──completed──▶ processing ──served──▶ finished
@@ -17,6 +21,11 @@ protocol LifecycleCaller {
 ///    └──start──▶ finished   └──transferMade / cacheHit / preparationFailed──▶ finished
 /// ```
 ///
+/// While transferring (and stopping), a request the HTTP cache had a stale entry for is being
+/// revalidated: the state's `HTTPCacheExchange` moves from `validating` to `notModified` when a 304
+/// answers (see its diagram), and the completion's action says which body is served and what the cache
+/// gets (a 200 replaces the entry, a matching 304 refreshes it and serves its body).
+///
 /// Rules the states encode (the operation's life and its notifications, docs/ARCHITECTURE.md):
 /// - The queue is told `isFinished` only from `start()` on: a cancel before `start()` marks the
 ///   operation (`cancelledWaiting`) and `start()` finishes it.
@@ -24,10 +33,12 @@ protocol LifecycleCaller {
 /// - A cancelled operation never reaches `processing`, so it never serves an image and never posts
 ///   Finish, whether its bytes were arriving, complete, or about to come from the cache.
 /// - Partial images are handed out only while `transferring`, so none follows the final result.
+/// - What a 304 taught the cache is written whatever happens next (served, failed or cancelled); a new
+///   answer is stored only when it is served.
 ///
-/// Generic over the caller and transfer types so that it is tested as a plain value
+/// Generic over the caller, transfer and decoder types so that it is tested as a plain value
 /// (OperationLifecycleTests), with no threads, transport or decoder.
-struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
+struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     enum State {
         /// Created or queued; `start()` has not run.
         case waiting
@@ -37,15 +48,50 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         case preparing
         /// Cancelled while preparing: the callers were told; the end of the set-up finishes the operation.
         case cancelledPreparing
-        /// The transport runs `transfer`. `decodingPartial`: a progressive decode is under way.
-        case transferring(Transfer, decodingPartial: Bool)
+        /// The transport runs the transfer; what it told so far.
+        case transferring(Transferring)
         /// Cancelled while transferring: the callers were told and the transfer is being stopped; its
         /// completion finishes the operation.
-        case stopping
+        case stopping(Stopping)
         /// The outcome is known (a body, a cache hit, or a failure) and the callers are being served.
-        case processing
-        /// The queue has been, or is being, told `isFinished`.
-        case finished
+        case processing(Processing)
+        /// The queue has been, or is being, told `isFinished`. `response`: the head, when one came.
+        case finished(response: TransferResponse?)
+    }
+
+    /// What a running transfer has told so far.
+    struct Transferring {
+        let transfer: Transfer
+        /// Whether partial images are decoded as the body arrives.
+        let decodesProgressively: Bool
+        /// A progressive decode is under way (one at a time).
+        var decodingPartial = false
+        /// The incremental decoder, made on first use; it goes on to `processing`, where the final
+        /// decode reuses it.
+        var decoder: Decoder?
+        /// The final response head, once it arrived.
+        var response: TransferResponse?
+        /// The decoded body length the response announced, -1 when unknown.
+        var expectedSize: Int64 = -1
+        /// When progress was last reported (uptime nanoseconds), for the throttle.
+        var lastProgress: UInt64 = 0
+        /// With `.useURLCache` on a request the cache may serve: the exchange with the cache.
+        var cache: HTTPCacheExchange?
+    }
+
+    /// What a transfer being stopped keeps: its head, and what a 304 may still teach the cache.
+    struct Stopping {
+        var response: TransferResponse?
+        var cache: HTTPCacheExchange?
+    }
+
+    /// What serving the outcome needs from before.
+    struct Processing {
+        /// The response head (the network's, or the cache's on a fresh hit); nil for a processed-image
+        /// cache hit and some failures.
+        var response: TransferResponse?
+        /// The incremental decoder the partial decodes used, or the final decode makes.
+        var decoder: Decoder?
     }
 
     private(set) var state = State.waiting
@@ -80,6 +126,17 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         switch state {
         case .waiting, .preparing, .transferring: true
         default: false
+        }
+    }
+
+    /// The final response head, once it arrived (kept after the operation finished).
+    var response: TransferResponse? {
+        switch state {
+        case .transferring(let transferring): transferring.response
+        case .stopping(let stopping): stopping.response
+        case .processing(let processing): processing.response
+        case .finished(let response): response
+        case .waiting, .cancelledWaiting, .preparing, .cancelledPreparing: nil
         }
     }
 
@@ -135,9 +192,9 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         case .preparing:
             state = .cancelledPreparing
             transfer = nil
-        case .transferring(let running, _):
-            state = .stopping
-            transfer = running
+        case .transferring(let running):
+            state = .stopping(Stopping(response: running.response, cache: running.cache))
+            transfer = running.transfer
         case .cancelledWaiting, .cancelledPreparing, .stopping, .processing, .finished:
             return CancelAction(callers: [], transferToStop: nil, cancelsOperation: false)
         }
@@ -163,14 +220,14 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         switch state {
         case .waiting:
             if cancelledByQueue || callers.isEmpty {
-                state = .finished
+                state = .finished(response: nil)
                 defer { callers.removeAll() }
                 return callers.isEmpty ? .finish : .cancelAndFinish(callers)
             }
             state = .preparing
             return .prepare
         case .cancelledWaiting:
-            state = .finished
+            state = .finished(response: nil)
             return .finish
         default:
             return .none
@@ -188,14 +245,18 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         case none
     }
 
-    /// The transfer is set up and about to be handed to the transport.
-    mutating func transferMade(_ transfer: Transfer) -> PreparedAction {
+    /// The transfer is set up and about to be handed to the transport. `cache`: the exchange with the
+    /// HTTP cache, when the request may use it (`validating` when it carries a stale entry's validators).
+    mutating func transferMade(
+        _ transfer: Transfer, cache: HTTPCacheExchange? = nil, decodesProgressively: Bool = false
+    ) -> PreparedAction {
         switch state {
         case .preparing:
-            state = .transferring(transfer, decodingPartial: false)
+            state = .transferring(
+                Transferring(transfer: transfer, decodesProgressively: decodesProgressively, cache: cache))
             return .startTransfer(progressCallers: callers)
         case .cancelledPreparing:
-            state = .finished
+            state = .finished(response: nil)
             return .finish
         default:
             return .none
@@ -210,14 +271,15 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         case none
     }
 
-    /// A fresh cache entry answers the request; no transfer is made.
-    mutating func cacheHit() -> CacheHitAction {
+    /// A fresh cache entry answers the request; no transfer is made. `response`: the entry's head, which
+    /// the callers are served with (nil for the processed-image cache, which keeps none).
+    mutating func cacheHit(response: TransferResponse? = nil) -> CacheHitAction {
         switch state {
         case .preparing:
-            state = .processing
+            state = .processing(Processing(response: response))
             return .serve(callers)
         case .cancelledPreparing:
-            state = .finished
+            state = .finished(response: response)
             return .finish
         default:
             return .none
@@ -232,29 +294,167 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
         return cacheHit()
     }
 
-    // MARK: Transferring
+    /// The request failed before a transfer existed (a cache rule, a transfer that could not be set up).
+    mutating func preparationFailed() -> CompletionAction {
+        switch state {
+        case .preparing:
+            state = .processing(Processing())
+            defer { callers.removeAll() }
+            return .fail(callers, postsStop: false, cacheWrite: nil)
+        case .cancelledPreparing:
+            state = .finished(response: nil)
+            return .finish
+        default:
+            return .none
+        }
+    }
+
+    // MARK: Transferring: the response head
+
+    /// What a 304 means for the operation.
+    enum NotModifiedAction: Equatable {
+        /// It confirmed the stored entry whose validators were sent: go on with this head, the entry's
+        /// refreshed head as a 200; the completion serves the stored body.
+        case serveStored(TransferResponse)
+        /// It confirmed the entry, but the callers ignore cached responses: fail with cacheNotModified,
+        /// with this refreshed head as the response.
+        case refuse(TransferResponse)
+        /// It confirms nothing this request may use (nothing was stored, the 304 is for another
+        /// representation, or no transfer is running): the 304 stands and is reported as cacheNotModified.
+        case confirmsNothing
+    }
+
+    /// A 304 answered at `now`. Decided in the state's `HTTPCacheExchange`, while transferring or
+    /// stopping: a cancelled revalidation still refreshes (or removes) the entry.
+    mutating func notModified(_ answer: TransferResponse, at now: Date, ignoringCachedResponse: Bool)
+        -> NotModifiedAction
+    {
+        let decided: TransferResponse??
+        let exchange: HTTPCacheExchange?
+        switch state {
+        case .transferring(var transferring):
+            decided = transferring.cache?.notModified(answer, at: now, ignoringCachedResponse: ignoringCachedResponse)
+            exchange = transferring.cache
+            state = .transferring(transferring)
+        case .stopping(var stopping):
+            decided = stopping.cache?.notModified(answer, at: now, ignoringCachedResponse: ignoringCachedResponse)
+            exchange = stopping.cache
+            state = .stopping(stopping)
+        default:
+            return .confirmsNothing
+        }
+        guard case var refreshed?? = decided else { return .confirmsNothing }
+        guard exchange?.confirmedBody != nil else { return .refuse(refreshed) }
+        refreshed.statusCode = 200
+        return .serveStored(refreshed)
+    }
+
+    /// The final response head, as checked, with the decoded length it announces (-1 when unknown).
+    /// Returns the callers to tell (each records it, and gets a first progress call if it passed).
+    mutating func responseReceived(_ response: TransferResponse, expectedSize: Int64) -> [Caller] {
+        switch state {
+        case .transferring(var transferring):
+            transferring.response = response
+            transferring.expectedSize = expectedSize
+            state = .transferring(transferring)
+            return callers
+        case .stopping(var stopping):
+            stopping.response = response
+            state = .stopping(stopping)
+            return []
+        default:
+            return []
+        }
+    }
+
+    // MARK: The body
+
+    /// What to do about body bytes that arrived.
+    struct ProgressAction {
+        /// Each gets a progress call; none when throttled or when no transfer is running.
+        var callers: [Caller]
+        /// The decoded length the response announced, -1 when unknown.
+        var expectedSize: Int64
+        /// Decode a partial image from the bytes so far (then `endPartialDecode()`).
+        var decodesPartial: Bool
+    }
+
+    /// `total` bytes of the body have arrived, at `now` (uptime nanoseconds). While the length is known
+    /// and the body incomplete, progress is reported at most once per `interval` (the last chunk is never
+    /// held back), and each report may start a partial decode, one at a time.
+    mutating func bytesReceived(total: Int64, at now: UInt64, interval: UInt64) -> ProgressAction {
+        guard case .transferring(var transferring) = state else {
+            return ProgressAction(callers: [], expectedSize: -1, decodesPartial: false)
+        }
+        let expected = transferring.expectedSize
+        let incomplete = expected > 0 && total < expected
+        if incomplete, interval > 0, now >= transferring.lastProgress, now - transferring.lastProgress < interval {
+            return ProgressAction(callers: [], expectedSize: expected, decodesPartial: false)
+        }
+        transferring.lastProgress = now
+        state = .transferring(transferring)
+        let decodesPartial = transferring.decodesProgressively && incomplete && beginPartialDecode()
+        return ProgressAction(callers: callers, expectedSize: expected, decodesPartial: decodesPartial)
+    }
 
     /// Whether a progressive decode may start now (one at a time, only while transferring).
     mutating func beginPartialDecode() -> Bool {
-        guard case .transferring(let transfer, decodingPartial: false) = state else { return false }
-        state = .transferring(transfer, decodingPartial: true)
+        guard case .transferring(var transferring) = state, !transferring.decodingPartial else { return false }
+        transferring.decodingPartial = true
+        state = .transferring(transferring)
         return true
     }
 
     /// A progressive decode ended; returns the callers to hand its image to (none once the transfer ended).
     mutating func endPartialDecode() -> [Caller] {
-        guard case .transferring(let transfer, decodingPartial: true) = state else { return [] }
-        state = .transferring(transfer, decodingPartial: false)
+        guard case .transferring(var transferring) = state, transferring.decodingPartial else { return [] }
+        transferring.decodingPartial = false
+        state = .transferring(transferring)
         return callers
     }
 
+    /// The operation's incremental decoder, made with `make` on first use and kept while transferring
+    /// and processing, so that the final decode reuses what the partial ones built. In any other state
+    /// nothing will be served from it, and a new one is made each time, kept by nobody.
+    mutating func decoder(orMake make: () -> Decoder) -> Decoder {
+        switch state {
+        case .transferring(var transferring):
+            if let decoder = transferring.decoder { return decoder }
+            let decoder = make()
+            transferring.decoder = decoder
+            state = .transferring(transferring)
+            return decoder
+        case .processing(var processing):
+            if let decoder = processing.decoder { return decoder }
+            let decoder = make()
+            processing.decoder = decoder
+            state = .processing(processing)
+            return decoder
+        default:
+            return make()
+        }
+    }
+
+    /// Whether a decoder was made (a partial decode ran, so the final one must follow it on its queue).
+    var hasDecoder: Bool {
+        switch state {
+        case .transferring(let transferring): transferring.decoder != nil
+        case .processing(let processing): processing.decoder != nil
+        default: false
+        }
+    }
+
+    // MARK: Completion
+
     enum CompletionAction {
         /// The body is complete: decode it and serve the callers (`takeCallersToServe()`), then `served()`.
-        case process
+        /// `storedBody`: the body a 304 confirmed, served instead of the received one. `cacheWrite`: what
+        /// the HTTP cache gets.
+        case process(storedBody: Data?, cacheWrite: HTTPCacheWrite?)
         /// Give these callers the failure, then `served()`. `postsStop`: a transfer had started.
-        case fail([Caller], postsStop: Bool)
+        case fail([Caller], postsStop: Bool, cacheWrite: HTTPCacheWrite?)
         /// A cancelled transfer ended: post Stop and finish; the callers were told at the cancel.
-        case stopAndFinish
+        case stopAndFinish(cacheWrite: HTTPCacheWrite?)
         /// Nothing was running: finish (the callers were told at the cancel).
         case finish
         case none
@@ -263,29 +463,18 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
     /// The transfer ended, with a body or with a failure (`succeeded: false`, cancellation included).
     mutating func transferCompleted(succeeded: Bool) -> CompletionAction {
         switch state {
-        case .transferring:
-            state = .processing
-            if succeeded { return .process }
+        case .transferring(let transferring):
+            state = .processing(Processing(response: transferring.response, decoder: transferring.decoder))
+            if succeeded {
+                return .process(
+                    storedBody: transferring.cache?.confirmedBody,
+                    cacheWrite: transferring.cache?.writeWhenServed(transferring.response))
+            }
             defer { callers.removeAll() }
-            return .fail(callers, postsStop: true)
-        case .stopping:
-            state = .finished
-            return .stopAndFinish
-        default:
-            return .none
-        }
-    }
-
-    /// The request failed before a transfer existed (a cache rule, a transfer that could not be set up).
-    mutating func preparationFailed() -> CompletionAction {
-        switch state {
-        case .preparing:
-            state = .processing
-            defer { callers.removeAll() }
-            return .fail(callers, postsStop: false)
-        case .cancelledPreparing:
-            state = .finished
-            return .finish
+            return .fail(callers, postsStop: true, cacheWrite: transferring.cache?.writeWhenNotServed)
+        case .stopping(let stopping):
+            state = .finished(response: stopping.response)
+            return .stopAndFinish(cacheWrite: stopping.cache?.writeWhenNotServed)
         default:
             return .none
         }
@@ -303,8 +492,8 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer> {
 
     /// Every caller was served: true when the queue must now be told (once).
     mutating func served() -> Bool {
-        guard case .processing = state else { return false }
-        state = .finished
+        guard case .processing(let processing) = state else { return false }
+        state = .finished(response: processing.response)
         return true
     }
 }

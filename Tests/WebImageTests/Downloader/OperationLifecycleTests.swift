@@ -1,18 +1,42 @@
+import Foundation
 import TestSupport
 import Testing
 
 @testable import WebImage
 
-/// `OperationLifecycle` as a plain value: every event in every state, then random event sequences
-/// checked against the rules the operation relies on. No threads, transport or decoder.
+/// `OperationLifecycle` as a plain value: every event in every state, the revalidation paths, then random
+/// event sequences checked against the rules the operation relies on. No threads, transport or decoder.
 @Suite(.timeLimit(.minutes(5))) struct OperationLifecycleTests {
     struct Caller: LifecycleCaller, Equatable {
         let id: UInt64
     }
-    typealias Lifecycle = OperationLifecycle<Caller, Int>
+    typealias Lifecycle = OperationLifecycle<Caller, Int, String>
 
     /// The transfer every test's `transferMade` hands in.
     static let transfer = 7
+
+    // MARK: A stored entry to revalidate
+
+    static let url = URL(string: "http://lifecycle.test/a.png")!
+    static let requestDate = Date(timeIntervalSince1970: 1_000_000)
+    /// When the 304s answer.
+    static let answerDate = Date(timeIntervalSince1970: 1_000_005)
+    static let stored = CachedHTTPResponse(
+        response: TransferResponse(
+            url: url, statusCode: 200,
+            headers: ["Content-Type": "image/png", "ETag": "\"v1\"", "Cache-Control": "max-age=0"]),
+        body: Data("stored".utf8), requestDate: requestDate, responseDate: requestDate)
+    /// A 304 confirming `stored`, with a new freshness lifetime.
+    static let confirming = TransferResponse(
+        url: url, statusCode: 304, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=60"])
+    /// A 304 for another representation than `stored`.
+    static let otherVersion = TransferResponse(url: url, statusCode: 304, headers: ["ETag": "\"v2\""])
+    static let replacement = TransferResponse(
+        url: url, statusCode: 200, headers: ["Content-Type": "image/png", "ETag": "\"v2\""])
+
+    static func exchange(_ revalidation: HTTPCacheExchange.Revalidation) -> HTTPCacheExchange {
+        HTTPCacheExchange(cache: HTTPCache(directory: nil), requestDate: requestDate, revalidation: revalidation)
+    }
 
     // MARK: Reaching each state
 
@@ -35,11 +59,45 @@ import Testing
         case .cancelledWaiting: "cancelledWaiting"
         case .preparing: "preparing"
         case .cancelledPreparing: "cancelledPreparing"
-        case .transferring(let transfer, let partial):
-            "transferring\(transfer == Self.transfer ? "" : " of another transfer")\(partial ? "+partial" : "")"
+        case .transferring(let running):
+            "transferring\(running.transfer == Self.transfer ? "" : " of another transfer")"
+                + (running.decodingPartial ? "+partial" : "")
         case .stopping: "stopping"
         case .processing: "processing"
         case .finished: "finished"
+        }
+    }
+
+    /// Whether the lifecycle's transfer carries validators that no 304 answered yet.
+    static func isValidating(_ lifecycle: Lifecycle) -> Bool {
+        let exchange: HTTPCacheExchange?
+        switch lifecycle.state {
+        case .transferring(let running): exchange = running.cache
+        case .stopping(let stopping): exchange = stopping.cache
+        default: exchange = nil
+        }
+        if case .validating? = exchange?.revalidation { return true }
+        return false
+    }
+
+    static func describe(_ write: HTTPCacheWrite?) -> String {
+        switch write?.change {
+        case nil: ""
+        case .store(let response, _)?: " store \(response.statusCode)"
+        case .refresh(let notModified, _, _)?: " refresh with \(notModified.headers["ETag"] ?? "no ETag")"
+        case .remove?: " remove"
+        }
+    }
+
+    static func describe(_ head: TransferResponse) -> String {
+        "\(head.statusCode) \(head.headers["Cache-Control"] ?? "")"
+    }
+
+    static func describe(_ action: Lifecycle.NotModifiedAction) -> String {
+        switch action {
+        case .serveStored(let head): "serveStored \(describe(head))"
+        case .refuse(let head): "refuse \(describe(head))"
+        case .confirmsNothing: "confirmsNothing"
         }
     }
 
@@ -57,9 +115,11 @@ import Testing
 
     static func describe(_ action: Lifecycle.CompletionAction) -> String {
         switch action {
-        case .process: "process"
-        case .fail(let callers, let postsStop): "fail \(ids(callers))\(postsStop ? " +Stop" : "")"
-        case .stopAndFinish: "stopAndFinish"
+        case .process(let storedBody, let write):
+            "process" + (storedBody.map { " stored \(String(decoding: $0, as: UTF8.self))" } ?? "") + describe(write)
+        case .fail(let callers, let postsStop, let write):
+            "fail \(ids(callers))\(postsStop ? " +Stop" : "")" + describe(write)
+        case .stopAndFinish(let write): "stopAndFinish" + describe(write)
         case .finish: "finish"
         case .none: "none"
         }
@@ -87,8 +147,14 @@ import Testing
             case .cancelAndFinish(let callers): return "cancelAndFinish \(ids(callers))"
             case .none: return "none"
             }
-        case "transferMade":
-            switch lifecycle.transferMade(transfer) {
+        case "transferMade", "transferMadeFetching", "transferMadeValidating":
+            let cache: HTTPCacheExchange? =
+                switch event {
+                case "transferMadeFetching": exchange(.fetching)
+                case "transferMadeValidating": exchange(.validating(stored))
+                default: nil
+                }
+            switch lifecycle.transferMade(transfer, cache: cache) {
             case .startTransfer(let callers): return "startTransfer \(ids(callers))"
             case .finish: return "finish"
             case .none: return "none"
@@ -99,6 +165,15 @@ import Testing
             case .finish: return "finish"
             case .none: return "none"
             }
+        case "notModified", "notModifiedIgnored", "notModifiedOther":
+            let answer = event == "notModifiedOther" ? otherVersion : confirming
+            return describe(
+                lifecycle.notModified(answer, at: answerDate, ignoringCachedResponse: event == "notModifiedIgnored"))
+        case "response":
+            return ids(lifecycle.responseReceived(replacement, expectedSize: 10))
+        case "bytes":
+            let action = lifecycle.bytesReceived(total: 5, at: 1_000, interval: 0)
+            return "\(ids(action.callers)) of \(action.expectedSize)\(action.decodesPartial ? " +partial" : "")"
         case "beginPartial":
             return "\(lifecycle.beginPartialDecode())"
         case "endPartial":
@@ -147,6 +222,9 @@ import Testing
             "prepFailed": "none → waiting",
             "take": "[] → waiting",
             "served": "false → waiting",
+            "notModified": "confirmsNothing → waiting",
+            "response": "[] → waiting",
+            "bytes": "[] of -1 → waiting",
         ],
         "cancelledWaiting": [
             "attach3": "false → cancelledWaiting",
@@ -165,6 +243,9 @@ import Testing
             "prepFailed": "none → cancelledWaiting",
             "take": "[] → cancelledWaiting",
             "served": "false → cancelledWaiting",
+            "notModified": "confirmsNothing → cancelledWaiting",
+            "response": "[] → cancelledWaiting",
+            "bytes": "[] of -1 → cancelledWaiting",
         ],
         "preparing": [
             "attach3": "true → preparing",
@@ -183,6 +264,9 @@ import Testing
             "prepFailed": "fail [1,2] → processing",
             "take": "[] → preparing",
             "served": "false → preparing",
+            "notModified": "confirmsNothing → preparing",
+            "response": "[] → preparing",
+            "bytes": "[] of -1 → preparing",
         ],
         "cancelledPreparing": [
             "attach3": "false → cancelledPreparing",
@@ -201,6 +285,9 @@ import Testing
             "prepFailed": "finish → finished",
             "take": "[] → cancelledPreparing",
             "served": "false → cancelledPreparing",
+            "notModified": "confirmsNothing → cancelledPreparing",
+            "response": "[] → cancelledPreparing",
+            "bytes": "[] of -1 → cancelledPreparing",
         ],
         "transferring": [
             "attach3": "true → transferring",
@@ -219,6 +306,9 @@ import Testing
             "prepFailed": "none → transferring",
             "take": "[] → transferring",
             "served": "false → transferring",
+            "notModified": "confirmsNothing → transferring",
+            "response": "[1,2] → transferring",
+            "bytes": "[1,2] of -1 → transferring",
         ],
         "transferring+partial": [
             "attach3": "true → transferring+partial",
@@ -237,6 +327,9 @@ import Testing
             "prepFailed": "none → transferring+partial",
             "take": "[] → transferring+partial",
             "served": "false → transferring+partial",
+            "notModified": "confirmsNothing → transferring+partial",
+            "response": "[1,2] → transferring+partial",
+            "bytes": "[1,2] of -1 → transferring+partial",
         ],
         "stopping": [
             "attach3": "false → stopping",
@@ -255,6 +348,9 @@ import Testing
             "prepFailed": "none → stopping",
             "take": "[] → stopping",
             "served": "false → stopping",
+            "notModified": "confirmsNothing → stopping",
+            "response": "[] → stopping",
+            "bytes": "[] of -1 → stopping",
         ],
         "processing": [
             "attach3": "false → processing",
@@ -273,6 +369,9 @@ import Testing
             "prepFailed": "none → processing",
             "take": "[1,2] → processing",
             "served": "true → finished",
+            "notModified": "confirmsNothing → processing",
+            "response": "[] → processing",
+            "bytes": "[] of -1 → processing",
         ],
         "finished": [
             "attach3": "false → finished",
@@ -291,13 +390,16 @@ import Testing
             "prepFailed": "none → finished",
             "take": "[] → finished",
             "served": "false → finished",
+            "notModified": "confirmsNothing → finished",
+            "response": "[] → finished",
+            "bytes": "[] of -1 → finished",
         ],
     ]
 
     static let events = [
         "attach3", "cancelCaller1", "cancelBoth", "cancelUnknown", "cancel", "start", "startCancelledByQueue",
         "transferMade", "cacheHit", "beginPartial", "endPartial", "completedOK", "completedFail", "prepFailed",
-        "take", "served",
+        "take", "served", "notModified", "response", "bytes",
     ]
 
     @Test func theSetupsReachTheStatesTheyAreNamedAfter() {
@@ -336,15 +438,235 @@ import Testing
         #expect(lifecycle.isFinished)
     }
 
+    // MARK: Revalidation
+
+    /// Each revalidation path, from a lifecycle with callers 1 and 2 attached: event → "what it returned →
+    /// the state after". Every path hands each caller out once (a `cancelled`, a failure, or `take`).
+    static let revalidationPaths: [String: [(event: String, outcome: String)]] = [
+        "a confirming 304 serves the stored body and refreshes the entry": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("notModified", "serveStored 200 max-age=60 → transferring"),
+            ("response", "[1,2] → transferring"),
+            ("completedOK", "process stored stored refresh with \"v1\" → processing"),
+            ("take", "[1,2] → processing"),
+            ("served", "true → finished"),
+        ],
+        "a 200 to the validators replaces the entry": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("response", "[1,2] → transferring"),
+            ("bytes", "[1,2] of 10 → transferring"),
+            ("completedOK", "process store 200 → processing"),
+            ("take", "[1,2] → processing"),
+            ("served", "true → finished"),
+        ],
+        "a request without validators stores its answer": [
+            ("start", "prepare → preparing"),
+            ("transferMadeFetching", "startTransfer [1,2] → transferring"),
+            ("response", "[1,2] → transferring"),
+            ("completedOK", "process store 200 → processing"),
+            ("take", "[1,2] → processing"),
+            ("served", "true → finished"),
+        ],
+        "a 304 for another representation fails and removes the entry": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("notModifiedOther", "confirmsNothing → transferring"),
+            ("completedFail", "fail [1,2] +Stop remove → processing"),
+            ("served", "true → finished"),
+        ],
+        "a confirming 304 with ignoreCachedResponse fails and still refreshes the entry": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("notModifiedIgnored", "refuse 200 max-age=60 → transferring"),
+            ("completedFail", "fail [1,2] +Stop refresh with \"v1\" → processing"),
+            ("served", "true → finished"),
+        ],
+        "a failure before the answer writes nothing": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("completedFail", "fail [1,2] +Stop → processing"),
+            ("served", "true → finished"),
+        ],
+        "a failure after a confirming 304 still refreshes the entry": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("notModified", "serveStored 200 max-age=60 → transferring"),
+            ("completedFail", "fail [1,2] +Stop refresh with \"v1\" → processing"),
+            ("served", "true → finished"),
+        ],
+        "a 200 that fails is not stored": [
+            ("start", "prepare → preparing"),
+            ("transferMadeFetching", "startTransfer [1,2] → transferring"),
+            ("response", "[1,2] → transferring"),
+            ("completedFail", "fail [1,2] +Stop → processing"),
+            ("served", "true → finished"),
+        ],
+        "a cancel during revalidation stops the transfer and writes nothing": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("cancel", "cancelled [1,2] +operation stop 7 → stopping"),
+            ("completedFail", "stopAndFinish → finished"),
+        ],
+        "a cancel after a confirming 304 still refreshes the entry": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("notModified", "serveStored 200 max-age=60 → transferring"),
+            ("cancel", "cancelled [1,2] +operation stop 7 → stopping"),
+            ("completedOK", "stopAndFinish refresh with \"v1\" → finished"),
+        ],
+        "a 304 arriving after the cancel still refreshes the entry and serves nobody": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("cancel", "cancelled [1,2] +operation stop 7 → stopping"),
+            ("notModified", "serveStored 200 max-age=60 → stopping"),
+            ("response", "[] → stopping"),
+            ("bytes", "[] of -1 → stopping"),
+            ("completedOK", "stopAndFinish refresh with \"v1\" → finished"),
+        ],
+        "a 304 to a request without validators confirms nothing": [
+            ("start", "prepare → preparing"),
+            ("transferMadeFetching", "startTransfer [1,2] → transferring"),
+            ("notModified", "confirmsNothing → transferring"),
+            ("completedFail", "fail [1,2] +Stop → processing"),
+            ("served", "true → finished"),
+        ],
+        "a second 304 confirms nothing and keeps what the first one taught": [
+            ("start", "prepare → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("notModified", "serveStored 200 max-age=60 → transferring"),
+            ("notModifiedOther", "confirmsNothing → transferring"),
+            ("completedFail", "fail [1,2] +Stop refresh with \"v1\" → processing"),
+            ("served", "true → finished"),
+        ],
+        "a 304 before the transfer or after the outcome confirms nothing": [
+            ("notModified", "confirmsNothing → waiting"),
+            ("start", "prepare → preparing"),
+            ("notModified", "confirmsNothing → preparing"),
+            ("transferMadeValidating", "startTransfer [1,2] → transferring"),
+            ("response", "[1,2] → transferring"),
+            ("completedOK", "process store 200 → processing"),
+            ("notModified", "confirmsNothing → processing"),
+            ("take", "[1,2] → processing"),
+            ("served", "true → finished"),
+            ("notModified", "confirmsNothing → finished"),
+        ],
+    ]
+
+    @Test(arguments: revalidationPaths.keys.sorted())
+    func revalidationPath(_ path: String) throws {
+        let steps = try #require(Self.revalidationPaths[path])
+        var lifecycle = Lifecycle()
+        _ = lifecycle.attach(Caller(id: 1))
+        _ = lifecycle.attach(Caller(id: 2))
+        for (index, step) in steps.enumerated() {
+            let returned = Self.apply(step.event, to: &lifecycle)
+            #expect("\(returned) → \(Self.name(lifecycle.state))" == step.outcome, "step \(index + 1): \(step.event)")
+        }
+        #expect(lifecycle.isFinished)
+        #expect(lifecycle.callers.isEmpty)
+    }
+
+    /// What a confirming 304 produces in detail: the head served (the stored one, refreshed, as a 200),
+    /// the stored body, and the refresh written with the 304 and the exchange's dates.
+    @Test func aConfirming304RefreshesTheStoredHeadAndKeepsItsBody() throws {
+        var lifecycle = Lifecycle()
+        _ = lifecycle.attach(Caller(id: 1))
+        _ = lifecycle.start()
+        _ = lifecycle.transferMade(Self.transfer, cache: Self.exchange(.validating(Self.stored)))
+        guard
+            case .serveStored(let head) = lifecycle.notModified(
+                Self.confirming, at: Self.answerDate, ignoringCachedResponse: false)
+        else {
+            Issue.record("a confirming 304 must serve the stored entry")
+            return
+        }
+        #expect(head.statusCode == 200)
+        #expect(head.headers["ETag"] == "\"v1\"")
+        #expect(head.headers["Content-Type"] == "image/png")
+        #expect(head.headers["Cache-Control"] == "max-age=60")
+        _ = lifecycle.responseReceived(head, expectedSize: -1)
+        guard case .process(let body?, let write?) = lifecycle.transferCompleted(succeeded: true),
+            case .refresh(let notModified, let requestDate, let responseDate) = write.change
+        else {
+            Issue.record("the completion must serve the stored body and refresh the entry")
+            return
+        }
+        #expect(body == Self.stored.body)
+        #expect(notModified == Self.confirming)
+        #expect(requestDate == Self.requestDate)
+        #expect(responseDate == Self.answerDate)
+        #expect(lifecycle.response == head)
+        _ = lifecycle.takeCallersToServe()
+        _ = lifecycle.served()
+        #expect(lifecycle.response == head, "the head outlives the operation (ImageDownloaderOperation.response)")
+    }
+
+    // MARK: Progress and the decoder
+
+    @Test func progressIsThrottledWhileTheLengthIsKnownButNeverTheLastChunk() {
+        var lifecycle = Lifecycle()
+        _ = lifecycle.attach(Caller(id: 1))
+        _ = lifecycle.start()
+        _ = lifecycle.transferMade(Self.transfer, decodesProgressively: true)
+        _ = lifecycle.responseReceived(Self.replacement, expectedSize: 100)
+        func report(_ total: Int64, at now: UInt64) -> String {
+            let action = lifecycle.bytesReceived(total: total, at: now, interval: 50)
+            return "\(Self.ids(action.callers))\(action.decodesPartial ? " +partial" : "")"
+        }
+        #expect(report(10, at: 1_000) == "[1] +partial")
+        #expect(report(20, at: 1_020) == "[]", "within the interval")
+        #expect(report(30, at: 1_050) == "[1]", "a partial decode is still under way")
+        #expect(Self.ids(lifecycle.endPartialDecode()) == "[1]")
+        #expect(report(40, at: 1_060) == "[]")
+        #expect(report(100, at: 1_061) == "[1]", "the last chunk, never held back nor decoded partially")
+        #expect(report(50, at: 1_200) == "[1] +partial")
+    }
+
+    @Test func theDecoderMadeWhileTransferringIsTheOneProcessingUses() {
+        var lifecycle = Lifecycle()
+        _ = lifecycle.attach(Caller(id: 1))
+        var made = 0
+        func make() -> String {
+            made += 1
+            return "decoder \(made)"
+        }
+        #expect(lifecycle.decoder(orMake: make) == "decoder 1", "nothing keeps a decoder before the transfer")
+        _ = lifecycle.start()
+        _ = lifecycle.transferMade(Self.transfer)
+        #expect(!lifecycle.hasDecoder)
+        #expect(lifecycle.decoder(orMake: make) == "decoder 2")
+        #expect(lifecycle.decoder(orMake: make) == "decoder 2")
+        _ = lifecycle.transferCompleted(succeeded: true)
+        #expect(lifecycle.hasDecoder)
+        #expect(lifecycle.decoder(orMake: make) == "decoder 2")
+        _ = lifecycle.takeCallersToServe()
+        _ = lifecycle.served()
+        #expect(!lifecycle.hasDecoder)
+
+        var cancelled = Lifecycle()
+        _ = cancelled.attach(Caller(id: 1))
+        _ = cancelled.start()
+        _ = cancelled.transferMade(Self.transfer)
+        _ = cancelled.cancel()
+        #expect(cancelled.decoder(orMake: make) == "decoder 3", "a stopped transfer keeps none")
+        #expect(!cancelled.hasDecoder)
+    }
+
     // MARK: Random sequences
 
     /// Splits a random event sequence into what each caller was handed and checks the operation's rules:
     /// each caller handed out at most once, every caller handed out by the time the queue is told, the
-    /// queue told at most once and only after `start`, a partial image never after the outcome, and a
-    /// cancelled operation never served.
+    /// queue told at most once and only after `start`, a partial image or progress never after the
+    /// outcome, a cancelled operation never served, and the HTTP cache written at most once: a stored body
+    /// served only after a 304 confirmed it, a refresh or removal only after a 304, a new answer stored
+    /// only when it is served.
     @Test func randomSequencesKeepTheRules() {
         var random = SeededGenerator(seed: 0x5EED)
-        let events = Self.events.filter { $0 != "cancelBoth" && $0 != "attach3" } + ["attach", "attach"]
+        let events =
+            Self.events.filter { $0 != "cancelBoth" && $0 != "attach3" }
+            + ["attach", "attach", "transferMadeValidating", "notModifiedIgnored", "notModifiedOther"]
         for _ in 0..<20_000 {
             var lifecycle = Lifecycle()
             var nextID: UInt64 = 1
@@ -354,8 +676,19 @@ import Testing
             var started = false
             var cancelledWhole = false
             var outcomeKnown = false
+            var storedBodyConfirmed = false
+            var answered304 = false
+            var cacheWrites = 0
             func hand(_ callers: [Caller]) {
                 for caller in callers { handedOut[caller.id, default: 0] += 1 }
+            }
+            func written(_ write: HTTPCacheWrite?, served: Bool) {
+                guard let write else { return }
+                cacheWrites += 1
+                switch write.change {
+                case .store: #expect(served && !answered304, "an answer stored without being served, or a 304 stored")
+                case .refresh, .remove: #expect(answered304, "a cache entry refreshed or removed without a 304")
+                }
             }
             for _ in 0..<12 {
                 let event = events[Int(random.next() % UInt64(events.count))]
@@ -386,8 +719,25 @@ import Testing
                         finishes += 1
                     case .none: break
                     }
-                case "transferMade":
-                    if case .finish = lifecycle.transferMade(Self.transfer) { finishes += 1 }
+                case "transferMade", "transferMadeValidating":
+                    let cache = event == "transferMade" ? nil : Self.exchange(.validating(Self.stored))
+                    if case .finish = lifecycle.transferMade(Self.transfer, cache: cache) { finishes += 1 }
+                case "notModified", "notModifiedIgnored", "notModifiedOther":
+                    let answer = event == "notModifiedOther" ? Self.otherVersion : Self.confirming
+                    let validating = Self.isValidating(lifecycle)
+                    let action = lifecycle.notModified(
+                        answer, at: Self.answerDate, ignoringCachedResponse: event == "notModifiedIgnored")
+                    #expect(validating || action == .confirmsNothing, "a 304 confirmed what nobody asked about")
+                    if validating {
+                        answered304 = true
+                        if case .serveStored = action { storedBodyConfirmed = true }
+                    }
+                case "response":
+                    let callers = lifecycle.responseReceived(Self.replacement, expectedSize: 10)
+                    #expect(callers.isEmpty || (!outcomeKnown && !cancelledWhole), "a response after the outcome")
+                case "bytes":
+                    let callers = lifecycle.bytesReceived(total: 5, at: 1_000, interval: 0).callers
+                    #expect(callers.isEmpty || (!outcomeKnown && !cancelledWhole), "progress after the outcome")
                 case "cacheHit":
                     switch lifecycle.cacheHit() {
                     case .serve:
@@ -406,14 +756,20 @@ import Testing
                         event == "prepFailed"
                         ? lifecycle.preparationFailed() : lifecycle.transferCompleted(succeeded: event == "completedOK")
                     switch action {
-                    case .process:
+                    case .process(let storedBody, let write):
                         #expect(!cancelledWhole, "a cancelled operation was processed")
+                        #expect(storedBody == nil || storedBodyConfirmed, "a stored body served unconfirmed")
+                        written(write, served: true)
                         outcomeKnown = true
-                    case .fail(let callers, _):
+                    case .fail(let callers, _, let write):
                         hand(callers)
+                        written(write, served: false)
                         outcomeKnown = true
                         if lifecycle.served() { finishes += 1 }
-                    case .stopAndFinish, .finish: finishes += 1
+                    case .stopAndFinish(let write):
+                        written(write, served: false)
+                        finishes += 1
+                    case .finish: finishes += 1
                     case .none: break
                     }
                 case "take":
@@ -427,6 +783,7 @@ import Testing
                 }
                 #expect(handedOut.values.allSatisfy { $0 == 1 }, "a caller was handed out twice")
                 #expect(finishes <= 1, "the queue was told twice")
+                #expect(cacheWrites <= 1, "the cache was written twice")
                 #expect(finishes == 0 || started, "finished before start")
                 #expect(lifecycle.isFinished == (finishes == 1))
                 if lifecycle.isFinished {
