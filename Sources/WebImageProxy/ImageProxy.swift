@@ -11,12 +11,16 @@ import WebImage
 /// One request: check the signature (403) → parse the URL (400) → check the source against
 /// `allowedSources` (403; redirects too, as they come) → decide the format and the ETag, and answer an
 /// `If-None-Match` naming it with 304 without fetching → look the result up in `resultCache` → join the
-/// work already making the same result, or start it: take a slot (`maximumConcurrentJobs`) or a place in the queue (`maximumQueuedJobs`), else 503 with
-/// `Retry-After` → fetch, decode (first frame), resize and encode through one `ImageDownloader` call, with
-/// the destination policy and limits of the configuration → store the result → 200 with the image.
+/// work already making the same result, or start it: take a slot (`maximumConcurrentJobs`) or a place in
+/// the queue (`maximumQueuedJobs`), else 503 with `Retry-After` → fetch, decode (first frame), resize and
+/// encode through one `ImageDownloader` call, with the destination policy and limits of the configuration;
+/// the downloader stores the result in `resultCache`, which is its `processedImageCache` → 200 with the
+/// image.
 ///
 /// Results whose source is the same URL share its download: the downloader merges callers of one URL into
-/// one operation, each caller with its own transformer and encoder.
+/// one operation, each caller with its own transformer and encoder, decodes the body once and makes the
+/// different results on its processing stage side by side. There is one result cache, the downloader's:
+/// the proxy reads it (before taking a slot) under the key the downloader stores under.
 ///
 /// ```swift
 /// let proxy = ImageProxy(configuration: configuration)
@@ -71,6 +75,9 @@ public final class ImageProxy: Sendable {
         config.cookieStorage = nil  // a private jar: one client's cookies never reach another's request
         config.urlCache = configuration.sourceCache
         config.urlCacheIsPrivate = true  // the proxy's source cache serves this downloader alone
+        // One result cache: the downloader stores each result as it encodes it, and `process` reads it.
+        config.processedImageCache = configuration.resultCache
+        config.processedImageCacheIsPrivate = true
         // Every running job may be downloading: the limiter, not the downloader's queue, is the bound.
         config.maxConcurrentDownloads = max(config.maxConcurrentDownloads, limiter.maximumRunning)
         config.logger = logger
@@ -128,16 +135,22 @@ public final class ImageProxy: Sendable {
             return notModified
         }
 
-        // The ETag's identity, as a key: the same three parts make the same bytes.
+        // The ETag's identity, as a key: the same three parts make the same bytes. Requests for one key share
+        // one piece of work.
         let key = ProcessedImageKey(
             url: url.source, transformerKey: url.options.canonical, encoderKey: choice.tag, variant: "serve")
         let data: Data
         let cacheStatus: ResultCacheStatus
-        if let cache = configuration.resultCache, let hit = await Self.offPool({ cache.data(for: key) }) {
+        // The downloader's processed-image cache, under the key its download stores this result under.
+        let cache = downloader.config.processedImageCache
+        let cacheKey = downloader.processedImageKey(
+            for: url.source, options: sourceOptions,
+            context: context(for: url, choice: choice, cancellation: JobCancellation()))
+        if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
             metrics.resultCache(hit: true)
             (data, cacheStatus) = (hit, .hit)
         } else {
-            if configuration.resultCache != nil { metrics.resultCache(hit: false) }
+            if cache != nil { metrics.resultCache(hit: false) }
             let shared = await result(for: key, url: url, choice: choice, deadline: deadline)
             if shared.joined { metrics.joined() }
             data = try shared.outcome.get()
@@ -182,7 +195,8 @@ public final class ImageProxy: Sendable {
         }
     }
 
-    /// The one piece of work for a result: wait for a slot, fetch and process, store in the cache.
+    /// The one piece of work for a result: wait for a slot, fetch and process (the downloader stores the
+    /// result in the cache before it hands it over, so a request arriving after the work ends finds it).
     ///
     /// It runs while someone waits for it (`ResultCoalescer` cancels its task when the last request
     /// left, at the latest at that request's deadline): a queued job then leaves the queue without
@@ -205,12 +219,7 @@ public final class ImageProxy: Sendable {
         let cancellation = JobCancellation()
         let outcome = await withTaskCancellationHandler { () async -> ResultCoalescer.Outcome in
             do throws(ProxyError) {
-                let data = try await fetch(url, choice: choice, cancellation: cancellation)
-                if let cache = configuration.resultCache {
-                    // Stored before the work ends, so a request arriving after it finds the entry.
-                    await Self.offPool { cache.store(data, for: key) }
-                }
-                return .success(data)
+                return .success(try await fetch(url, choice: choice, cancellation: cancellation))
             } catch {
                 return .failure(error)
             }
@@ -230,21 +239,10 @@ public final class ImageProxy: Sendable {
     private func fetch(_ url: ProxyURL, choice: FormatChoice, cancellation: JobCancellation) async throws(ProxyError)
         -> Data
     {
-        let context = {
-            var context = ImageDownloadContext()
-            context.transformer = ProxyTransformer(
-                options: url.options, maximumDimension: configuration.maximumResultDimension,
-                background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent)
-            context.encoder = JobEncoder(
-                base: choice.encoder(quality: url.options.quality, stopCheck: cancellation.stopCheck),
-                cancellation: cancellation)
-            return context
-        }()
+        let context = context(for: url, choice: choice, cancellation: cancellation)
         let source = url.source
-        let options: ImageDownloaderOptions =
-            configuration.sourceCache == nil ? [.decodeFirstFrameOnly] : [.decodeFirstFrameOnly, .useURLCache]
         // Returned once this caller is attached to the URL's operation (started or joined).
-        let task = downloader.imageTask(for: source, options: options, context: context)
+        let task = downloader.imageTask(for: source, options: sourceOptions, context: context)
         state.withLock { $0.sourceRequests += 1 }
         // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
         // transfer stops when no other caller of the URL is left.
@@ -256,21 +254,42 @@ public final class ImageProxy: Sendable {
             metrics.sourceError(code: "deadline")
             throw Self.abandoned
         } catch {
-            logger.info("source failed", metadata: ["source": "\(source.redactedString)", "error": "\(error)"])
-            metrics.sourceError(code: error.code.description)
-            throw Self.proxyError(for: error)
-        }
-        if let image = result.image, image.frameCount > configuration.maximumAnimationFrames {
-            throw ProxyError(status: 422, "the source has more animation frames than allowed")
-        }
-        // A file that ends early still decodes, to the rows that arrived; served, it would be mostly blank
-        // and cached for as long as `Cache-Control` says. It is an error, not a result.
-        if let image = result.image, image.isPartial {
-            logger.info("source truncated", metadata: ["source": "\(source.redactedString)"])
-            metrics.sourceError(code: "truncated")
-            throw ProxyError(status: 422, "the source image is truncated")
+            // The transformer's refusals of the source (`ProxyTransformer`), before anything was encoded.
+            switch error.underlying as? ProxyError {
+            case ProxyTransformer.tooManyFrames?:
+                throw ProxyTransformer.tooManyFrames
+            case ProxyTransformer.truncated?:
+                logger.info("source truncated", metadata: ["source": "\(source.redactedString)"])
+                metrics.sourceError(code: "truncated")
+                throw ProxyTransformer.truncated
+            default:
+                logger.info("source failed", metadata: ["source": "\(source.redactedString)", "error": "\(error)"])
+                metrics.sourceError(code: error.code.description)
+                throw Self.proxyError(for: error)
+            }
         }
         return result.data
+    }
+
+    /// What the downloader is asked for a result: its transformer, and its encoder run as a step of the job.
+    /// The cache key comes from this too (`processedImageKey`), so the proxy reads what the download stores.
+    func context(for url: ProxyURL, choice: FormatChoice, cancellation: JobCancellation)
+        -> ImageDownloadContext
+    {
+        var context = ImageDownloadContext()
+        context.transformer = ProxyTransformer(
+            options: url.options, maximumDimension: configuration.maximumResultDimension,
+            background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent,
+            maximumAnimationFrames: configuration.maximumAnimationFrames)
+        context.encoder = JobEncoder(
+            base: choice.encoder(quality: url.options.quality, stopCheck: cancellation.stopCheck),
+            cancellation: cancellation)
+        return context
+    }
+
+    /// The options of every source download: the first frame only, through the source cache when there is one.
+    var sourceOptions: ImageDownloaderOptions {
+        configuration.sourceCache == nil ? [.decodeFirstFrameOnly] : [.decodeFirstFrameOnly, .useURLCache]
     }
 
     /// The result cache's calls block on SQLite and files; they run on `BackgroundQueues`, never on the

@@ -58,8 +58,12 @@ public struct ImageProxyConfiguration: Sendable {
 
     // MARK: Results
 
-    /// Where finished results are kept, under the identity their ETag names (source URL, canonical options,
-    /// format choice): a hit is answered without fetching or decoding. An `ImageDiskCache` in production;
+    /// Where finished results are kept: a hit is answered without fetching or decoding. It is the proxy's
+    /// downloader's `processedImageCache` (marked `processedImageCacheIsPrivate`, so give the proxy a
+    /// cache of its own), the one cache of encoded results: the downloader stores each result as it
+    /// encodes it, under its processed-image key (source URL, the transformer's key, made from the
+    /// canonical options, the encoder's key, with its format and quality, and the decode options), and
+    /// the proxy reads it under the same key before it takes a slot. An `ImageDiskCache` in production;
     /// nil (no result cache) by default.
     public var resultCache: (any ProcessedImageCaching)?
     /// The HTTP cache source downloads go through, with HTTP's rules (freshness from the origin's

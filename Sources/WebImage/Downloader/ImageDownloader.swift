@@ -253,6 +253,38 @@ public final class ImageDownloader: Sendable {
         ) { token in caller(token, progress: progress) }
     }
 
+    /// The key `config.processedImageCache` keeps the encoded output of this request under: the one the
+    /// download itself reads and stores (URL, transformer key, encoder key, decode options). nil when there
+    /// is no such cache, the context names no encoder, the request cannot be made, or it may not use a
+    /// shared cache (see `ImageDownloadContext.encoder`). The request is made as a download makes it, so a
+    /// request modifier runs.
+    ///
+    /// For a caller that looks the cache up before deciding to download at all, as an image proxy does to
+    /// answer a stored result without taking a slot:
+    ///
+    /// ```swift
+    /// if let key = downloader.processedImageKey(for: url, context: context),
+    ///     let stored = downloader.config.processedImageCache?.data(for: key)
+    /// {
+    ///     return stored
+    /// }
+    /// ```
+    public func processedImageKey(
+        for url: URL, options: ImageDownloaderOptions = [], context: ImageDownloadContext
+    ) -> ProcessedImageKey? {
+        let given = url.splittingUserInfo
+        guard config.processedImageCache != nil, context.encoder != nil,
+            case .success(let environment) = admit(given.url),
+            case .success(let (request, credentials)) = self.request(
+                for: given.url, context: context, urlCredentials: given.credentials)
+        else { return nil }
+        let decodeRequest = Self.decodeRequest(options: options, context: context, config: config, budget: decodeMemory)
+        let trust = RequestTrust(request: request, options: options, config: config, urlCredentials: credentials)
+        return outputEncoding(
+            url: given.url, context: context, decodeRequest: decodeRequest, trust: trust, environment: environment)?
+            .cacheKey
+    }
+
     /// The environment a request to `url` runs in, or why none may run: a scheme this downloader does not
     /// take, a destination policy that names an invalid network, an invalidated downloader, no transport.
     private func admit(_ url: URL) -> Result<OperationEnvironment, ImageDownloaderError> {
@@ -342,11 +374,15 @@ public final class ImageDownloader: Sendable {
         environment: OperationEnvironment
     ) -> OutputEncoding? {
         guard let encoder = context?.encoder, !decodeRequest.avoidsDecoding else { return nil }
+        // A cache of this downloader's own holds only what its policy let through (see
+        // `processedImageCacheIsPrivate`): the policy alone does not keep a request out of it.
+        let privateCache = config.processedImageCacheIsPrivate
         let mayCache =
             config.processedImageCache != nil
             && trust.allowsSharedCaches(
-                secretHeaderFields: environment.secretHeaderFields, destinationPolicy: config.destinationPolicy,
-                allowedURLs: config.allowedURLPrefixes)
+                secretHeaderFields: environment.secretHeaderFields,
+                destinationPolicy: privateCache ? .allowAll : config.destinationPolicy,
+                allowedURLs: privateCache ? nil : config.allowedURLPrefixes)
         return OutputEncoding(
             encoder: encoder,
             cacheKey: mayCache

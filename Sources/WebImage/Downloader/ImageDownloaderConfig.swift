@@ -144,10 +144,18 @@ public struct ImageDownloaderConfig: Sendable {
     /// decode options (`ImageDownloadContext.encoder` tells how it is used): `ImageDiskCache()` keeps them
     /// on disk for every process of the user. Requests that may not use shared caches (credentials,
     /// cookies, TLS checks off, a secret header field, a restricting destination policy) neither read nor
-    /// write it. It is read when the download's operation starts, on the operation queue (a hit needs no
-    /// transfer), and written on the decode queue, never on the thread that calls `downloadImage`. nil (the
-    /// default) disables it.
+    /// write it (unless `processedImageCacheIsPrivate`: then the destination policy does not keep them
+    /// out). It is read when the download's operation starts, on the operation queue (a hit needs no
+    /// transfer), and written by the encode job on the processing stage before its callers are served,
+    /// never on the thread that calls `downloadImage`. nil (the default) disables it.
     public var processedImageCache: (any ProcessedImageCaching)?
+    /// Set when `processedImageCache` is this downloader's alone, as `urlCacheIsPrivate` is for the HTTP
+    /// cache: every entry in it was made from bytes this configuration's `destinationPolicy` and
+    /// `allowedURLPrefixes` let through, so requests under a policy that refuses addresses use it too
+    /// (credentials, cookies, TLS checks off and secret header fields still keep a request out). `webimage
+    /// serve` keeps its results this way (`ImageProxyConfiguration.resultCache`). Never set it for a cache
+    /// another downloader or process writes. `false` by default.
+    public var processedImageCacheIsPrivate = false
     /// The cookie jar used by requests with `.handleCookies`. `CookieJar.shared` by default; nil gives
     /// this downloader a private in-memory jar.
     public var cookieStorage: CookieJar? = .shared
@@ -205,6 +213,17 @@ public struct ImageDownloaderConfig: Sendable {
     /// ICC profiles larger than this are ignored, with a warning logged: the pixels stay as stored
     /// (`ImageDecodingOptions.maximumColorProfileBytes`). 4 MiB by default.
     public var maximumColorProfileBytes: Int = ImageDecodingOptions.defaultMaximumColorProfileBytes
+    /// How many complete bodies this downloader decodes at once, across all its downloads (the decode
+    /// stage). A body is decoded once for each distinct set of decode options its callers ask for, and
+    /// those decodes run side by side too. Values below 1 count as 1. The number of active processor cores
+    /// by default.
+    public var maximumConcurrentDecodes: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// How many transforms and encodes this downloader runs at once, across all its downloads (the
+    /// processing stage). Each distinct output of a body (transformer, then encoder) is a job of its own,
+    /// so callers of one URL asking for different outputs (an image proxy's sizes of one source) are made
+    /// on that many cores at once, while callers asking for the same output share one job. Values below 1
+    /// count as 1. The number of active processor cores by default.
+    public var maximumConcurrentProcessing: Int = ProcessInfo.processInfo.activeProcessorCount
 
     /// Creates the default configuration.
     public init() {}

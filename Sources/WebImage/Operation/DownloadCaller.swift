@@ -115,16 +115,11 @@ extension Operation.QueuePriority {
     }
 }
 
-/// What a caller with `context.encoder` wants done with its image.
+/// What a caller with `context.encoder` wants done with its image. Callers whose `DecodeRequest` and
+/// encoder key are the same share one encode job (`runEncodes`).
 struct OutputEncoding: Sendable {
     var encoder: any ImageEncoding
     /// Where the encoded bytes are stored in `config.processedImageCache`: nil when there is none or the
     /// request may not use shared caches. Computed by the downloader, which also looks it up.
     var cacheKey: ProcessedImageKey?
-
-    /// Callers whose decoded image and encoder are the same share one encoding.
-    struct Identity: Hashable {
-        var decoding: DecodeRequest
-        var encoderKey: String
-    }
 }

@@ -8,6 +8,10 @@ final class OperationEnvironment: Sendable {
     /// The downloader's callback queue, through the channel every library block for it takes.
     let callbacks: QueueChannel
     let decodeQueue: DispatchQueue
+    /// Decodes of complete bodies, at most `config.maximumConcurrentDecodes` at once.
+    let decodeStage: WorkStage
+    /// Transforms and encodes, at most `config.maximumConcurrentProcessing` at once.
+    let processingStage: WorkStage
     /// `config.decoderRegistry`.
     let decoderRegistry: ImageDecoderRegistry
     /// The downloader's part of an operation's end: the URL table's removal, the cookie jar's checkpoint.
@@ -33,6 +37,8 @@ final class OperationEnvironment: Sendable {
         self.config = config
         self.callbacks = callbacks
         self.decodeQueue = decodeQueue
+        decodeStage = WorkStage(width: config.maximumConcurrentDecodes, target: decodeQueue)
+        processingStage = WorkStage(width: config.maximumConcurrentProcessing, target: decodeQueue)
         decoderRegistry = config.decoderRegistry
         self.instruments = instruments
         self.onFinish = onFinish

@@ -490,6 +490,15 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
         return callers
     }
 
+    /// The callers `include` picks, handed out once, for outputs that are ready before the others (the
+    /// stages serve each output as it is made); empty outside `processing`.
+    mutating func takeCallersToServe(where include: (Caller) -> Bool) -> [Caller] {
+        guard case .processing = state else { return [] }
+        let taken = callers.filter(include)
+        callers.removeAll(where: include)
+        return taken
+    }
+
     /// Every caller was served: true when the queue must now be told (once).
     mutating func served() -> Bool {
         guard case .processing(let processing) = state else { return false }

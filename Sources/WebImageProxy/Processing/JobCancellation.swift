@@ -3,13 +3,14 @@ import Locking
 import WebImageCodecs
 
 /// One job's cancellation as the steps it hands to the downloader see it. The downloader encodes on its
-/// own decode queue, where Swift's task cancellation does not reach: the job's encoder asks
+/// processing stage (Dispatch threads), where Swift's task cancellation does not reach: the job's encoder asks
 /// `stopCheck` instead, and the job, once cancelled, waits in `untilStepsEnded()` for an encode already
 /// running to stop before it gives up its slot, since a slot stands for a core and an abandoned encode
 /// still running holds one.
 ///
 /// Decoding and resizing are not interrupted: the source limits bound them, and an encode that was not
-/// started when the job was cancelled never starts (`beginStep()` refuses).
+/// started when the job was cancelled never starts (`beginStep()` refuses; the downloader also drops an
+/// encode none of its callers still waits for).
 final class JobCancellation: Sendable {
     private struct State {
         var cancelled = false

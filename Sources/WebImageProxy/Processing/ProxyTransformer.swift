@@ -1,7 +1,7 @@
 import WebImageCodecs
 
-/// The transformer that runs one request's `ResizePlan` inside the downloader's decode step, where the
-/// source's size is first known.
+/// The transformer that runs one request's `ResizePlan` inside the downloader's processing stage, where
+/// the source's size is first known: the source's checks, upright per EXIF, then the plan.
 ///
 /// Background (extension, padding) is transparent, as imgproxy's is before it flattens: formats with
 /// alpha keep it, and the JPEG encoder flattens it onto white, imgproxy's default `background`. When the
@@ -20,14 +20,27 @@ struct ProxyTransformer: ImageTransforming {
     /// The largest side a result may have (`ImageProxyConfiguration.maximumResultDimension`).
     var maximumDimension = ProcessingOptions.largestScaledSide
     var background = Background.transparent
+    /// The most animation frames the source may have (`ImageProxyConfiguration.maximumAnimationFrames`).
+    var maximumAnimationFrames = Int.max
 
-    var key: String { "proxy(\(options.canonical);max=\(maximumDimension);bg=\(background.rawValue))" }
+    var key: String {
+        "proxy(\(options.canonical);max=\(maximumDimension);bg=\(background.rawValue);frames=\(maximumAnimationFrames))"
+    }
+
+    /// A source whose file ended early: it still decodes, to the rows that arrived, but served it would be
+    /// mostly blank and cached for as long as `Cache-Control` says.
+    static let truncated = ProxyError(status: 422, "the source image is truncated")
+    static let tooManyFrames = ProxyError(status: 422, "the source has more animation frames than allowed")
 
     func transform(_ image: Image) throws -> Image {
         try transform(image, budget: nil)
     }
 
     func transform(_ image: Image, budget: DecodeMemoryBudget?) throws -> Image {
+        // Refused here, before anything is encoded: the downloader stores what it encodes in the result
+        // cache, and a refused source must never become a stored result.
+        guard image.frameCount <= maximumAnimationFrames else { throw Self.tooManyFrames }
+        guard !image.isPartial else { throw Self.truncated }
         // Decoders deliver upright frames; `fileOrientation` says what they turned.
         var current = try ImageTransformer.applyOrientation.transform(image, budget: budget)
         // The plan follows the source's own size, upright, not the (possibly shrunk-on-load) decoded one, so
