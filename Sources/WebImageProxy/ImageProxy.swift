@@ -18,8 +18,8 @@ import WebImage
 /// image.
 ///
 /// Results whose source is the same URL share its download: the downloader merges callers of one URL into
-/// one operation, each caller with its own transformer and encoder, decodes the body once and makes the
-/// different results on its processing stage side by side. There is one result cache, the downloader's:
+/// one operation, each caller with its own transformer and encoder, and makes the different results side
+/// by side on its decode and processing stages (results with the same decode options share one decode). There is one result cache, the downloader's:
 /// the proxy reads it (before taking a slot) under the key the downloader stores under.
 ///
 /// ```swift

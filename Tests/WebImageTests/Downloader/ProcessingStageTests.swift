@@ -55,6 +55,37 @@ import Testing
         }
     }
 
+    @Test("a stage runs at most its width of jobs at once; the others wait for a running one to end")
+    func aStageIsBounded() {
+        let stage = WorkStage(width: 2, target: DispatchQueue(label: "test.stage", attributes: .concurrent))
+        let (started, gate, done) = (
+            DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)
+        )
+        let load = Locked((inside: 0, peak: 0, ran: [Int]()))
+        for job in 0..<5 {
+            stage.submit {
+                load.update {
+                    $0.inside += 1
+                    $0.peak = max($0.peak, $0.inside)
+                    $0.ran.append(job)
+                }
+                started.signal()
+                _ = gate.wait(timeout: .now() + 120)
+                load.update { $0.inside -= 1 }
+                done.signal()
+            }
+        }
+        #expect(stage.runningCount == 2, "five jobs submitted to a stage two wide")
+        for _ in 0..<2 { #expect(started.wait(timeout: .now() + 120) == .success) }
+        gate.signal()
+        #expect(done.wait(timeout: .now() + 120) == .success)
+        #expect(started.wait(timeout: .now() + 120) == .success, "the ended job's slot went to a waiting one")
+        for _ in 0..<4 { gate.signal() }
+        for _ in 0..<4 { #expect(done.wait(timeout: .now() + 120) == .success) }
+        #expect(load.value.peak == 2)
+        #expect(load.value.ran.sorted() == Array(0..<5))
+    }
+
     @Test("different outputs of one source are transformed at the same time")
     func differentOutputsOfOneSourceRunInParallel() throws {
         let server = try Fixtures.server()
