@@ -230,3 +230,33 @@ import Testing
         #expect(sharedEncodes.value == 1 && heldEncodes.value == 1)
     }
 }
+
+/// `OperationLifecycle.takeCallersToServe(where:)`, which the stages use to serve each output's callers as
+/// it is made, as a plain value.
+@Suite struct ServingCallersByOutputTests {
+    struct Caller: LifecycleCaller, Equatable {
+        let id: UInt64
+    }
+
+    @Test("callers are handed out by output, each once, only while processing; served() then finishes")
+    func takeCallersByOutput() {
+        var lifecycle = OperationLifecycle<Caller, Int>()
+        for id in 1...4 { _ = lifecycle.attach(Caller(id: UInt64(id))) }
+        let beforeStart = lifecycle.takeCallersToServe(where: { _ in true })
+        _ = lifecycle.start()
+        _ = lifecycle.transferMade(7)
+        let whileTransferring = lifecycle.takeCallersToServe(where: { _ in true })
+        #expect(beforeStart.isEmpty && whileTransferring.isEmpty, "handed out before processing")
+        _ = lifecycle.transferCompleted(succeeded: true)
+        let even = lifecycle.takeCallersToServe(where: { $0.id % 2 == 0 })
+        let evenAgain = lifecycle.takeCallersToServe(where: { $0.id % 2 == 0 })
+        #expect(even.map(\.id) == [2, 4])
+        #expect(evenAgain.isEmpty, "handed out twice")
+        let cancelled = lifecycle.cancelCaller(3)
+        #expect(cancelled.callers.map(\.id) == [3] && !cancelled.cancelsOperation)
+        let rest = lifecycle.takeCallersToServe(where: { _ in true })
+        #expect(rest.map(\.id) == [1])
+        let finishes = lifecycle.served()
+        #expect(finishes && lifecycle.isFinished)
+    }
+}
