@@ -240,7 +240,7 @@ import Testing
 
     @Test("callers are handed out by output, each once, only while processing; served() then finishes")
     func takeCallersByOutput() {
-        var lifecycle = OperationLifecycle<Caller, Int>()
+        var lifecycle = OperationLifecycle<Caller, Int, String>()
         for id in 1...4 { _ = lifecycle.attach(Caller(id: UInt64(id))) }
         let beforeStart = lifecycle.takeCallersToServe(where: { _ in true })
         _ = lifecycle.start()
