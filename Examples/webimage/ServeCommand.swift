@@ -13,7 +13,8 @@ extension WebImageCLI {
                 GET /{signature}/{options}/plain/{source-url}[@{ext}] or /{signature}/{options}/{base64url}[.{ext}] \
                 fetches the source, resizes it and answers in the requested format (or WebP, JPEG or \
                 PNG from Accept). Options: imgproxy's rs, s, rt, w, h, mw, mh, z, dpr, el, ex, exar, g (not sm), \
-                c, pd, ar, rot, q and f. GET /health answers 200 (liveness), GET \
+                c, pd, ar, rot, q, fq, mb, f, sm, kcr, scp, eth, skp, raw, cb, exp, fn, att and pr (--preset). \
+                GET /health answers 200 (liveness), GET \
                 /health/ready 200 or 503 while draining (readiness), GET /metrics Prometheus's text format. Only \
                 public source addresses are fetched unless --allow-destination names a network. SIGTERM drains \
                 gracefully: readiness turns 503, the listener closes after --drain-delay, requests in flight \
@@ -124,6 +125,19 @@ extension WebImageCLI {
         )
         var drainDelay: Double = 0
 
+        @Option(
+            name: .customLong("preset"),
+            help: ArgumentHelp(
+                "A named option list, NAME=OPTIONS such as thumb=rs:fill:150:150/q:70 (repeatable; env "
+                    + "IMGPROXY_PRESETS, comma-separated, read first). pr:NAME in a URL applies it; a preset named "
+                    + "default applies to every request first.", valueName: "name=options"))
+        var presetDefinitions: [String] = []
+
+        @Flag(
+            help: ArgumentHelp(
+                "Accept only preset names, colon-separated, as a URL's options segment (env IMGPROXY_ONLY_PRESETS)."))
+        var onlyPresets = false
+
         mutating func validate() throws {
             let environment = ProcessInfo.processInfo.environment
             if keys.isEmpty, salts.isEmpty, let key = environment["WEBIMAGE_KEY"],
@@ -155,6 +169,24 @@ extension WebImageCLI {
                     throw ValidationError("IMGPROXY_ENABLE_AVIF_DETECTION must be true or false, got '\(text)'.")
                 }
                 avifDetection = value
+            }
+            if let text = environment["IMGPROXY_PRESETS"] {
+                presetDefinitions = text.split(separator: ",").map(String.init) + presetDefinitions
+            }
+            if !onlyPresets, let text = environment["IMGPROXY_ONLY_PRESETS"] {
+                guard let value = Self.boolean(text) else {
+                    throw ValidationError("IMGPROXY_ONLY_PRESETS must be true or false, got '\(text)'.")
+                }
+                onlyPresets = value
+            }
+            let presets: ProxyPresets
+            do throws(ProxyPresets.InvalidPreset) {
+                presets = try ProxyPresets(presetDefinitions)
+            } catch {
+                throw ValidationError("--preset: \(error.description).")
+            }
+            if onlyPresets, presets.names.isEmpty {
+                throw ValidationError("--only-presets needs at least one --preset (or IMGPROXY_PRESETS).")
             }
             if host == nil { host = environment["WEBIMAGE_HOST"] ?? "127.0.0.1" }
             if port == nil {
@@ -211,6 +243,8 @@ extension WebImageCLI {
             configuration.detectsAVIF = avifDetection ?? false
             configuration.maximumConcurrentJobs = maxConcurrency
             configuration.maximumQueuedJobs = maxQueue
+            configuration.presets = try ProxyPresets(presetDefinitions)  // checked in validate()
+            configuration.onlyPresets = onlyPresets
 
             let logger = Logger(label: "webimage.serve")
             if let cacheDir {

@@ -113,7 +113,12 @@ public final class ImageProxy: Sendable {
         guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
             throw .forbidden("invalid signature")
         }
-        let url = try ProxyURL(path: request.path)
+        let url = try ProxyURL(
+            path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets)
+        // imgproxy answers a URL past its `expires` with 404, as a URL that does not exist.
+        if url.options.expires > 0, url.options.expires < Int64(Date().timeIntervalSince1970) {
+            throw ProxyError(status: 404, "the URL has expired")
+        }
         let sourceText = url.source.absoluteString
         if let allowedSources, !allowedSources.allows(url.source) {
             throw .forbidden("the source URL is not allowed")
@@ -162,9 +167,11 @@ public final class ImageProxy: Sendable {
             return notModified
         }
         let format = ImageFormat.detect(data)
-        let contentType =
-            ProxyOutputFormat.allCases.first { $0.imageFormat == format }?.mimeType ?? "application/octet-stream"
+        // A skipped source (`skip_processing`, `raw`) may be any format the codecs detect.
+        let contentType = format == .unknown ? "application/octet-stream" : "image/\(format.rawValue)"
         headers.insert(("Content-Type", contentType), at: 0)
+        headers.append(
+            ("Content-Disposition", ContentDisposition.value(options: url.options, source: url.source, format: format)))
         var response = ProxyResponse(status: 200, headers: headers, body: data)
         response.cacheStatus = cacheStatus
         return response
@@ -240,9 +247,26 @@ public final class ImageProxy: Sendable {
         -> Data
     {
         let context = context(for: url, choice: choice, cancellation: cancellation)
+        if url.options.raw || !url.options.skipProcessing.isEmpty {
+            // The bytes first, undecoded: a source of a skipped format is answered as it came. Any other is
+            // then fetched again below for processing (from the source cache when there is one).
+            let cacheOption: ImageDownloaderOptions = configuration.sourceCache == nil ? [] : [.useURLCache]
+            let bytes = try await download(
+                url, options: cacheOption.union(.avoidDecodeImage), context: nil, cancellation: cancellation
+            ).data
+            if url.options.raw || url.options.skipProcessing.contains(ImageFormat.detect(bytes)) { return bytes }
+        }
+        return try await download(url, options: sourceOptions, context: context, cancellation: cancellation).data
+    }
+
+    /// One downloader call for `url`'s source, its failures turned into the proxy's answers.
+    private func download(
+        _ url: ProxyURL, options: ImageDownloaderOptions, context: ImageDownloadContext?,
+        cancellation: JobCancellation
+    ) async throws(ProxyError) -> ImageDownloadResult {
         let source = url.source
         // Returned once this caller is attached to the URL's operation (started or joined).
-        let task = downloader.imageTask(for: source, options: sourceOptions, context: context)
+        let task = downloader.imageTask(for: source, options: options, context: context)
         state.withLock { $0.sourceRequests += 1 }
         // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
         // transfer stops when no other caller of the URL is left.
@@ -268,7 +292,7 @@ public final class ImageProxy: Sendable {
                 throw Self.proxyError(for: error)
             }
         }
-        return result.data
+        return result
     }
 
     /// What the downloader is asked for a result: its transformer, and its encoder run as a step of the job.
@@ -282,8 +306,10 @@ public final class ImageProxy: Sendable {
             background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent,
             maximumAnimationFrames: configuration.maximumAnimationFrames)
         context.encoder = JobEncoder(
-            base: choice.encoder(quality: url.options.quality, stopCheck: cancellation.stopCheck),
+            base: OutputEncoder(choice: choice, options: url.options, stopCheck: cancellation.stopCheck),
             cancellation: cancellation)
+        // `strip_color_profile:0`: the pixels as stored, their profile embedded by the encoder.
+        if !url.options.stripColorProfile { context.colorSpace = .preserve }
         return context
     }
 

@@ -56,6 +56,15 @@ public struct ImageProxyConfiguration: Sendable {
     /// (`@avif`, `f:avif`). `false` by default, as in imgproxy.
     public var detectsAVIF = false
 
+    // MARK: Presets
+
+    /// Named option lists (imgproxy's `IMGPROXY_PRESETS`): `pr:NAME` in a URL, and `default` applied to every
+    /// request first. None by default.
+    public var presets = ProxyPresets()
+    /// Whether a URL's options segment may only be preset names, `:`-separated (imgproxy's
+    /// `IMGPROXY_ONLY_PRESETS`); anything else is refused with 400. `false` by default.
+    public var onlyPresets = false
+
     // MARK: Results
 
     /// Where finished results are kept: a hit is answered without fetching or decoding. It is the proxy's

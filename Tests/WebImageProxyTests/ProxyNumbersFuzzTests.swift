@@ -29,8 +29,10 @@ struct ProxyNumbersFuzzTests {
     static func segment(_ generator: inout SeededGenerator) -> String {
         let names = [
             "rs", "resize", "s", "size", "rt", "w", "width", "h", "height", "mw", "mh", "z", "zoom", "el", "enlarge",
-            "ex", "exar", "c", "crop", "pd", "padding", "ar", "rot", "q", "quality", "dpr", "g", "f",
+            "ex", "exar", "c", "crop", "pd", "padding", "ar", "rot", "q", "quality", "dpr", "g", "f", "fq", "mb",
+            "max_bytes", "sm", "kcr", "scp", "eth", "skp", "raw", "cb", "exp", "expires", "fn", "att", "pr",
         ]
+        let formats = ["jpg", "jpeg", "png", "webp", "avif", "gif", "svg", ""]
         let name = names.randomElement(using: &generator) ?? "w"
         let gravities = ["ce", "no", "so", "ea", "we", "noea", "nowe", "soea", "sowe", "fp", "sm", "", "up"]
         func values(_ range: ClosedRange<Int>) -> [String] {
@@ -56,13 +58,39 @@ struct ProxyNumbersFuzzTests {
             return ([name] + values(1...2) + (Bool.random(using: &generator) ? gravity() : [])).joined(separator: ":")
         case "f":
             return "f:" + (["png", "jpg", "webp", "avif", "gif", ""].randomElement(using: &generator) ?? "")
+        case "fq":
+            let pairs = (0..<Int.random(in: 0...3, using: &generator)).flatMap { _ in
+                [formats.randomElement(using: &generator) ?? "", value(&generator)]
+            }
+            return (["fq"] + pairs + (Bool.random(using: &generator) ? [value(&generator)] : [])).joined(separator: ":")
+        case "skp":
+            return
+                (["skp"]
+                + (0...Int.random(in: 0...3, using: &generator)).map { _ in
+                    formats.randomElement(using: &generator) ?? ""
+                }).joined(separator: ":")
+        case "fn":
+            return ([name] + values(1...3)).joined(separator: ":")
+        case "pr":
+            return
+                (["pr"]
+                + (0...Int.random(in: 0...2, using: &generator)).map { _ in
+                    Self.presetNames.randomElement(using: &generator) ?? ""
+                }).joined(separator: ":")
         default:
             return "\(name):\(value(&generator))"
         }
     }
 
+    /// Presets the random paths may name, one naming itself and one a bad number's neighbour; `nope` and the
+    /// empty name are not presets.
+    static let presetNames = ["small", "loop", "big", "nope", ""]
+    static let presets: ProxyPresets =
+        (try? ProxyPresets(["small=w:10/mb:100", "loop=pr:loop/pr:small", "big=s:\(Int.max):0"])) ?? ProxyPresets()
+
     @Test("20,000 random option paths: each is a 400 or a plan within the limit, for extreme source sizes")
     func randomOptions() throws {
+        #expect(Self.presets.names == ["big", "loop", "small"], "the presets the paths name exist")
         var generator = SeededGenerator(seed: 0x5EED)  // the same cases on every run
         let sources = [
             PixelSize(width: 1, height: 1), PixelSize(width: 640, height: 427), PixelSize(width: 1, height: 16_800_000),
@@ -77,7 +105,7 @@ struct ProxyNumbersFuzzTests {
             let path = "/insecure/" + segments.joined(separator: "/") + "/plain/http://example.com/a.jpg"
             let url: ProxyURL
             do {
-                url = try ProxyURL(path: path)
+                url = try ProxyURL(path: path, presets: Self.presets)
             } catch {
                 #expect(error.status == 400, "\(path): \(error)")
                 refused += 1
@@ -88,6 +116,9 @@ struct ProxyNumbersFuzzTests {
             #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledWidth), "\(path)")
             #expect((0...ProcessingOptions.largestScaledSide).contains(options.scaledHeight), "\(path)")
             #expect(options.dpr > 0 && options.dpr <= 8, "\(path)")
+            #expect((0...(1 << 40)).contains(options.maximumBytes), "\(path)")
+            #expect(options.quality.map { (1...100).contains($0) } ?? true, "\(path)")
+            #expect(options.formatQuality.values.allSatisfy { (1...100).contains($0) }, "\(path)")
             _ = options.canonical
             for source in sources {
                 for limit in limits {

@@ -1,3 +1,4 @@
+import Foundation
 import WebImageCodecs
 
 /// How the proxy fits the source image to the requested size: imgproxy's resizing types, with its arithmetic
@@ -109,6 +110,48 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// The clockwise turn after orientation (`rotate`): 0, 90, 180 or 270. `0` by default.
     public var rotation = 0
 
+    // MARK: Output
+
+    /// The quality per output format (`format_quality`), used when `quality` is nil. Empty by default.
+    public var formatQuality: [ProxyOutputFormat: Int] = [:]
+    /// The most bytes a JPEG, WebP or AVIF result should have (`max_bytes`): it is encoded again at lower
+    /// quality until it fits or the quality is 10 or less, as imgproxy does; 0 for no limit. `0` by default.
+    public var maximumBytes = 0
+    /// `strip_metadata`. The encoders write no EXIF or XMP either way, so a result never carries the
+    /// source's metadata. `true` by default, as imgproxy's `IMGPROXY_STRIP_METADATA` is.
+    public var stripMetadata = true
+    /// `keep_copyright`: imgproxy keeps the copyright fields when it strips metadata; no metadata is written
+    /// here, so it changes nothing. `true` by default, as imgproxy's `IMGPROXY_KEEP_COPYRIGHT` is.
+    public var keepCopyright = true
+    /// `strip_color_profile`: true converts the pixels to sRGB and writes no ICC profile; false keeps the
+    /// source's RGB profile and embeds it in the result. `true` by default, as imgproxy's
+    /// `IMGPROXY_STRIP_COLOR_PROFILE` is.
+    public var stripColorProfile = true
+    /// `enforce_thumbnail`: accepted; the decoders never read an embedded thumbnail, so it changes nothing.
+    /// `false` by default.
+    public var enforceThumbnail = false
+    /// Source formats answered with the source's bytes, unprocessed (`skip_processing`). Empty by default.
+    public var skipProcessing: Set<ImageFormat> = []
+    /// `raw`: the source's bytes answered unprocessed whatever their format (the source's size, pixel and
+    /// frame limits still hold, unlike imgproxy's raw streaming). `false` by default.
+    public var raw = false
+
+    // MARK: Request
+
+    /// `cachebuster`: no effect on the image, but part of the ETag and the result cache's key, so a new
+    /// value asks for a new result. Empty by default.
+    public var cacheBuster = ""
+    /// `expires`: a Unix time after which the URL is answered 404; 0 or less for never. `0` by default.
+    public var expires: Int64 = 0
+    /// `filename`: the name in `Content-Disposition` without extension; empty takes the source URL's last
+    /// path segment without its extension (`image` when it has none). Empty by default.
+    public var filename = ""
+    /// `return_attachment`: `Content-Disposition: attachment` instead of `inline`. `false` by default.
+    public var returnAttachment = false
+    /// The presets applied (`preset`), in order, the `default` preset first when there is one. Empty by
+    /// default.
+    public var presets: [String] = []
+
     /// Creates the default options: no resize, negotiated format.
     public init() {}
 
@@ -127,6 +170,29 @@ public struct ProcessingOptions: Sendable, Hashable {
         let product = (Double(side) * dpr).rounded()
         guard product > 0 else { return 0 }  // NaN and -infinity too
         return product >= Double(largestScaledSide) ? largestScaledSide : Int(product)
+    }
+
+    /// The output and request options that are not at their defaults, in one fixed spelling. Presets are
+    /// spelled by what they set, not by name; `expires` changes no result.
+    private var outputCanonical: [String] {
+        var parts: [String] = []
+        for format in ProxyOutputFormat.allCases {
+            if let quality = formatQuality[format] { parts.append("fq:\(format.rawValue):\(quality)") }
+        }
+        if maximumBytes != 0 { parts.append("mb:\(maximumBytes)") }
+        if !stripMetadata { parts.append("sm:0") }
+        if !keepCopyright { parts.append("kcr:0") }
+        if !stripColorProfile { parts.append("scp:0") }
+        if enforceThumbnail { parts.append("eth:1") }
+        if !skipProcessing.isEmpty {
+            parts.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
+        }
+        if raw { parts.append("raw:1") }
+        // Free text is Base64: a `/` or `:` in it cannot make two options spell the same.
+        if !cacheBuster.isEmpty { parts.append("cb:" + Data(cacheBuster.utf8).base64EncodedString()) }
+        if !filename.isEmpty { parts.append("fn:" + Data(filename.utf8).base64EncodedString()) }
+        if returnAttachment { parts.append("att:1") }
+        return parts
     }
 
     /// The options in one fixed spelling, e.g. `rs:fill:300:200:0/q:80/dpr:2/g:ce` (format excluded:
@@ -148,6 +214,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !autoRotate { parts.append("ar:0") }
         if rotation != 0 { parts.append("rot:\(rotation)") }
         parts.append("g:\(gravity.canonical)")
+        parts += outputCanonical
         return parts.joined(separator: "/")
     }
 }

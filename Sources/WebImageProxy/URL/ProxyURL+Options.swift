@@ -20,6 +20,8 @@
 /// | `quality`, `q` | 0…100 (0: the format's default) |
 /// | `format`, `f`, `ext` | `jpg`, `png`, `webp` or `avif` |
 ///
+/// `ProxyURL+OutputOptions.swift` has the output, handling and request options and presets.
+///
 /// Every number is range-checked here, so the plan's arithmetic never meets one it cannot hold.
 extension ProxyURL {
     /// The largest size or padding a URL's number is held at, and the largest crop side or absolute offset
@@ -28,8 +30,12 @@ extension ProxyURL {
     /// The largest `zoom` factor.
     static let largestZoom = 1000.0
 
-    /// Applies one `name:arg…` segment.
-    static func apply(_ segment: Substring, to options: inout ProcessingOptions) throws(ProxyError) {
+    /// Applies one `name:arg…` segment; `pr:` names presets of `presets`, `applying` the presets this
+    /// segment is part of (so a preset naming itself ends).
+    static func apply(
+        _ segment: Substring, to options: inout ProcessingOptions, presets: ProxyPresets = ProxyPresets(),
+        applying: [String] = []
+    ) throws(ProxyError) {
         let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let name = parts[0]
         let arguments = Array(parts.dropFirst())
@@ -98,15 +104,17 @@ extension ProxyURL {
             options.rotation = (angle % 360 + 360) % 360
         case "q", "quality":
             try parser.count(1...1)
-            guard let quality = Int(arguments[0]), (0...100).contains(quality) else {
-                throw parser.error("the quality must be 0…100")
-            }
-            options.quality = quality == 0 ? nil : quality
+            options.quality = try parser.quality(0)
         case "f", "format", "ext":
             try parser.count(1...1)
             options.format = try extensionFormat(arguments[0][...])
+        case "pr", "preset":
+            guard arguments.allSatisfy({ !$0.isEmpty }) else { throw parser.error("a preset name is empty") }
+            try presets.apply(arguments, to: &options, applying: applying)
         default:
-            throw .badRequest("unknown option \"\(name)\"")
+            guard try applyOutputOption(parser, to: &options) else {
+                throw .badRequest("unknown option \"\(name)\"")
+            }
         }
     }
 

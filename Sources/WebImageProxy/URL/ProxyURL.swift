@@ -26,15 +26,23 @@ public struct ProxyURL: Sendable, Hashable {
     /// The source image's URL.
     public var source: URL
 
-    /// Parses `path`, the request target's path (still percent-encoded, without the query).
+    /// Parses `path`, the request target's path (still percent-encoded, without the query), with the
+    /// `default` preset of `presets` applied first. With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
+    /// the options are one segment of `:`-separated preset names and nothing else.
     ///
     /// - Throws: `ProxyError` with status 400 and a sentence naming what is wrong.
-    public init(path: String) throws(ProxyError) {
+    public init(path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false) throws(ProxyError) {
         let split = try Self.splitSignature(path)
         var options = ProcessingOptions()
-        let (source, sourceFormat) = try Self.parseOptionsAndSource(split.signedPath.dropFirst(), into: &options)
-        // The extension is an alias of `f:`; read last, it wins when both are given.
-        if let sourceFormat { options.format = sourceFormat }
+        if presets.hasDefault { try presets.apply(["default"], to: &options) }
+        let rest = split.signedPath.dropFirst()
+        let (source, sourceFormat) =
+            try onlyPresets
+            ? Self.parsePresetsAndSource(rest, presets: presets, into: &options)
+            : Self.parseOptionsAndSource(rest, presets: presets, into: &options)
+        // The extension is an alias of `f:`; read last, it wins when both are given. `raw` answers the
+        // source as it is, so it has no format to take, as in imgproxy.
+        if let sourceFormat, !options.raw { options.format = sourceFormat }
         self.signature = split.signature
         self.signedPath = split.signedPath
         self.options = options
@@ -43,7 +51,7 @@ public struct ProxyURL: Sendable, Hashable {
 
     /// The option segments of `rest` applied to `options`, then the source after them.
     private static func parseOptionsAndSource(
-        _ rest: Substring, into options: inout ProcessingOptions
+        _ rest: Substring, presets: ProxyPresets, into options: inout ProcessingOptions
     ) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
         var rest = rest
         while true {
@@ -52,10 +60,27 @@ public struct ProxyURL: Sendable, Hashable {
             if segment == "plain" { return try plainSource(rest[segmentEnd...].dropFirst()) }
             if segment == "enc" { throw .badRequest("encrypted source URLs (enc) are not supported") }
             guard segment.contains(":") else { return try encodedSource(rest) }
-            try apply(segment, to: &options)
+            try apply(segment, to: &options, presets: presets)
             guard segmentEnd < rest.endIndex else { throw .badRequest("the path has no source URL") }
             rest = rest[segmentEnd...].dropFirst()
         }
+    }
+
+    /// `names[:name…]/source`: only-presets mode, where a segment that is not a known preset is refused.
+    private static func parsePresetsAndSource(
+        _ rest: Substring, presets: ProxyPresets, into options: inout ProcessingOptions
+    ) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
+        guard let segmentEnd = rest.firstIndex(of: "/") else {
+            throw .badRequest("the path needs preset names and a source URL (only presets are accepted)")
+        }
+        let names = rest[..<segmentEnd].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard names.allSatisfy({ !$0.isEmpty }) else { throw .badRequest("a preset name is empty") }
+        try presets.apply(names, to: &options)
+        let source = rest[segmentEnd...].dropFirst()
+        let sourceEnd = source.firstIndex(of: "/") ?? source.endIndex
+        if source[..<sourceEnd] == "plain" { return try plainSource(source[sourceEnd...].dropFirst()) }
+        if source[..<sourceEnd] == "enc" { throw .badRequest("encrypted source URLs (enc) are not supported") }
+        return try encodedSource(source)
     }
 
     /// `path` (with or without its signature segment) with a source URL's user name and password written
@@ -64,7 +89,6 @@ public struct ProxyURL: Sendable, Hashable {
     static func redactingUserInfo(_ path: String) -> String {
         guard let split = try? splitSignature(path) else { return path }
         var rest = split.signedPath.dropFirst()
-        var options = ProcessingOptions()
         while true {
             let segmentEnd = rest.firstIndex(of: "/") ?? rest.endIndex
             let segment = rest[..<segmentEnd]
@@ -74,7 +98,8 @@ public struct ProxyURL: Sendable, Hashable {
             } else if !segment.contains(":") {
                 parsed = try? encodedSource(rest)
             } else {
-                guard segmentEnd < rest.endIndex, (try? apply(segment, to: &options)) != nil else { return path }
+                // Skipped unparsed: a `pr:` segment names presets this function does not know.
+                guard segmentEnd < rest.endIndex else { return path }
                 rest = rest[segmentEnd...].dropFirst()
                 continue
             }
