@@ -135,7 +135,14 @@ struct ServeRequestOptionsTests {
             let refused = try await setup.serve.get(path)
             #expect(refused.status == 400, "\(path): \(refused.status)")
         }
+        // The access log writes a source's credentials as *** here too, after a segment of preset names.
+        let secret = "http://alice:hunter2%40127.0.0.1:\(setup.origin.port)/files/coffee-progressive.jpg"
+        #expect(try await setup.serve.get("/insecure/small/plain/\(secret)").status == 200)
         await setup.stop()
+        // Two 200s logged: the stderr reader may still be catching up after the exit.
+        #expect(await pollAsync(seconds: 60) { setup.serve.stderr.components(separatedBy: "status=200").count >= 3 })
+        let log = setup.serve.stderr
+        #expect(log.contains("plain/http://***:***%40127.0.0.1") && !log.contains("hunter2"), "\(log)")
     }
 
     @Test("max_bytes: JPEG and WebP encoded again at imgproxy's lower qualities until they fit, or at quality ≤ 10")

@@ -95,10 +95,11 @@ public struct ProxyURL: Sendable, Hashable {
             let parsed: (URL, ProxyOutputFormat?)?
             if segment == "plain" {
                 parsed = try? plainSource(rest[segmentEnd...].dropFirst())
-            } else if !segment.contains(":") {
-                parsed = try? encodedSource(rest)
+            } else if !segment.contains(":"), let source = try? encodedSource(rest) {
+                parsed = source
             } else {
-                // Skipped unparsed: a `pr:` segment names presets this function does not know.
+                // Skipped unparsed: an option segment (`pr:` names presets this function does not know), or,
+                // with only presets, a segment of preset names, which may have no `:`.
                 guard segmentEnd < rest.endIndex else { return path }
                 rest = rest[segmentEnd...].dropFirst()
                 continue
