@@ -11,7 +11,7 @@ public struct ProxyLoad: Sendable, Equatable {
     /// for one result wait for one piece of work.
     public var requestsWaiting: Int
     /// Source downloads started or joined since the proxy was made: one per result made, however many
-    /// requests shared it.
+    /// requests shared it (two when `skip_processing` fetched the bytes first and the format was not skipped).
     public var sourceRequests: Int
 }
 

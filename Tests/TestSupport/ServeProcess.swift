@@ -42,6 +42,7 @@ package final class ServeProcess: Sendable {
         var processEnvironment = ProcessInfo.processInfo.environment
         for name in [
             "WEBIMAGE_KEY", "WEBIMAGE_SALT", "WEBIMAGE_HOST", "WEBIMAGE_PORT", "IMGPROXY_ENABLE_AVIF_DETECTION",
+            "IMGPROXY_PRESETS", "IMGPROXY_ONLY_PRESETS",
         ] {
             processEnvironment[name] = nil
         }

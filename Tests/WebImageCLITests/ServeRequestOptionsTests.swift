@@ -109,11 +109,14 @@ struct ServeRequestOptionsTests {
         #expect(try await setup.get("pr:nope").status == 400)
         await setup.stop()
 
-        for (arguments, named) in [
-            (["--preset", "thumb=w:x"], "thumb"), (["--preset", "a=pr:b"], "unknown preset \"b\""),
-            (["--preset", "thumb"], "thumb"), (["--only-presets"], "--only-presets"),
+        for (arguments, environment, named) in [
+            (["--preset", "thumb=w:x"], [:], "thumb"), (["--preset", "a=pr:b"], [:], "unknown preset \"b\""),
+            (["--preset", "thumb"], [:], "thumb"), (["--only-presets"], [:], "--only-presets"),
+            ([], ["IMGPROXY_PRESETS": "ok=w:1,bad=q:101"], "bad"),
+            (["--preset", "ok=w:1"], ["IMGPROXY_ONLY_PRESETS": "yes"], "IMGPROXY_ONLY_PRESETS"),
         ] {
-            let run = try await CLIRunner.run("webimage", ["serve", "--allow-unsigned", "--port", "0"] + arguments)
+            let run = try await CLIRunner.run(
+                "webimage", ["serve", "--allow-unsigned", "--port", "0"] + arguments, environment: environment)
             #expect(run.status == 64 && !run.signalled, "\(arguments): status \(run.status), \(run.stderr)")
             #expect(run.stderr.contains(named), "\(arguments): \(run.stderr)")
         }
