@@ -127,8 +127,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// source's RGB profile and embeds it in the result. `true` by default, as imgproxy's
     /// `IMGPROXY_STRIP_COLOR_PROFILE` is.
     public var stripColorProfile = true
-    /// `enforce_thumbnail`: accepted; the decoders never read an embedded thumbnail, so it changes nothing.
-    /// `false` by default.
+    /// `enforce_thumbnail`: accepted, but it changes nothing: no decode is made to use a file's embedded
+    /// thumbnail (a HEIC decode uses its own only when it covers the result). `false` by default.
     public var enforceThumbnail = false
     /// Source formats answered with the source's bytes, unprocessed (`skip_processing`). Empty by default.
     public var skipProcessing: Set<ImageFormat> = []
