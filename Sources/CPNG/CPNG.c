@@ -403,6 +403,12 @@ int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, s
     if (icc && iccLength > 0) {
         // libpng checks the profile (its length field, an RGB colour space for RGBA) and reports a
         // profile it cannot use as an error, which reaches the caller through wi_png_writer_error.
+        // Its comparison with the sRGB profiles it knows is skipped: it refuses a common one with
+        // wrong tags as "known incorrect sRGB profile", a profile that decoders read (and that libpng
+        // only warns about when reading), so a preserved profile from such a file could not be written.
+#if defined(PNG_SKIP_sRGB_CHECK_PROFILE) && defined(PNG_SET_OPTION_SUPPORTED)
+        png_set_option(png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+#endif
         png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, iccLength);
     }
     png_write_info(png, info);
