@@ -140,6 +140,15 @@ extension WebImageCLI {
 
         mutating func validate() throws {
             let environment = ProcessInfo.processInfo.environment
+            try validateSigning(environment)
+            try validateSources(environment)
+            try validatePresets(environment)
+            try validateListener(environment)
+            try validateLimits()
+        }
+
+        /// The key and salt pairs, from the flags or WEBIMAGE_KEY / WEBIMAGE_SALT.
+        private mutating func validateSigning(_ environment: [String: String]) throws {
             if keys.isEmpty, salts.isEmpty, let key = environment["WEBIMAGE_KEY"],
                 let salt = environment["WEBIMAGE_SALT"]
             {
@@ -156,6 +165,10 @@ extension WebImageCLI {
             guard !keys.isEmpty || allowUnsigned else {
                 throw ValidationError("give --key and --salt (or WEBIMAGE_KEY and WEBIMAGE_SALT), or --allow-unsigned.")
             }
+        }
+
+        /// Which sources and destinations are allowed, and AVIF detection.
+        private mutating func validateSources(_ environment: [String: String]) throws {
             do throws(URLPrefixList.InvalidPrefix) {
                 _ = try URLPrefixList(allowedSources)
             } catch {
@@ -170,6 +183,10 @@ extension WebImageCLI {
                 }
                 avifDetection = value
             }
+        }
+
+        /// `--preset`, IMGPROXY_PRESETS and the only-presets mode.
+        private mutating func validatePresets(_ environment: [String: String]) throws {
             if let text = environment["IMGPROXY_PRESETS"] {
                 presetDefinitions = text.split(separator: ",").map(String.init) + presetDefinitions
             }
@@ -188,6 +205,10 @@ extension WebImageCLI {
             if onlyPresets, presets.names.isEmpty {
                 throw ValidationError("--only-presets needs at least one --preset (or IMGPROXY_PRESETS).")
             }
+        }
+
+        /// The address and port, from the flags or WEBIMAGE_HOST / WEBIMAGE_PORT.
+        private mutating func validateListener(_ environment: [String: String]) throws {
             if host == nil { host = environment["WEBIMAGE_HOST"] ?? "127.0.0.1" }
             if port == nil {
                 if let text = environment["WEBIMAGE_PORT"] {
@@ -200,6 +221,10 @@ extension WebImageCLI {
                 }
             }
             guard let port, (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
+        }
+
+        /// The limits, waits and sizes.
+        private func validateLimits() throws {
             guard maxSourceBytes > 0, maxSourcePixels > 0, maxAnimationFrames > 0, maxResultDimension > 0 else {
                 throw ValidationError("the --max-… limits must be greater than 0.")
             }

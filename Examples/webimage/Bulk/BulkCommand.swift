@@ -384,20 +384,25 @@ extension WebImageCLI {
                 throw error
             }
             await stop()
+            report(summary, assigned: assigned.count, shards: plan.shards, seconds: wallSeconds())
+            try Self.checkBusy(summary.busy)
+            try Self.checkAllFailed(succeeded: summary.succeeded, failures: summary.failures)
+        }
+
+        /// The run's last line: a JSON summary event with `--json`, else a sentence on stderr.
+        private func report(_ summary: BulkRunSummary, assigned: Int, shards: Int, seconds: Double) {
             if json {
                 BulkRenderer.writeJSONLine([
                     "event": "summary", "written": summary.written, "skipped": summary.skipped, "busy": summary.busy,
-                    "assigned": assigned.count, "shards": plan.shards, "ok": summary.succeeded,
-                    "failed": summary.failed, "wall_seconds": (wallSeconds() * 1000).rounded() / 1000,
+                    "assigned": assigned, "shards": shards, "ok": summary.succeeded,
+                    "failed": summary.failed, "wall_seconds": (seconds * 1000).rounded() / 1000,
                 ])
             } else {
                 Console.write(
-                    "\(summary.written) shard(s) written, \(summary.skipped) already done, \(assigned.count) assigned "
-                        + "of \(plan.shards): \(summary.succeeded) ok, \(summary.failed) failed in "
-                        + "\(Self.seconds(wallSeconds()))\n", to: .standardError)
+                    "\(summary.written) shard(s) written, \(summary.skipped) already done, \(assigned) assigned "
+                        + "of \(shards): \(summary.succeeded) ok, \(summary.failed) failed in "
+                        + "\(Self.seconds(seconds))\n", to: .standardError)
             }
-            try Self.checkBusy(summary.busy)
-            try Self.checkAllFailed(succeeded: summary.succeeded, failures: summary.failures)
         }
 
         /// `seconds` for people: `2.4 s`, `3m05s`, `1h02m`.

@@ -187,114 +187,150 @@ enum Img2datasetArguments {
     /// The WebImage words for one img2dataset option given alone; those that depend on other options
     /// come from ``combined(_:)``.
     private static func translate(_ name: Name, spelling: String, value: String) throws(Unsupported) -> [String] {
+        let option = GivenOption(spelling: spelling, value: value)
+        if let words = renamed(name, value: value) { return words }
+        if let words = try imageOption(name, option) { return words }
+        return try runOption(name, option)
+    }
+
+    /// One img2dataset option as given: its spelling and value, for messages.
+    private struct GivenOption {
+        let spelling: String
+        let value: String
+
         func unsupported(_ why: String) -> Unsupported {
             Unsupported("img2dataset's \(spelling) is not supported by webimage bulk\(why)")
         }
+
+        /// `yes` for True, nothing for False; with `why`, True is refused.
         func flag(_ yes: [String], unsupportedWhenTrue why: String? = nil) throws(Unsupported) -> [String] {
-            guard let on = boolean(value) else {
+            guard let on = Img2datasetArguments.boolean(value) else {
                 throw Unsupported("\(spelling) takes True or False, got '\(value)'.")
             }
             if on, let why { throw unsupported(why) }
             return on ? yes : []
         }
+    }
+
+    /// The options that are WebImage's under another name, with the same value; nil for the others.
+    private static func renamed(_ name: Name, value: String) -> [String]? {
         switch name {
-        case .urlList: return [value]
-        case .imageSize: return ["--size", value]
-        case .outputFolder: return ["--output", value]
-        case .urlCol: return ["--url-col", value]
-        case .captionCol: return ["--caption-col", value]
-        case .bboxCol: return ["--bbox-col", value]
-        case .numberSamplePerShard: return ["--shard-size", value]
-        case .encodeQuality: return []  // ``combined(_:)``: its meaning depends on --encode_format.
-        case .timeout: return ["--timeout", value]
-        case .retries: return ["--retries", value]
-        case .minImageSize: return ["--min-image-size", value]
-        case .userAgentToken: return ["--user-agent-token", value]
-        case .processesCount, .threadCount, .verifyHash, .disableAllReencoding: return []
+        case .urlList: [value]
+        case .imageSize: ["--size", value]
+        case .outputFolder: ["--output", value]
+        case .urlCol: ["--url-col", value]
+        case .captionCol: ["--caption-col", value]
+        case .bboxCol: ["--bbox-col", value]
+        case .numberSamplePerShard: ["--shard-size", value]
+        case .encodeQuality: []  // ``combined(_:)``: its meaning depends on --encode_format.
+        case .timeout: ["--timeout", value]
+        case .retries: ["--retries", value]
+        case .minImageSize: ["--min-image-size", value]
+        case .userAgentToken: ["--user-agent-token", value]
+        case .processesCount, .threadCount, .verifyHash, .disableAllReencoding: []
+        case .saveAdditionalColumns: ["--save-cols", list(value).joined(separator: ",")]
+        case .disallowedHeaderDirectives: ["--disallowed-header-directives", list(value).joined(separator: ",")]
+        case .computeHash: ["--compute-hash", value == "None" ? "none" : value]
+        case .maxAspectRatio: finite(value).map { ["--max-aspect-ratio", $0] } ?? []
+        default: nil
+        }
+    }
+
+    /// The options about the images and files (input, resize, encode, output format); nil for the others.
+    private static func imageOption(_ name: Name, _ option: GivenOption) throws(Unsupported) -> [String]? {
+        switch name {
         case .inputFormat:
             let formats = ["txt", "csv", "tsv", "jsonl", "parquet"]
-            let base = value.hasSuffix(".gz") ? String(value.dropLast(3)) : value
+            let base = option.value.hasSuffix(".gz") ? String(option.value.dropLast(3)) : option.value
             if base == "json" {
-                throw unsupported(" yet (a JSON array input; .jsonl, one object per line, is read)")
+                throw option.unsupported(" yet (a JSON array input; .jsonl, one object per line, is read)")
             }
-            guard formats.contains(base), !(base == "parquet" && value.hasSuffix(".gz")) else {
+            guard formats.contains(base), !(base == "parquet" && option.value.hasSuffix(".gz")) else {
                 throw Unsupported(
-                    "\(spelling) takes txt, csv, tsv, json, jsonl or parquet (txt, csv, tsv, json and jsonl also "
-                        + "with .gz), got '\(value)'.")
+                    "\(option.spelling) takes txt, csv, tsv, json, jsonl or parquet (txt, csv, tsv, json and jsonl also "
+                        + "with .gz), got '\(option.value)'.")
             }
-            return ["--img2dataset-input-format", value]
+            return ["--img2dataset-input-format", option.value]
         case .resizeMode:
             let modes = [
                 "no": "none", "keep_ratio": "keep-ratio", "keep_ratio_largest": "keep-ratio-largest",
                 "center_crop": "center-crop",
             ]
-            return ["--resize-mode", modes[value] ?? value]
-        case .resizeOnlyIfBigger: return try flag(["--resize-only-if-bigger"])
+            return ["--resize-mode", modes[option.value] ?? option.value]
+        case .resizeOnlyIfBigger: return try option.flag(["--resize-only-if-bigger"])
         case .upscaleInterpolation, .downscaleInterpolation:
-            throw unsupported(" (its resize is Lanczos-3 both ways, not an OpenCV interpolation of choice)")
+            throw option.unsupported(" (its resize is Lanczos-3 both ways, not an OpenCV interpolation of choice)")
         case .encodeFormat:
             let formats = ["jpg": "jpeg", "png": "png", "webp": "webp"]
-            guard let format = formats[value] else {
-                throw Unsupported("\(spelling) takes jpg, png or webp, got '\(value)'.")
+            guard let format = formats[option.value] else {
+                throw Unsupported("\(option.spelling) takes jpg, png or webp, got '\(option.value)'.")
             }
             return ["--encode", format]
         case .skipReencode:
-            return try flag(
+            return try option.flag(
                 [],
                 unsupportedWhenTrue: " yet (an unresized image is re-encoded; --encode none keeps every file's bytes)")
         case .outputFormat:
-            switch value {
-            case "files", "webdataset": return ["--format", value]
+            switch option.value {
+            case "files", "webdataset": return ["--format", option.value]
             case "parquet":
-                throw unsupported(
+                throw option.unsupported(
                     " yet as an output format (the images inside Parquet files); every shard already writes {shard:05}.parquet with the records"
                 )
-            case "tfrecord", "dummy": throw unsupported(" yet as an output format")
+            case "tfrecord", "dummy": throw option.unsupported(" yet as an output format")
             default:
                 throw Unsupported(
-                    "\(spelling) takes files, webdataset, parquet, tfrecord or dummy, got '\(value)'.")
+                    "\(option.spelling) takes files, webdataset, parquet, tfrecord or dummy, got '\(option.value)'.")
             }
         case .extractExif:
-            return try flag([], unsupportedWhenTrue: " yet (no exif field is written): give --extract_exif False")
-        case .saveAdditionalColumns: return ["--save-cols", list(value).joined(separator: ",")]
-        case .enableWandb: return try flag([], unsupportedWhenTrue: " (no Weights & Biases logging)")
-        case .wandbProject: throw unsupported(" (no Weights & Biases logging)")
+            return try option.flag(
+                [], unsupportedWhenTrue: " yet (no exif field is written): give --extract_exif False")
+        default: return nil
+        }
+    }
+
+    /// The options about the run (hashing, distribution, limits, retries, TLS, logging).
+    private static func runOption(_ name: Name, _ option: GivenOption) throws(Unsupported) -> [String] {
+        switch name {
+        case .enableWandb: return try option.flag([], unsupportedWhenTrue: " (no Weights & Biases logging)")
+        case .wandbProject: throw option.unsupported(" (no Weights & Biases logging)")
         case .oomShardCount:
-            guard value == "5" else { throw unsupported(" with a value other than 5 (shard names have 5 digits)") }
+            guard option.value == "5" else {
+                throw option.unsupported(" with a value other than 5 (shard names have 5 digits)")
+            }
             return []
-        case .computeHash:
-            return ["--compute-hash", value == "None" ? "none" : value]
         case .distributor:
-            guard value == "multiprocessing" else {
-                throw unsupported(
-                    " as \(value): run webimage bulk on each worker with --shard-index and --shard-count, or "
+            guard option.value == "multiprocessing" else {
+                throw option.unsupported(
+                    " as \(option.value): run webimage bulk on each worker with --shard-index and --shard-count, or "
                         + "--shards (deploy/ has Spark and Ray drivers)")
             }
             return []
-        case .subjobSize: throw unsupported(" (shards are the unit of work: --shard-size, --shards)")
+        case .subjobSize: throw option.unsupported(" (shards are the unit of work: --shard-size, --shards)")
         case .maxImageArea:
-            guard let area = finite(value) else { return [] }
+            guard let area = finite(option.value) else { return [] }
             // webimage's bound is a whole number of pixels; a fractional bound admits the same images as
             // its floor, since an area is whole.
             if let number = Double(area), number.isFinite, number >= 1, number < 0x1p62 {
                 return ["--max-image-area", String(Int(number.rounded(.down)))]
             }
             return ["--max-image-area", area]
-        case .maxAspectRatio:
-            return finite(value).map { ["--max-aspect-ratio", $0] } ?? []
         case .incrementalMode:
-            switch value {
+            switch option.value {
             case "incremental": return []
             case "overwrite", "extend":
-                throw unsupported(" as \(value) yet (finished shards are skipped, as incremental)")
-            default: throw Unsupported("\(spelling) takes incremental, overwrite or extend, got '\(value)'.")
+                throw option.unsupported(" as \(option.value) yet (finished shards are skipped, as incremental)")
+            default:
+                throw Unsupported("\(option.spelling) takes incremental, overwrite or extend, got '\(option.value)'.")
             }
         case .maxShardRetry:
-            throw unsupported(
+            throw option.unsupported(
                 " (a shard that fails stops the run; a rerun redoes it, --retry-failed retries its failed rows)")
-        case .disallowedHeaderDirectives:
-            return ["--disallowed-header-directives", list(value).joined(separator: ",")]
-        case .ignoreSSLCertificate: return try flag(["--insecure"])
+        case .ignoreSSLCertificate: return try option.flag(["--insecure"])
+
+        default:
+            // Every other name is answered by `renamed` or `imageOption` first.
+            throw option.unsupported("")
         }
     }
 

@@ -37,10 +37,26 @@ extension ProxyURL {
         applying: [String] = []
     ) throws(ProxyError) {
         let parts = segment.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        let name = parts[0]
-        let arguments = Array(parts.dropFirst())
-        let parser = OptionArguments(name: name, arguments: arguments)
-        switch name {
+        let parser = OptionArguments(name: parts[0], arguments: Array(parts.dropFirst()))
+        if parser.name == "pr" || parser.name == "preset" {
+            guard parser.arguments.allSatisfy({ !$0.isEmpty }) else { throw parser.error("a preset name is empty") }
+            try presets.apply(parser.arguments, to: &options, applying: applying)
+            return
+        }
+        if try applySizeOption(parser, to: &options) { return }
+        if try applyPlacementOption(parser, to: &options) { return }
+        guard try applyOutputOption(parser, to: &options) else {
+            throw .badRequest("unknown option \"\(parser.name)\"")
+        }
+    }
+
+    /// Applies one option of the result's size (`rs`, `s`, `rt`, `w`, `h`, `mw`, `mh`, `z`, `dpr`, `el`, `q`,
+    /// `f`); false when `parser` names none of them.
+    private static func applySizeOption(_ parser: OptionArguments, to options: inout ProcessingOptions)
+        throws(ProxyError) -> Bool
+    {
+        let arguments = parser.arguments
+        switch parser.name {
         case "rs", "resize":
             try parser.count(1...8)
             if let type = try parser.resizeType(0) { options.resizeType = type }
@@ -75,6 +91,25 @@ extension ProxyURL {
         case "el", "enlarge":
             try parser.count(1...1)
             options.enlarge = try parser.requiredBoolean(0, "enlarge")
+        case "q", "quality":
+            try parser.count(1...1)
+            options.quality = try parser.quality(0)
+        case "f", "format", "ext":
+            try parser.count(1...1)
+            options.format = try extensionFormat(arguments[0][...])
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Applies one option of where the image sits (`ex`, `exar`, `g`, `c`, `pd`, `ar`, `rot`); false when
+    /// `parser` names none of them.
+    private static func applyPlacementOption(_ parser: OptionArguments, to options: inout ProcessingOptions)
+        throws(ProxyError) -> Bool
+    {
+        let arguments = parser.arguments
+        switch parser.name {
         case "ex", "extend":
             try parser.count(1...4)
             try applyExtend(parser, from: 0, to: &options.extend)
@@ -102,20 +137,10 @@ extension ProxyURL {
                 throw parser.error("the angle must be a whole multiple of 90")
             }
             options.rotation = (angle % 360 + 360) % 360
-        case "q", "quality":
-            try parser.count(1...1)
-            options.quality = try parser.quality(0)
-        case "f", "format", "ext":
-            try parser.count(1...1)
-            options.format = try extensionFormat(arguments[0][...])
-        case "pr", "preset":
-            guard arguments.allSatisfy({ !$0.isEmpty }) else { throw parser.error("a preset name is empty") }
-            try presets.apply(arguments, to: &options, applying: applying)
         default:
-            guard try applyOutputOption(parser, to: &options) else {
-                throw .badRequest("unknown option \"\(name)\"")
-            }
+            return false
         }
+        return true
     }
 
     /// `width:height:enlarge:extend[:gravity:x:y]` from argument `first` on (`size`, and `resize` after its
