@@ -70,7 +70,7 @@ public final class ImageProxy: Sendable {
         config.maximumAnimationFrames = configuration.maximumAnimationFrames
         let seconds = Self.seconds(configuration.requestDeadline)
         config.totalTimeout = seconds
-        config.downloadTimeout = min(ImageDownloaderConfig.defaultDownloadTimeout, seconds)
+        config.downloadTimeout = min(max(Self.seconds(configuration.sourceIdleTimeout), 0.001), seconds)
         config.acceptableStatusCodes = Set(200..<300)
         config.cookieStorage = nil  // a private jar: one client's cookies never reach another's request
         config.urlCache = configuration.sourceCache

@@ -43,6 +43,9 @@ public struct ImageProxyConfiguration: Sendable {
     /// How long one request may take, fetch, decode, resize and encode together, before it is answered
     /// with 504. 30 seconds by default.
     public var requestDeadline: Duration = .seconds(30)
+    /// How long a source may send nothing (connecting included) before its download fails and the request
+    /// is answered 504; at most `requestDeadline`. 15 seconds by default, the downloader's idle timeout.
+    public var sourceIdleTimeout: Duration = .seconds(15)
     /// The largest width or height a result may be asked for (after `dpr`). 8,192 by default.
     public var maximumResultDimension = 8192
     /// `Cache-Control: public, max-age=` this many seconds. One year by default.

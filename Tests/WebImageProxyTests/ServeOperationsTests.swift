@@ -25,6 +25,8 @@ struct ServeOperationsTests {
         // Requests held at the origin's gates wait as long as the machine takes to get every other request
         // there (minutes on two loaded cores); the default 30-second deadline would answer them 504 first.
         configuration.requestDeadline = .seconds(600)
+        // A request held at a gate receives nothing: the source's idle timeout must not end it either.
+        configuration.sourceIdleTimeout = .seconds(600)
         return ImageProxy(configuration: configuration, accessLogger: accessLogger.logger)
     }
 
