@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Locking
 
 /// One complete body on its way through the stages: what every job of it shares, and how many of its
 /// jobs are still to end. The last to end serves whoever is left and finishes the operation.
@@ -16,7 +16,7 @@ final class BodyRun: Sendable {
         var succeeded = false
     }
 
-    private let progress = Mutex(Progress())
+    private let progress = Lock(Progress())
 
     init(payload: Data, metrics: ImageDownloadMetrics, response: TransferResponse?) {
         self.payload = payload

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Locking
 
 /// One stage of the image work after a body arrived (decoding, or transforming and encoding), with its own
 /// width: at most `width` of its jobs run at once, across every operation of the downloader; the others
@@ -37,7 +37,7 @@ final class WorkStage: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// A stage running at most `width` jobs at once on `target`, a concurrent queue.
     init(width: Int, target: DispatchQueue) {
