@@ -185,8 +185,9 @@ struct ServeSchedulingTests {
         let image = try ImageDecoderRegistry.shared.decode(Fixtures.corpusFile("coffee-rgb.png"))
         let cancellation = JobCancellation()
         let calls = Lock(0)
-        // AVIF asks twice before its AV1 step; the third call is the first one during it.
-        let cancelAt = format == .avif ? 3 : 2
+        // AVIF asks twice before its AV1 step; the third call is the first one during it, where there is one
+        // (in a ThreadSanitizer build the AV1 step runs in process and is not asked during it).
+        let cancelAt = format == .avif && AVIFEncoder.stopsInChildProcess ? 3 : 2
         let cancelling = EncodeStopCheck {
             if calls.withLock({
                 $0 += 1

@@ -107,9 +107,9 @@ public struct AVIFEncoder: ImageEncoding {
         return Data(bytes: bytes, count: output.size)
     }
 
-    /// Whether an encode with a stop check runs its AV1 step in a child process (not in a ThreadSanitizer
-    /// build).
-    static var stopsInChildProcess: Bool { wi_avif_child_encoding_available() != 0 }
+    /// Whether an encode with a stop check runs its AV1 step in a child process, so the check can end it
+    /// part-way: true except in a ThreadSanitizer build.
+    public static var stopsInChildProcess: Bool { wi_avif_child_encoding_available() != 0 }
 
     /// Runs the AV1 encode in a child process that `stopCheck` can end (`wi_avif_encode_in_child`).
     private static func encodeInChild(
