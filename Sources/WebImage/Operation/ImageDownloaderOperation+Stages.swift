@@ -14,6 +14,9 @@ final class BodyRun: Sendable {
         var outstanding = 1
         /// Whether some caller got an image or bytes (Finish is posted then, as SDWebImage does).
         var succeeded = false
+        /// Completions for the notification queue, sent when the job that made them ends: by the last job
+        /// in one block with the Finish notification, so a completion never runs before its Finish is queued.
+        var pending: [@Sendable () -> Void] = []
     }
 
     private let progress = Lock(Progress())
@@ -34,13 +37,32 @@ final class BodyRun: Sendable {
         progress.withLock { $0.succeeded = true }
     }
 
-    /// A job (or the planning) ended; the last one finishes the operation's processing.
+    /// Keeps completions for the notification queue until the job that made them ends.
+    func hold(_ callbacks: [@Sendable () -> Void]) {
+        progress.withLock { $0.pending += callbacks }
+    }
+
+    /// The completions held so far, handed out once.
+    func takeHeld() -> [@Sendable () -> Void] {
+        progress.withLock { progress in
+            defer { progress.pending = [] }
+            return progress.pending
+        }
+    }
+
+    /// A job (or the planning) ended; the last one finishes the operation's processing, the others send the
+    /// completions they made.
     func end(_ operation: ImageDownloaderOperation) {
         let (done, succeeded) = progress.withLock { progress in
             progress.outstanding -= 1
             return (progress.outstanding == 0, progress.succeeded)
         }
-        if done { operation.finishProcessing(self, succeeded: succeeded) }
+        if done {
+            operation.finishProcessing(self, succeeded: succeeded)
+        } else {
+            let held = takeHeld()
+            if !held.isEmpty { operation.notificationTarget.async { for callback in held { callback() } } }
+        }
     }
 }
 
@@ -160,11 +182,8 @@ extension ImageDownloaderOperation {
                 caller.target.async(callback)
             }
         }
-        if !onNotificationQueue.isEmpty {
-            notificationTarget.async { [onNotificationQueue] in
-                for callback in onNotificationQueue { callback() }
-            }
-        }
+        // Sent when this job ends (`BodyRun.end`), with the Finish notification when it is the last.
+        run.hold(onNotificationQueue)
     }
 
     /// The last job of the body ended: every caller was served (each output's as it was made), so the
@@ -177,9 +196,15 @@ extension ImageDownloaderOperation {
         // The body is the callers' from here on: it no longer counts against the downloader's limit.
         releaseBodyBytes()
         // Finish means success for somebody (as SDWebImage posts it): not when every caller left (cancelled)
-        // before being served. Posted on the notification queue after the completions sent to that queue.
-        if succeeded {
-            notificationTarget.async { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
+        // before being served. Posted in one block with the last completions for the notification queue, so
+        // a caller whose completion ran knows the Finish is already queued (before the pipeline had stages,
+        // every completion and the Finish went in one block).
+        let held = run.takeHeld()
+        if succeeded || !held.isEmpty {
+            notificationTarget.async { [self] in
+                for callback in held { callback() }
+                if succeeded { NotificationCenter.default.post(name: .imageDownloadFinish, object: self) }
+            }
         }
         if state.withLock({ $0.served() }) { announceFinish() }
     }
