@@ -61,6 +61,14 @@ extension WebImageCLI {
                 valueName: "prefix"))
         var allowedSources: [String] = []
 
+        @Option(
+            name: .customLong("local-filesystem-root"),
+            help: ArgumentHelp(
+                "Serve local:///path sources from this directory, never outside it (IMGPROXY_LOCAL_FILESYSTEM_ROOT); "
+                    + "none by default.",
+                valueName: "directory"))
+        var localFilesystemRoot: String?
+
         @Option(help: "The largest source file in bytes.")
         var maxSourceBytes: Int64 = ImageProxyConfiguration().maximumSourceBytes
 
@@ -170,9 +178,20 @@ extension WebImageCLI {
         /// Which sources and destinations are allowed, and AVIF detection.
         private mutating func validateSources(_ environment: [String: String]) throws {
             do throws(URLPrefixList.InvalidPrefix) {
-                _ = try URLPrefixList(allowedSources)
+                _ = try URLPrefixList(allowedSources.filter { !ImageProxyConfiguration.isStorageSourcePrefix($0) })
             } catch {
                 throw ValidationError("--allowed-sources \(error.description)")
+            }
+            if localFilesystemRoot == nil { localFilesystemRoot = environment["IMGPROXY_LOCAL_FILESYSTEM_ROOT"] }
+            if let localFilesystemRoot {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: localFilesystemRoot, isDirectory: &isDirectory),
+                    isDirectory.boolValue, (localFilesystemRoot as NSString).resolvingSymlinksInPath != "/"
+                else {
+                    throw ValidationError(
+                        "--local-filesystem-root (IMGPROXY_LOCAL_FILESYSTEM_ROOT) must be an existing directory other "
+                            + "than /, got '\(localFilesystemRoot)'.")
+                }
             }
             if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
                 throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
@@ -259,6 +278,7 @@ extension WebImageCLI {
             configuration.allowsUnsigned = allowUnsigned
             configuration.allowedDestinations = allowDestinations
             configuration.allowedSources = allowedSources
+            configuration.localFilesystemRoot = localFilesystemRoot
             configuration.maximumSourceBytes = maxSourceBytes
             configuration.maximumSourcePixels = maxSourcePixels
             configuration.maximumAnimationFrames = maxAnimationFrames

@@ -32,6 +32,10 @@ public final class ImageProxy: Sendable {
     public let configuration: ImageProxyConfiguration
     let signature: URLSignature
     let downloader: ImageDownloader
+    /// `configuration.localFilesystemRoot`'s files, nil when there is none (or it is not a directory).
+    let localFiles: LocalFileSource?
+    /// The downloader of `local://` sources: `file://` only, no redirects, no HTTP cache; nil without them.
+    let storageDownloader: ImageDownloader?
     let logger: Logger
     let accessLogger: Logger
     let metrics: ProxyMetrics
@@ -85,13 +89,15 @@ public final class ImageProxy: Sendable {
         // join the proxy's in `/metrics`.
         config.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         self.downloader = ImageDownloader(config: config)
+        (self.localFiles, self.storageDownloader) = Self.storage(configuration, base: config, logger: logger)
     }
 
     /// `prefixes` parsed; a prefix that does not parse is logged and matches nothing (never everything).
     private static func allowedSources(_ prefixes: [String], logger: Logger) -> URLPrefixList? {
         guard !prefixes.isEmpty else { return nil }
         var valid: [String] = []
-        for prefix in prefixes {
+        // `local://` and `s3://` prefixes are `StorageSourcePrefix`es, matched by `allowsSource`.
+        for prefix in prefixes where StorageSourcePrefix(prefix) == nil {
             do throws(URLPrefixList.InvalidPrefix) {
                 _ = try URLPrefixList([prefix])
                 valid.append(prefix)
@@ -113,16 +119,15 @@ public final class ImageProxy: Sendable {
         guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
             throw .forbidden("invalid signature")
         }
-        let url = try ProxyURL(
+        var url = try ProxyURL(
             path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets)
         // imgproxy answers a URL past its `expires` with 404, as a URL that does not exist.
         if url.options.expires > 0, url.options.expires < Int64(Date().timeIntervalSince1970) {
             throw ProxyError(status: 404, "the URL has expired")
         }
         let sourceText = url.source.absoluteString
-        if let allowedSources, !allowedSources.allows(url.source) {
-            throw .forbidden("the source URL is not allowed")
-        }
+        guard allowsSource(url.source) else { throw .forbidden("the source URL is not allowed") }
+        url.fetchURL = try fetchURL(for: url.source)
         let choice = FormatChoice(
             format: url.options.format, accept: request.accept, detectsAVIF: configuration.detectsAVIF)
         let etag = Self.etag(source: sourceText, options: url.options, choice: choice)
@@ -148,8 +153,8 @@ public final class ImageProxy: Sendable {
         let cacheStatus: ResultCacheStatus
         // The downloader's processed-image cache, under the key its download stores this result under.
         let cache = downloader.config.processedImageCache
-        let cacheKey = downloader.processedImageKey(
-            for: url.source, options: sourceOptions,
+        let cacheKey = downloader(for: url).processedImageKey(
+            for: url.fetchURL ?? url.source, options: sourceOptions,
             context: context(for: url, choice: choice, cancellation: JobCancellation()))
         if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
             metrics.resultCache(hit: true)
@@ -266,7 +271,7 @@ public final class ImageProxy: Sendable {
     ) async throws(ProxyError) -> ImageDownloadResult {
         let source = url.source
         // Returned once this caller is attached to the URL's operation (started or joined).
-        let task = downloader.imageTask(for: source, options: options, context: context)
+        let task = downloader(for: url).imageTask(for: url.fetchURL ?? source, options: options, context: context)
         state.withLock { $0.sourceRequests += 1 }
         // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
         // transfer stops when no other caller of the URL is left.

@@ -30,6 +30,11 @@ public struct ImageProxyConfiguration: Sendable {
     /// Networks (CIDR) the proxy may fetch from besides public addresses; everything private, loopback
     /// and link-local is refused otherwise (`DestinationPolicy.publicOnly`). Empty by default.
     public var allowedDestinations: [String] = []
+    /// The directory `local:///path` sources are read from (imgproxy's `IMGPROXY_LOCAL_FILESYSTEM_ROOT`);
+    /// nil (no local sources: they are answered 400) by default. A path is resolved inside it and never
+    /// leaves it, by `..`, a symbolic link or percent-encoding (see `LocalFileSource`): 403 when it tries.
+    /// It must be an existing directory other than `/`; `webimage serve` refuses to start otherwise.
+    public var localFilesystemRoot: String?
     /// The largest source body in bytes (`ImageDownloaderConfig.maximumResponseSize`). 32 MiB by default.
     public var maximumSourceBytes: Int64 = 32 << 20
     /// The most pixels a source may declare (`ImageDownloaderConfig.maximumImagePixels`). 16.8 million
@@ -101,6 +106,10 @@ public struct ImageProxyConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Whether `prefix` is an allowed source for `local://` or `s3://` sources (`local:///images/`,
+    /// `s3://bucket/path`), which the proxy matches itself; any other must be a `URLPrefixList` prefix.
+    public static func isStorageSourcePrefix(_ prefix: String) -> Bool { StorageSourcePrefix(prefix) != nil }
 
     /// A byte count written as digits with an optional binary suffix: `K`, `M`, `G` or `T` (powers of 1024,
     /// any case, an optional `B` or `iB` after it), e.g. `512M`, `1G`, `1048576`. nil for anything else,

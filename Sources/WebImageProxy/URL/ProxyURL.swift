@@ -25,6 +25,9 @@ public struct ProxyURL: Sendable, Hashable {
     public var options: ProcessingOptions
     /// The source image's URL.
     public var source: URL
+    /// What the proxy's downloader reads for `source` when it is not `source` itself: the checked
+    /// `file://` URL of a `local://` source. Set by `ImageProxy`.
+    var fetchURL: URL?
 
     /// Parses `path`, the request target's path (still percent-encoded, without the query), with the
     /// `default` preset of `presets` applied first. With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
@@ -166,12 +169,19 @@ public struct ProxyURL: Sendable, Hashable {
         return format
     }
 
+    /// An `http`/`https` URL with a host, `local:///path` or `s3://bucket/key` (whether those two are
+    /// enabled is the proxy's to say, `ImageProxy.fetchURL(for:)`).
     private static func sourceURL(_ text: String) throws(ProxyError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            url.host?.isEmpty == false
-        else {
-            throw .badRequest("the source must be an absolute http or https URL")
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
+            throw .badRequest("the source must be an absolute http, https, local or s3 URL")
         }
-        return url
+        let hasHost = url.host?.isEmpty == false
+        let hasPath = !url.path(percentEncoded: true).isEmpty && url.path(percentEncoded: true) != "/"
+        switch scheme {
+        case "http" where hasHost, "https" where hasHost: return url
+        case "local" where !hasHost && hasPath && url.query == nil: return url
+        case "s3" where hasHost && hasPath && url.user == nil && url.password == nil: return url
+        default: throw .badRequest("the source must be an absolute http, https, local or s3 URL")
+        }
     }
 }

@@ -1,0 +1,119 @@
+import Foundation
+import LocalImageServer
+import ServerTestSupport
+import TestSupport
+import Testing
+import WebImage
+import WebImageCodecs
+
+/// `local:///path` sources through `webimage serve --local-filesystem-root` run as a child process on
+/// 127.0.0.1: served from the root, and never from outside it, by `..`, encoding or a symbolic link.
+@Suite("webimage serve: local filesystem sources", .timeLimit(.minutes(5)))
+struct ServeSourcesTests {
+    /// A root holding `sub/quadrants.png`, `sub` itself, a link to a file outside the root and one to a file
+    /// inside; `outside.png` beside the root.
+    struct Root {
+        let folder: URL
+        var root: URL { folder.appendingPathComponent("root") }
+
+        init() throws {
+            folder = try CLIRunner.temporaryFolder()
+            let manager = FileManager.default
+            let sub = folder.appendingPathComponent("root/sub")
+            try manager.createDirectory(at: sub, withIntermediateDirectories: true)
+            let quadrants = try ServeGeometryTests.quadrants()
+            try quadrants.write(to: sub.appendingPathComponent("quadrants.png"))
+            try quadrants.write(to: folder.appendingPathComponent("outside.png"))
+            try manager.createSymbolicLink(
+                atPath: folder.appendingPathComponent("root/link-out.png").path,
+                withDestinationPath: folder.appendingPathComponent("outside.png").path)
+            try manager.createSymbolicLink(
+                atPath: folder.appendingPathComponent("root/link-in.png").path, withDestinationPath: "sub/quadrants.png"
+            )
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    static func get(_ serve: ServeProcess, _ source: String, options: String = "w:50") async throws -> (Int, Data) {
+        let reply = try await serve.get("/insecure/\(options)/plain/\(source)@png")
+        return (reply.status, reply.body)
+    }
+
+    @Test("a local source is served from the root, resized, by a plain or a Base64 URL")
+    func servedFromTheRoot() async throws {
+        let root = try Root()
+        defer { root.remove() }
+        let serve = try await ServeProcess.start(["--allow-unsigned", "--local-filesystem-root", root.root.path])
+        for source in ["local:///sub/quadrants.png", "local:///sub/./x/../quadrants.png", "local:///link-in.png"] {
+            let (status, body) = try await Self.get(serve, source)
+            #expect(status == 200, "\(source): \(String(decoding: body, as: UTF8.self))")
+            guard status == 200 else { continue }
+            let image = try ImageDecoderRegistry.shared.decode(body)
+            #expect(image.width == 50 && image.height == 25, "\(source)")
+            // The quadrants: red top left, yellow bottom right.
+            #expect(ServeGeometryTests.near(ServeGeometryTests.pixel(image, 5, 5), ServeGeometryTests.red))
+            #expect(ServeGeometryTests.near(ServeGeometryTests.pixel(image, 45, 20), ServeGeometryTests.yellow))
+        }
+        let encoded = ServeRequestOptionsTests.base64URL("local:///sub/quadrants.png")
+        let reply = try await serve.get("/insecure/w:20/\(encoded).png")
+        #expect(reply.status == 200 && ServeProcess.pngSize(reply.body)?.width == 20)
+        #expect(await serve.stop() == 0)
+    }
+
+    @Test("no escape from the root: .., encoded .., a link out, a directory, a missing file, NUL")
+    func neverOutsideTheRoot() async throws {
+        let root = try Root()
+        defer { root.remove() }
+        let serve = try await ServeProcess.start(["--allow-unsigned", "--local-filesystem-root", root.root.path])
+        let cases: [(String, Int, String)] = [
+            ("local:///../outside.png", 403, "leaves the local filesystem root"),
+            ("local:///sub/../../outside.png", 403, "leaves the local filesystem root"),
+            ("local:///%252e%252e/outside.png", 403, "leaves the local filesystem root"),
+            ("local:///%252E%252E%252Foutside.png", 403, "leaves the local filesystem root"),
+            ("local:///link-out.png", 403, "leaves the local filesystem root"),
+            ("local:///sub", 404, "not found"),
+            ("local:///sub/missing.png", 404, "not found"),
+            ("local:///sub/quadrants.png%2500", 404, "not found"),
+        ]
+        for (source, status, message) in cases {
+            let (got, body) = try await Self.get(serve, source)
+            let text = String(decoding: body, as: UTF8.self)
+            #expect(got == status && text.contains(message), "\(source): \(got) \(text)")
+            #expect(!text.contains(root.folder.path), "\(source): the answer names no path")
+        }
+        #expect(await serve.stop() == 0)
+    }
+
+    @Test("without a root a local source is 400; allowed sources apply to local sources; a bad root stops the start")
+    func rootAndAllowedSources() async throws {
+        let root = try Root()
+        defer { root.remove() }
+        let plain = try await ServeProcess.start(["--allow-unsigned"])
+        let (status, body) = try await Self.get(plain, "local:///sub/quadrants.png")
+        #expect(status == 400 && String(decoding: body, as: UTF8.self).contains("local:// sources are not enabled"))
+        #expect(await plain.stop() == 0)
+
+        let origin = try Fixtures.server()
+        origin.setFile(name: "quadrants.png", data: try ServeGeometryTests.quadrants())
+        let limited = try await ServeProcess.start(
+            [
+                "--allow-unsigned", "--allow-destination", "127.0.0.0/8", "--allowed-sources", "local:///sub/",
+            ], environment: ["IMGPROXY_LOCAL_FILESYSTEM_ROOT": root.root.path])
+        #expect(try await Self.get(limited, "local:///sub/quadrants.png").0 == 200)
+        #expect(try await Self.get(limited, "local:///link-in.png").0 == 403, "not below local:///sub/")
+        #expect(try await Self.get(limited, "local:///sub/../link-in.png").0 == 403)
+        let http = try await Self.get(limited, origin.url("/files/quadrants.png").absoluteString)
+        #expect(http.0 == 403, "an http source matches no local prefix")
+        #expect(origin.count(for: "/files/quadrants.png") == 0)
+        #expect(await limited.stop() == 0)
+        origin.shutdown()
+
+        for bad in [root.folder.appendingPathComponent("missing").path, "/", root.root.path + "/sub/quadrants.png"] {
+            let run = try await CLIRunner.run(
+                "webimage", ["serve", "--allow-unsigned", "--port", "0", "--local-filesystem-root", bad])
+            #expect(run.status != 0 && !run.signalled, "\(bad)")
+            #expect(run.stderr.contains("--local-filesystem-root"), "\(bad): \(run.stderr)")
+        }
+    }
+}
