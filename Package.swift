@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "WebImageCodecs", targets: ["WebImageCodecs"]),
         // The dataset engine: `webimage bulk`'s engine, Parquet reading and writing.
         .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
+        // The S3 client the dataset engine and the proxy share: SigV4, multipart uploads, listing, presigned URLs.
+        .library(name: "WebImageObjectStore", targets: ["WebImageObjectStore"]),
         .executable(name: "webimage", targets: ["webimage"]),
         .executable(name: "thumbnailer", targets: ["thumbnailer"]),
     ],
@@ -131,7 +133,7 @@ let package = Package(
         .target(
             name: "WebImageProxy",
             dependencies: [
-                "WebImage", "WebImageCodecs", "Locking",
+                "WebImage", "WebImageCodecs", "WebImageObjectStore", "Locking",
                 .product(name: "Hummingbird", package: "hummingbird", condition: tools),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: tools),
                 .product(name: "Crypto", package: "swift-crypto", condition: tools),
@@ -142,12 +144,22 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The S3 client (SigV4 signing, multipart, listing) on the transport's blocking transfers: `bulk`'s
+        // object storage and `serve`'s s3:// sources.
+        .target(
+            name: "WebImageObjectStore",
+            dependencies: [
+                "WebImageTransport",
+                .product(name: "Crypto", package: "swift-crypto", condition: tools),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         // The dataset engine: the bulk engine (row readers, plan, shard runner, sample writers) on top of the
         // downloader, and its Parquet reader and writer.
         .target(
             name: "WebImageDataset",
             dependencies: [
-                "WebImage", "WebImageTransport", "Locking", "CSnappy", "CZstd", "CZlib",
+                "WebImage", "WebImageTransport", "WebImageObjectStore", "Locking", "CSnappy", "CZstd", "CZlib",
                 .product(name: "Crypto", package: "swift-crypto", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -157,6 +169,7 @@ let package = Package(
             dependencies: [
                 "WebImage",
                 "WebImageDataset",
+                "WebImageObjectStore",
                 "WebImageProxy",
                 "LocalImageServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
@@ -225,7 +238,13 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // The dataset engine, Parquet, and the object-store client (against moto's S3 server).
+        // The S3 client against moto's S3 server and a hostile store of the tests' own.
+        .testTarget(
+            name: "WebImageObjectStoreTests",
+            dependencies: ["WebImageObjectStore", "LocalImageServer", "Locking", "TestSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The dataset engine and Parquet.
         .testTarget(
             name: "WebImageDatasetTests",
             dependencies: ["WebImageDataset", "WebImage", "LocalImageServer", "Locking", "TestSupport", "CZlib"],

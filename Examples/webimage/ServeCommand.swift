@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import WebImage
+import WebImageObjectStore
 import WebImageProxy
 
 extension WebImageCLI {
@@ -68,6 +69,13 @@ extension WebImageCLI {
                     + "none by default.",
                 valueName: "directory"))
         var localFilesystemRoot: String?
+
+        @Flag(
+            name: .customLong("use-s3"),
+            help: ArgumentHelp(
+                "Serve s3://bucket/key sources (IMGPROXY_USE_S3), with the AWS_* credentials and region, and "
+                    + "IMGPROXY_S3_ENDPOINT or AWS_ENDPOINT_URL for a store other than AWS."))
+        var useS3 = false
 
         @Option(help: "The largest source file in bytes.")
         var maxSourceBytes: Int64 = ImageProxyConfiguration().maximumSourceBytes
@@ -193,6 +201,7 @@ extension WebImageCLI {
                             + "than /, got '\(localFilesystemRoot)'.")
                 }
             }
+            _ = try Self.s3Configuration(useS3: useS3, environment)
             if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
                 throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
             }
@@ -279,6 +288,7 @@ extension WebImageCLI {
             configuration.allowedDestinations = allowDestinations
             configuration.allowedSources = allowedSources
             configuration.localFilesystemRoot = localFilesystemRoot
+            configuration.s3 = try Self.s3Configuration(useS3: useS3, ProcessInfo.processInfo.environment)
             configuration.maximumSourceBytes = maxSourceBytes
             configuration.maximumSourcePixels = maxSourcePixels
             configuration.maximumAnimationFrames = maxAnimationFrames
@@ -321,6 +331,27 @@ extension WebImageCLI {
         static let mostJobs = 4096
         /// The most --max-queue.
         static let mostQueued = 1_000_000
+
+        /// The store of `s3://` sources with `--use-s3` or `IMGPROXY_USE_S3`: the `AWS_*` variables, with
+        /// `IMGPROXY_S3_ENDPOINT` and `IMGPROXY_S3_REGION` (imgproxy's) winning over theirs; nil without S3.
+        static func s3Configuration(useS3: Bool, _ environment: [String: String]) throws -> S3Configuration? {
+            var enabled = useS3
+            if !enabled, let text = environment["IMGPROXY_USE_S3"] {
+                guard let value = boolean(text) else {
+                    throw ValidationError("IMGPROXY_USE_S3 must be true or false, got '\(text)'.")
+                }
+                enabled = value
+            }
+            guard enabled else { return nil }
+            var variables = environment
+            if let endpoint = environment["IMGPROXY_S3_ENDPOINT"] { variables["AWS_ENDPOINT_URL_S3"] = endpoint }
+            if let region = environment["IMGPROXY_S3_REGION"] { variables["AWS_REGION"] = region }
+            do {
+                return try S3Configuration.fromEnvironment(variables)
+            } catch {
+                throw ValidationError("--use-s3 (IMGPROXY_USE_S3): \(error.description)")
+            }
+        }
 
         /// A boolean environment value as imgproxy reads one (Go's `strconv.ParseBool`), nil for anything else.
         private static func boolean(_ text: String) -> Bool? {

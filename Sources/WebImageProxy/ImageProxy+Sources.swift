@@ -1,40 +1,64 @@
 import Foundation
 import Logging
 import WebImage
+import WebImageObjectStore
 
-/// Sources other than `http(s)`: `local:///path` under `ImageProxyConfiguration.localFilesystemRoot`.
+/// Sources other than `http(s)`: `local:///path` under `ImageProxyConfiguration.localFilesystemRoot`, and
+/// `s3://bucket/key` with `ImageProxyConfiguration.s3`.
 extension ImageProxy {
-    /// The local files and their downloader, when `configuration` names a root: `base` (the `http(s)`
-    /// downloader's configuration) reading `file://` only, with no redirects, no HTTP cache and no URL
-    /// prefixes (the proxy checks a local source against `allowedSources` itself, `allowsSource`).
+    /// The local files, and the downloader of local and S3 sources when either is configured: `base` (the
+    /// `http(s)` downloader's configuration) with no redirects, no HTTP cache and no URL prefixes (the
+    /// proxy checks these sources against `allowedSources` itself, `allowsSource`). It reads `file://`, and
+    /// `http(s)` when S3 is on, from any address: its URLs are only ever the configured store's (the
+    /// bucket is checked before it becomes part of a host name, `S3Presigner.objectURL(for:)`).
     static func storage(_ configuration: ImageProxyConfiguration, base: ImageDownloaderConfig, logger: Logger)
         -> (LocalFileSource?, ImageDownloader?)
     {
-        guard let root = configuration.localFilesystemRoot else { return (nil, nil) }
-        guard let files = LocalFileSource(root: root) else {
-            logger.error(
-                "the local filesystem root is not a directory (or is /); local sources are refused",
-                metadata: ["root": "\(root)"])
-            return (nil, nil)
+        var files: LocalFileSource?
+        if let root = configuration.localFilesystemRoot {
+            files = LocalFileSource(root: root)
+            if files == nil {
+                logger.error(
+                    "the local filesystem root is not a directory (or is /); local sources are refused",
+                    metadata: ["root": "\(root)"])
+            }
         }
+        guard files != nil || configuration.s3 != nil else { return (nil, nil) }
         var config = base
-        config.allowedProtocols = ["file"]
+        config.allowedProtocols = configuration.s3 == nil ? ["file"] : ["file", "http", "https"]
+        config.destinationPolicy = .allowAll
         config.allowedURLPrefixes = nil
         config.maximumRedirects = 0
         config.urlCache = nil
         config.metricsFactory = nil
+        // This downloader's credentials are the server's, the same for every request, never a client's: an
+        // S3 read signed with them may be answered from and stored in the shared result cache.
+        config.secretHeaderFields.subtract(["authorization", "x-amz-security-token", "*token*"])
         return (files, ImageDownloader(config: config))
     }
 
     /// The downloader that reads `url`'s source.
     func downloader(for url: ProxyURL) -> ImageDownloader {
-        url.source.scheme?.lowercased() == "local" ? storageDownloader ?? downloader : downloader
+        url.fetchURL == nil ? downloader : storageDownloader ?? downloader
     }
 
-    /// What the downloader reads for `source` instead of it (a `local://` source's checked `file://` URL),
-    /// nil for `http(s)`.
+    /// `context` with what reading `url`'s source needs: an S3 source's request is signed when it is sent
+    /// (`S3RequestSigning`).
+    func sourceContext(_ context: ImageDownloadContext?, for url: ProxyURL) -> ImageDownloadContext? {
+        guard url.source.scheme?.lowercased() == "s3", let s3 = configuration.s3 else { return context }
+        var context = context ?? ImageDownloadContext()
+        context.requestModifier = S3RequestSigning(presigner: S3Presigner(configuration: s3))
+        return context
+    }
+
+    static let badS3Source = ProxyError.badRequest(
+        "the s3:// source must name a valid bucket and a key without '.' or '..' segments")
+
+    /// What the downloader reads for `source` instead of it (a `local://` source's checked `file://` URL, an
+    /// `s3://` source's unsigned object URL), nil for `http(s)`.
     ///
-    /// - Throws: 400 when `source`'s kind is not enabled, 403 or 404 for a local path (`LocalFileSource`).
+    /// - Throws: 400 when `source`'s kind is not enabled or an S3 bucket or key is invalid, 403 or 404 for
+    ///   a local path (`LocalFileSource`).
     func fetchURL(for source: URL) throws(ProxyError) -> URL? {
         switch source.scheme?.lowercased() {
         case "local":
@@ -43,7 +67,21 @@ extension ImageProxy {
             }
             return try localFiles.fileURL(for: source)
         case "s3":
-            throw .badRequest("s3:// sources are not enabled (IMGPROXY_USE_S3)")
+            guard let s3 = configuration.s3 else {
+                throw .badRequest("s3:// sources are not enabled (IMGPROXY_USE_S3)")
+            }
+            let location: S3Location?
+            do throws(S3Error) {
+                // The key as stored: percent-decoded once, as the URL's path (the presigner encodes it again).
+                let key = source.path(percentEncoded: false).drop { $0 == "/" }
+                location = try S3Location.parse("s3://\(source.host(percentEncoded: false) ?? "")/\(key)")
+            } catch {
+                throw Self.badS3Source
+            }
+            guard let location, let url = try? S3Presigner(configuration: s3).objectURL(for: location) else {
+                throw Self.badS3Source
+            }
+            return url
         default:
             return nil
         }
@@ -61,6 +99,19 @@ extension ImageProxy {
             let prefixes = configuration.allowedSources.compactMap(StorageSourcePrefix.init)
             return prefixes.contains { $0.allows(source) }
         }
+    }
+}
+
+/// Signs an S3 source's request as it is sent, with SigV4 header fields (`S3Presigner.signingHeaders`):
+/// the URL the downloader keys its caches by stays the unsigned object URL.
+struct S3RequestSigning: ImageDownloaderRequestModifying {
+    let presigner: S3Presigner
+
+    func modifiedRequest(_ request: ImageDownloadRequest) -> ImageDownloadRequest? {
+        var signed = request
+        guard let headers = try? presigner.signingHeaders(for: request.url) else { return nil }
+        for header in headers { signed.headers[header.name] = header.value }
+        return signed
     }
 }
 

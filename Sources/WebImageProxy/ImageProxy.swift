@@ -34,7 +34,7 @@ public final class ImageProxy: Sendable {
     let downloader: ImageDownloader
     /// `configuration.localFilesystemRoot`'s files, nil when there is none (or it is not a directory).
     let localFiles: LocalFileSource?
-    /// The downloader of `local://` sources: `file://` only, no redirects, no HTTP cache; nil without them.
+    /// The downloader of `local://` and `s3://` sources (`storage(_:base:logger:)`); nil without them.
     let storageDownloader: ImageDownloader?
     let logger: Logger
     let accessLogger: Logger
@@ -155,7 +155,8 @@ public final class ImageProxy: Sendable {
         let cache = downloader.config.processedImageCache
         let cacheKey = downloader(for: url).processedImageKey(
             for: url.fetchURL ?? url.source, options: sourceOptions,
-            context: context(for: url, choice: choice, cancellation: JobCancellation()))
+            context: sourceContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url)
+                ?? ImageDownloadContext())
         if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
             metrics.resultCache(hit: true)
             (data, cacheStatus) = (hit, .hit)
@@ -271,7 +272,8 @@ public final class ImageProxy: Sendable {
     ) async throws(ProxyError) -> ImageDownloadResult {
         let source = url.source
         // Returned once this caller is attached to the URL's operation (started or joined).
-        let task = downloader(for: url).imageTask(for: url.fetchURL ?? source, options: options, context: context)
+        let task = downloader(for: url).imageTask(
+            for: url.fetchURL ?? source, options: options, context: sourceContext(context, for: url))
         state.withLock { $0.sourceRequests += 1 }
         // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
         // transfer stops when no other caller of the URL is left.

@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageObjectStore
 
 /// What an `ImageProxy` accepts and how far it goes for one request. The safe choices are the defaults:
 /// signatures required, private and loopback sources refused, sources and results bounded.
@@ -35,6 +36,12 @@ public struct ImageProxyConfiguration: Sendable {
     /// leaves it, by `..`, a symbolic link or percent-encoding (see `LocalFileSource`): 403 when it tries.
     /// It must be an existing directory other than `/`; `webimage serve` refuses to start otherwise.
     public var localFilesystemRoot: String?
+    /// The object store `s3://bucket/key` sources are read from (imgproxy's `IMGPROXY_USE_S3`, with the
+    /// standard `AWS_*` variables: `S3Configuration.fromEnvironment`); nil (no S3 sources: they are
+    /// answered 400) by default. Each read is a GET presigned as it is sent (`S3Presigner`), to the
+    /// configured endpoint only, path-style there, whatever its address; the bucket must be a valid S3
+    /// bucket name and the key must have no `.` or `..` segment (400).
+    public var s3: S3Configuration?
     /// The largest source body in bytes (`ImageDownloaderConfig.maximumResponseSize`). 32 MiB by default.
     public var maximumSourceBytes: Int64 = 32 << 20
     /// The most pixels a source may declare (`ImageDownloaderConfig.maximumImagePixels`). 16.8 million

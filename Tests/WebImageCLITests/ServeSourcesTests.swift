@@ -117,3 +117,59 @@ struct ServeSourcesTests {
         }
     }
 }
+
+/// `s3://bucket/key` sources through `webimage serve --use-s3` against moto's S3 server on loopback, which
+/// checks each request's SigV4 signature.
+@Suite(
+    "webimage serve: S3 sources", .timeLimit(.minutes(5)),
+    .enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
+struct ServeS3SourcesTests {
+    @Test("an object is served through a presigned GET; a missing key is 404; bad buckets and keys are 400")
+    func servedFromTheStore() async throws {
+        let store = try MotoS3()
+        let file = try CLIRunner.temporaryFolder().appendingPathComponent("q.png")
+        try ServeGeometryTests.quadrants().write(to: file)
+        try await store.upload(file, key: "images/q.png")
+        let serve = try await ServeProcess.start(
+            ["--allow-unsigned"], environment: store.environment().merging(["IMGPROXY_USE_S3": "true"]) { $1 })
+        let (status, body) = try await ServeSourcesTests.get(serve, "s3://\(MotoS3.bucket)/images/q.png")
+        #expect(status == 200, "\(String(decoding: body, as: UTF8.self)) \(serve.stderr)")
+        if status == 200 {
+            let image = try ImageDecoderRegistry.shared.decode(body)
+            #expect(image.width == 50 && image.height == 25)
+            #expect(ServeGeometryTests.near(ServeGeometryTests.pixel(image, 5, 5), ServeGeometryTests.red))
+        }
+        let cases: [(String, Int)] = [
+            ("s3://\(MotoS3.bucket)/images/missing.png", 404),
+            ("s3://Bad_Bucket/images/q.png", 400),
+            ("s3://\(MotoS3.bucket)/images/../images/q.png", 400),
+        ]
+        for (source, expected) in cases {
+            let (got, text) = try await ServeSourcesTests.get(serve, source)
+            #expect(got == expected, "\(source): \(got) \(String(decoding: text, as: UTF8.self))")
+        }
+        #expect(await serve.stop() == 0)
+
+        // A wrong secret signs URLs the store refuses: nothing is served.
+        let wrong = try await ServeProcess.start(
+            ["--allow-unsigned"],
+            environment: store.environment(secret: "not-the-secret").merging(["IMGPROXY_USE_S3": "true"]) { $1 })
+        let refused = try await ServeSourcesTests.get(wrong, "s3://\(MotoS3.bucket)/images/q.png")
+        #expect(refused.0 == 502, "\(refused.0)")
+        #expect(await wrong.stop() == 0)
+
+        let off = try await ServeProcess.start(["--allow-unsigned"], environment: store.environment())
+        let disabled = try await ServeSourcesTests.get(off, "s3://\(MotoS3.bucket)/images/q.png")
+        #expect(disabled.0 == 400 && String(decoding: disabled.1, as: UTF8.self).contains("not enabled"))
+        #expect(await off.stop() == 0)
+    }
+
+    @Test("--use-s3 without credentials stops the start naming what is missing")
+    func needsCredentials() async throws {
+        let run = try await CLIRunner.run(
+            "webimage", ["serve", "--allow-unsigned", "--port", "0", "--use-s3"],
+            environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": ""])
+        #expect(run.status != 0 && !run.signalled)
+        #expect(run.stderr.contains("AWS_ACCESS_KEY_ID"), "\(run.stderr)")
+    }
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WebImageDataset
+import WebImageObjectStore
 
 extension WebImageCLI {
     /// `webimage bulk INPUT --output DIR`: a URL list to an image dataset, in shards.

@@ -1,4 +1,5 @@
 import Foundation
+import WebImageObjectStore
 
 /// `--output s3://bucket/prefix`: the shards go to an object store, each object written whole (one PUT,
 /// or a multipart upload past ``S3Configuration/multipartThreshold``), a shard's stats object last.

@@ -26,7 +26,7 @@ public struct ProxyURL: Sendable, Hashable {
     /// The source image's URL.
     public var source: URL
     /// What the proxy's downloader reads for `source` when it is not `source` itself: the checked
-    /// `file://` URL of a `local://` source. Set by `ImageProxy`.
+    /// `file://` URL of a `local://` source, the unsigned object URL of an `s3://` one. Set by `ImageProxy`.
     var fetchURL: URL?
 
     /// Parses `path`, the request target's path (still percent-encoded, without the query), with the

@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageObjectStore
 
 /// A bulk run as `webimage bulk` describes it: the input, the output, and every choice of the run as a
 /// plain value, checked by ``validate()`` and turned into the engine's ``BulkSettings`` (``settings()``),

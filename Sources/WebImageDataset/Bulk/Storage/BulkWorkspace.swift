@@ -1,4 +1,5 @@
 import Foundation
+import WebImageObjectStore
 
 /// Where a bulk run reads and writes: the input as a local file (an `s3://` input downloaded under
 /// `TMPDIR`), and the directory its shards are made in (the output directory, or for an `s3://` output a

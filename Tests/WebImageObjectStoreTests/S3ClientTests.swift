@@ -4,7 +4,7 @@ import Locking
 import TestSupport
 import Testing
 
-@testable import WebImageDataset
+@testable import WebImageObjectStore
 
 /// The object-store client against moto's S3 server (signatures checked) and, for answers moto never
 /// gives, the loopback test server.
