@@ -77,6 +77,15 @@ extension WebImageCLI {
                     + "IMGPROXY_S3_ENDPOINT or AWS_ENDPOINT_URL for a store other than AWS."))
         var useS3 = false
 
+        @Option(
+            name: .customLong("fallback-image-path"),
+            help: ArgumentHelp(
+                "Answer this image, processed as the URL asks, when a source cannot be fetched "
+                    + "(IMGPROXY_FALLBACK_IMAGE_PATH, or IMGPROXY_FALLBACK_IMAGE_DATA in Base64; status "
+                    + "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE, 200 by default; max-age IMGPROXY_FALLBACK_IMAGE_TTL).",
+                valueName: "file"))
+        var fallbackImagePath: String?
+
         @Option(help: "The largest source file in bytes.")
         var maxSourceBytes: Int64 = ImageProxyConfiguration().maximumSourceBytes
 
@@ -202,6 +211,7 @@ extension WebImageCLI {
                 }
             }
             _ = try Self.s3Configuration(useS3: useS3, environment)
+            _ = try fallbackImage(environment)
             if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
                 throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
             }
@@ -289,6 +299,10 @@ extension WebImageCLI {
             configuration.allowedSources = allowedSources
             configuration.localFilesystemRoot = localFilesystemRoot
             configuration.s3 = try Self.s3Configuration(useS3: useS3, ProcessInfo.processInfo.environment)
+            if let (image, status, ttl) = try fallbackImage(ProcessInfo.processInfo.environment) {
+                (configuration.fallbackImage, configuration.fallbackImageStatus) = (image, status)
+                configuration.fallbackImageTTL = ttl
+            }
             configuration.maximumSourceBytes = maxSourceBytes
             configuration.maximumSourcePixels = maxSourcePixels
             configuration.maximumAnimationFrames = maxAnimationFrames
@@ -351,6 +365,43 @@ extension WebImageCLI {
             } catch {
                 throw ValidationError("--use-s3 (IMGPROXY_USE_S3): \(error.description)")
             }
+        }
+
+        /// The fallback image's bytes (checked to decode), status and TTL from `--fallback-image-path` or
+        /// imgproxy's variables; nil without one.
+        func fallbackImage(_ environment: [String: String]) throws -> (Data, Int, Int?)? {
+            var image: Data?
+            if let path = fallbackImagePath ?? environment["IMGPROXY_FALLBACK_IMAGE_PATH"] {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ValidationError(
+                        "--fallback-image-path (IMGPROXY_FALLBACK_IMAGE_PATH): cannot read '\(path)'.")
+                }
+                image = data
+            } else if let text = environment["IMGPROXY_FALLBACK_IMAGE_DATA"] {
+                guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                    throw ValidationError("IMGPROXY_FALLBACK_IMAGE_DATA must be Base64.")
+                }
+                image = data
+            }
+            guard let image else { return nil }
+            guard (try? ImageDecoderRegistry.shared.decode(image)) != nil else {
+                throw ValidationError("the fallback image is not an image WebImage can decode.")
+            }
+            var status = 200
+            if let text = environment["IMGPROXY_FALLBACK_IMAGE_HTTP_CODE"] {
+                guard let code = Int(text), code == 0 || (100...599).contains(code) else {
+                    throw ValidationError("IMGPROXY_FALLBACK_IMAGE_HTTP_CODE must be 0 or 100…599, got '\(text)'.")
+                }
+                status = code
+            }
+            var ttl: Int?
+            if let text = environment["IMGPROXY_FALLBACK_IMAGE_TTL"], !text.isEmpty {
+                guard let seconds = Int(text), seconds >= 0 else {
+                    throw ValidationError("IMGPROXY_FALLBACK_IMAGE_TTL must be whole seconds, got '\(text)'.")
+                }
+                ttl = seconds == 0 ? nil : seconds
+            }
+            return (image, status, ttl)
         }
 
         /// A boolean environment value as imgproxy reads one (Go's `strconv.ParseBool`), nil for anything else.

@@ -160,3 +160,35 @@ struct StorageSourcePrefix: Sendable, Hashable {
         return result
     }
 }
+
+extension ImageProxy {
+    /// The answer made from `configuration.fallbackImage` when `url`'s source failed with `failure`: the
+    /// image decoded, transformed and encoded as the request asks, off the cooperative pool, outside the
+    /// result cache; 500 when the fallback image itself cannot be made (a server's mistake, logged).
+    func fallback(
+        for url: ProxyURL, choice: FormatChoice, failure: ProxyError, headers: [(String, String)]
+    ) async throws(ProxyError) -> ProxyResponse {
+        guard let image = configuration.fallbackImage else { throw failure }
+        let transformer = context(for: url, choice: choice, cancellation: JobCancellation()).transformer
+        let encoder = OutputEncoder(choice: choice, options: url.options)
+        let made = await Self.offPool { () -> Result<Data, any Error> in
+            Result {
+                var decoding = ImageDecodingOptions.default
+                decoding.decodeFirstFrameOnly = true
+                let decoded = try ImageDecoderRegistry.shared.decode(image, options: decoding)
+                return try encoder.encode(try transformer?.transform(decoded) ?? decoded)
+            }
+        }
+        guard case .success(let data) = made else {
+            logger.error("the fallback image cannot be made", metadata: ["error": "\(made)"])
+            throw ProxyError(status: 500, "the fallback image cannot be made")
+        }
+        metrics.sourceError(code: "fallback")
+        let age = configuration.fallbackImageTTL ?? configuration.cacheMaxAge
+        var fields = headers.filter { $0.0 != "ETag" && $0.0 != "Cache-Control" }
+        fields.insert(("Content-Type", "image/\(ImageFormat.detect(data).rawValue)"), at: 0)
+        fields += [("Cache-Control", "public, max-age=\(age)"), ("Fallback-Image", "1")]
+        let status = configuration.fallbackImageStatus == 0 ? failure.status : configuration.fallbackImageStatus
+        return ProxyResponse(status: status, headers: fields, body: data)
+    }
+}

@@ -164,7 +164,12 @@ public final class ImageProxy: Sendable {
             if cache != nil { metrics.resultCache(hit: false) }
             let shared = await result(for: key, url: url, choice: choice, deadline: deadline)
             if shared.joined { metrics.joined() }
-            data = try shared.outcome.get()
+            switch shared.outcome {
+            case .success(let made): data = made
+            case .failure(let error) where error.isSourceFailure && configuration.fallbackImage != nil:
+                return try await fallback(for: url, choice: choice, failure: error, headers: headers)
+            case .failure(let error): throw error
+            }
             cacheStatus = shared.joined ? .joined : .miss
         }
         if let ifNoneMatch = request.ifNoneMatch, Self.isWildcard(ifNoneMatch) {
@@ -296,7 +301,9 @@ public final class ImageProxy: Sendable {
             default:
                 logger.info("source failed", metadata: ["source": "\(source.redactedString)", "error": "\(error)"])
                 metrics.sourceError(code: error.code.description)
-                throw Self.proxyError(for: error)
+                var failure = Self.proxyError(for: error)
+                failure.isSourceFailure = [403, 404, 502, 504].contains(failure.status)
+                throw failure
             }
         }
         return result
@@ -327,7 +334,7 @@ public final class ImageProxy: Sendable {
 
     /// The result cache's calls block on SQLite and files; they run on `BackgroundQueues`, never on the
     /// cooperative pool the server's handlers share (nor on a concurrent queue, whose threads are that pool's).
-    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             BackgroundQueues.next.async { continuation.resume(returning: body()) }
         }

@@ -50,6 +50,19 @@ public struct ImageProxyConfiguration: Sendable {
     /// The most frames an animated source may have; only the first is used. 256 by default.
     public var maximumAnimationFrames = 256
 
+    // MARK: Fallback
+
+    /// The image answered, processed with the request's options, when the source cannot be fetched
+    /// (imgproxy's `IMGPROXY_FALLBACK_IMAGE_PATH` / `_DATA`): not found, refused, unreachable or too slow,
+    /// never when the URL is refused, the server is busy or the source is not an image it can process.
+    /// Answered with `fallbackImageStatus`, `Cache-Control` of `fallbackImageTTL`, `Fallback-Image: 1` and
+    /// no ETag, and never stored in the result cache. nil (the source's error is answered) by default.
+    public var fallbackImage: Data?
+    /// The status of a fallback answer; 0 for the source error's own status. 200 by default, as imgproxy's.
+    public var fallbackImageStatus = 200
+    /// The `max-age` of a fallback answer in seconds; nil for `cacheMaxAge`. nil by default.
+    public var fallbackImageTTL: Int?
+
     // MARK: Requests
 
     /// How long one request may take, fetch, decode, resize and encode together, before it is answered

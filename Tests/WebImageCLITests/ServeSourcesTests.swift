@@ -173,3 +173,54 @@ struct ServeS3SourcesTests {
         #expect(run.stderr.contains("AWS_ACCESS_KEY_ID"), "\(run.stderr)")
     }
 }
+
+/// imgproxy's fallback image: answered, processed as the URL asks, when the source cannot be fetched.
+@Suite("webimage serve: fallback image", .timeLimit(.minutes(5)))
+struct ServeFallbackImageTests {
+    @Test("a missing or unreachable source gets the fallback, resized, 200, Fallback-Image: 1, its own TTL, no ETag")
+    func fallbackAnswers() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fallback = folder.appendingPathComponent("fallback.png")
+        try ServeGeometryTests.quadrants().write(to: fallback)
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let serve = try await ServeProcess.start(
+            ["--allow-unsigned", "--allow-destination", "127.0.0.0/8", "--fallback-image-path", fallback.path],
+            environment: ["IMGPROXY_FALLBACK_IMAGE_TTL": "60"])
+        for source in [origin.url("/files/missing.png").absoluteString, "http://127.0.0.1:9/nothing.png"] {
+            let reply = try await serve.get("/insecure/w:40/plain/\(source)@png")
+            #expect(reply.status == 200, "\(source): \(reply.status)")
+            #expect(reply.header("Fallback-Image") == "1")
+            #expect(reply.header("Cache-Control") == "public, max-age=60")
+            #expect(reply.header("ETag") == nil)
+            let image = try ImageDecoderRegistry.shared.decode(reply.body)
+            #expect(image.width == 40 && image.height == 20)
+            #expect(ServeGeometryTests.near(ServeGeometryTests.pixel(image, 2, 2), ServeGeometryTests.red))
+        }
+        // A source that is there is served as itself; a URL the proxy refuses gets no fallback.
+        origin.setFile(name: "real.png", data: try ServeGeometryTests.quadrants())
+        let real = try await serve.get("/insecure/w:40/plain/\(origin.url("/files/real.png").absoluteString)@png")
+        #expect(real.status == 200 && real.header("Fallback-Image") == nil && real.header("ETag") != nil)
+        #expect(
+            try await serve.get("/insecure/w:-1/plain/\(origin.url("/files/missing.png").absoluteString)").status == 400
+        )
+        #expect(await serve.stop() == 0)
+
+        let coded = try await ServeProcess.start(
+            ["--allow-unsigned", "--allow-destination", "127.0.0.0/8"],
+            environment: [
+                "IMGPROXY_FALLBACK_IMAGE_DATA": try ServeGeometryTests.quadrants().base64EncodedString(),
+                "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": "0",
+            ])
+        let missing = try await coded.get("/insecure/w:40/plain/\(origin.url("/files/missing.png").absoluteString)@png")
+        #expect(missing.status == 404 && missing.header("Fallback-Image") == "1")
+        #expect(ServeProcess.pngSize(missing.body)?.width == 40)
+        #expect(await coded.stop() == 0)
+
+        let bad = try await CLIRunner.run(
+            "webimage", ["serve", "--allow-unsigned", "--port", "0"],
+            environment: ["IMGPROXY_FALLBACK_IMAGE_DATA": Data("not an image".utf8).base64EncodedString()])
+        #expect(bad.status != 0 && bad.stderr.contains("fallback image"), "\(bad.stderr)")
+    }
+}

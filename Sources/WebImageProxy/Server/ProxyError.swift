@@ -7,6 +7,9 @@ public struct ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
     public var status: Int
     /// The response body.
     public var message: String
+    /// Whether the source could not be fetched (not found, refused, unreachable, too slow): what
+    /// `ImageProxyConfiguration.fallbackImage` answers instead. `false` by default.
+    public var isSourceFailure = false
 
     /// Creates an error.
     public init(status: Int, _ message: String) {
