@@ -70,6 +70,13 @@ extension WebImageCLI {
                 valueName: "directory"))
         var localFilesystemRoot: String?
 
+        @Option(
+            name: .customLong("base-url"),
+            help: ArgumentHelp(
+                "Put this before every source URL that does not start with it (IMGPROXY_BASE_URL).",
+                valueName: "url"))
+        var baseURL: String?
+
         @Flag(
             name: .customLong("use-s3"),
             help: ArgumentHelp(
@@ -298,6 +305,7 @@ extension WebImageCLI {
             configuration.allowedDestinations = allowDestinations
             configuration.allowedSources = allowedSources
             configuration.localFilesystemRoot = localFilesystemRoot
+            configuration.baseURL = baseURL ?? ProcessInfo.processInfo.environment["IMGPROXY_BASE_URL"] ?? ""
             configuration.s3 = try Self.s3Configuration(useS3: useS3, ProcessInfo.processInfo.environment)
             if let (image, status, ttl) = try fallbackImage(ProcessInfo.processInfo.environment) {
                 (configuration.fallbackImage, configuration.fallbackImageStatus) = (image, status)

@@ -185,9 +185,12 @@ extension ImageProxy {
         }
         metrics.sourceError(code: "fallback")
         let age = configuration.fallbackImageTTL ?? configuration.cacheMaxAge
-        var fields = headers.filter { $0.0 != "ETag" && $0.0 != "Cache-Control" }
+        var fields = headers.filter { !["ETag", "Cache-Control", "Expires"].contains($0.0) }
         fields.insert(("Content-Type", "image/\(ImageFormat.detect(data).rawValue)"), at: 0)
-        fields += [("Cache-Control", "public, max-age=\(age)"), ("Fallback-Image", "1")]
+        fields += [
+            ("Cache-Control", "public, max-age=\(age)"),
+            ("Expires", HTTPDate.format(Date(timeIntervalSinceNow: TimeInterval(age)))), ("Fallback-Image", "1"),
+        ]
         let status = configuration.fallbackImageStatus == 0 ? failure.status : configuration.fallbackImageStatus
         return ProxyResponse(status: status, headers: fields, body: data)
     }

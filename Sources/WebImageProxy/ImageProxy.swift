@@ -120,7 +120,8 @@ public final class ImageProxy: Sendable {
             throw .forbidden("invalid signature")
         }
         var url = try ProxyURL(
-            path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets)
+            path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets,
+            baseURL: configuration.baseURL)
         // imgproxy answers a URL past its `expires` with 404, as a URL that does not exist.
         if url.options.expires > 0, url.options.expires < Int64(Date().timeIntervalSince1970) {
             throw ProxyError(status: 404, "the URL has expired")
@@ -132,7 +133,9 @@ public final class ImageProxy: Sendable {
             format: url.options.format, accept: request.accept, detectsAVIF: configuration.detectsAVIF)
         let etag = Self.etag(source: sourceText, options: url.options, choice: choice)
         var headers = [
-            ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"), ("ETag", etag),
+            ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"),
+            ("Expires", HTTPDate.format(Date(timeIntervalSinceNow: TimeInterval(configuration.cacheMaxAge)))),
+            ("ETag", etag),
             ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "default-src 'none'"),
         ]
         if choice.isNegotiated { headers.append(("Vary", "Accept")) }

@@ -21,6 +21,9 @@ public struct ImageProxyConfiguration: Sendable {
 
     // MARK: Sources
 
+    /// Put before every source URL that does not already start with it (imgproxy's `IMGPROXY_BASE_URL`),
+    /// before `allowedSources` is checked. Empty by default.
+    public var baseURL = ""
     /// URL prefixes a source must start with (imgproxy's `ALLOWED_SOURCES`); a source matching none is
     /// refused with 403, and so is a redirect from an allowed source to a URL matching none. Matched on the
     /// parsed URL, not its text (`URLPrefixList`): scheme, host (`*.example.com` for its subdomains), port

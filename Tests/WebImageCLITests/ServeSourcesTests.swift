@@ -224,3 +224,31 @@ struct ServeFallbackImageTests {
         #expect(bad.status != 0 && bad.stderr.contains("fallback image"), "\(bad.stderr)")
     }
 }
+
+/// imgproxy's `IMGPROXY_BASE_URL`, and the `Expires` field beside `Cache-Control`.
+@Suite("webimage serve: base URL, Expires", .timeLimit(.minutes(5)))
+struct ServeBaseURLTests {
+    @Test(
+        "a relative source is fetched below the base URL, a full one under it is not doubled; Expires follows the TTL")
+    func baseURLAndExpires() async throws {
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        origin.setFile(name: "quadrants.png", data: try ServeGeometryTests.quadrants())
+        let base = origin.url("/files/").absoluteString
+        let serve = try await ServeProcess.start(
+            ["--allow-unsigned", "--allow-destination", "127.0.0.0/8", "--ttl", "3600"],
+            environment: ["IMGPROXY_BASE_URL": base])
+        let relative = try await serve.get("/insecure/w:40/plain/quadrants.png@png")
+        #expect(relative.status == 200, "\(String(decoding: relative.body, as: UTF8.self))")
+        let full = try await serve.get("/insecure/w:30/plain/\(base)quadrants.png@png")
+        #expect(full.status == 200 && ServeProcess.pngSize(full.body)?.width == 30)
+        let encoded = ServeRequestOptionsTests.base64URL("quadrants.png")
+        #expect(try await serve.get("/insecure/w:20/\(encoded).png").status == 200)
+        #expect(origin.count(for: "/files/quadrants.png") >= 1)
+        #expect(relative.header("Cache-Control") == "public, max-age=3600")
+        let expires = try #require(relative.header("Expires").flatMap { HTTPDate.parse($0) })
+        // An hour ahead of the answer; the bounds only allow for the time the request took.
+        #expect(expires.timeIntervalSinceNow > 3000 && expires.timeIntervalSinceNow <= 3601)
+        #expect(await serve.stop() == 0)
+    }
+}

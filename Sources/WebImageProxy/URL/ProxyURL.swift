@@ -30,19 +30,23 @@ public struct ProxyURL: Sendable, Hashable {
     var fetchURL: URL?
 
     /// Parses `path`, the request target's path (still percent-encoded, without the query), with the
-    /// `default` preset of `presets` applied first. With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
+    /// `default` preset of `presets` applied first, and `baseURL` put before a source that does not start
+    /// with it (imgproxy's `IMGPROXY_BASE_URL`: `http://example.com/images/` and `plain/a/b.png` fetch
+    /// `http://example.com/images/a/b.png`). With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
     /// the options are one segment of `:`-separated preset names and nothing else.
     ///
     /// - Throws: `ProxyError` with status 400 and a sentence naming what is wrong.
-    public init(path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false) throws(ProxyError) {
+    public init(
+        path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false, baseURL: String = ""
+    ) throws(ProxyError) {
         let split = try Self.splitSignature(path)
         var options = ProcessingOptions()
         if presets.hasDefault { try presets.apply(["default"], to: &options) }
         let rest = split.signedPath.dropFirst()
         let (source, sourceFormat) =
             try onlyPresets
-            ? Self.parsePresetsAndSource(rest, presets: presets, into: &options)
-            : Self.parseOptionsAndSource(rest, presets: presets, into: &options)
+            ? Self.parsePresetsAndSource(rest, presets: presets, into: &options, baseURL: baseURL)
+            : Self.parseOptionsAndSource(rest, presets: presets, into: &options, baseURL: baseURL)
         // The extension is an alias of `f:`; read last, it wins when both are given. `raw` answers the
         // source as it is, so it has no format to take, as in imgproxy.
         if let sourceFormat, !options.raw { options.format = sourceFormat }
@@ -54,15 +58,15 @@ public struct ProxyURL: Sendable, Hashable {
 
     /// The option segments of `rest` applied to `options`, then the source after them.
     private static func parseOptionsAndSource(
-        _ rest: Substring, presets: ProxyPresets, into options: inout ProcessingOptions
+        _ rest: Substring, presets: ProxyPresets, into options: inout ProcessingOptions, baseURL: String
     ) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
         var rest = rest
         while true {
             let segmentEnd = rest.firstIndex(of: "/") ?? rest.endIndex
             let segment = rest[..<segmentEnd]
-            if segment == "plain" { return try plainSource(rest[segmentEnd...].dropFirst()) }
+            if segment == "plain" { return try plainSource(rest[segmentEnd...].dropFirst(), baseURL: baseURL) }
             if segment == "enc" { throw .badRequest("encrypted source URLs (enc) are not supported") }
-            guard segment.contains(":") else { return try encodedSource(rest) }
+            guard segment.contains(":") else { return try encodedSource(rest, baseURL: baseURL) }
             try apply(segment, to: &options, presets: presets)
             guard segmentEnd < rest.endIndex else { throw .badRequest("the path has no source URL") }
             rest = rest[segmentEnd...].dropFirst()
@@ -71,7 +75,7 @@ public struct ProxyURL: Sendable, Hashable {
 
     /// `names[:name…]/source`: only-presets mode, where a segment that is not a known preset is refused.
     private static func parsePresetsAndSource(
-        _ rest: Substring, presets: ProxyPresets, into options: inout ProcessingOptions
+        _ rest: Substring, presets: ProxyPresets, into options: inout ProcessingOptions, baseURL: String
     ) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
         guard let segmentEnd = rest.firstIndex(of: "/") else {
             throw .badRequest("the path needs preset names and a source URL (only presets are accepted)")
@@ -81,9 +85,11 @@ public struct ProxyURL: Sendable, Hashable {
         try presets.apply(names, to: &options)
         let source = rest[segmentEnd...].dropFirst()
         let sourceEnd = source.firstIndex(of: "/") ?? source.endIndex
-        if source[..<sourceEnd] == "plain" { return try plainSource(source[sourceEnd...].dropFirst()) }
+        if source[..<sourceEnd] == "plain" {
+            return try plainSource(source[sourceEnd...].dropFirst(), baseURL: baseURL)
+        }
         if source[..<sourceEnd] == "enc" { throw .badRequest("encrypted source URLs (enc) are not supported") }
-        return try encodedSource(source)
+        return try encodedSource(source, baseURL: baseURL)
     }
 
     /// `path` (with or without its signature segment) with a source URL's user name and password written
@@ -135,23 +141,27 @@ public struct ProxyURL: Sendable, Hashable {
     }
 
     /// `…/plain/{url}[@ext]`: the URL is percent-decoded; `@` in it must be written `%40`.
-    private static func plainSource(_ text: Substring) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
+    private static func plainSource(_ text: Substring, baseURL: String = "") throws(ProxyError)
+        -> (URL, ProxyOutputFormat?)
+    {
         let (encoded, format) = try splitExtension(text, at: "@")
         guard let decoded = String(encoded).removingPercentEncoding else {
             throw .badRequest("the plain source URL is not valid percent-encoding")
         }
-        return (try sourceURL(decoded), format)
+        return (try sourceURL(decoded, baseURL: baseURL), format)
     }
 
     /// `…/{base64url}[.ext]`: URL-safe Base64, padding optional, split by `/` anywhere.
-    private static func encodedSource(_ text: Substring) throws(ProxyError) -> (URL, ProxyOutputFormat?) {
+    private static func encodedSource(_ text: Substring, baseURL: String = "") throws(ProxyError)
+        -> (URL, ProxyOutputFormat?)
+    {
         let (encoded, format) = try splitExtension(text, at: ".")
         guard !encoded.isEmpty, let data = Data(base64URL: encoded.filter { $0 != "/" }),
             let decoded = String(data: data, encoding: .utf8)
         else {
             throw .badRequest("the source URL is not URL-safe Base64 (or plain/ is missing)")
         }
-        return (try sourceURL(decoded), format)
+        return (try sourceURL(decoded, baseURL: baseURL), format)
     }
 
     /// `text` without the extension after its last `separator`, and the extension's format.
@@ -170,8 +180,10 @@ public struct ProxyURL: Sendable, Hashable {
     }
 
     /// An `http`/`https` URL with a host, `local:///path` or `s3://bucket/key` (whether those two are
-    /// enabled is the proxy's to say, `ImageProxy.fetchURL(for:)`).
-    private static func sourceURL(_ text: String) throws(ProxyError) -> URL {
+    /// enabled is the proxy's to say, `ImageProxy.fetchURL(for:)`), after `baseURL` (imgproxy's
+    /// `IMGPROXY_BASE_URL`) is put before it unless it starts with it already.
+    private static func sourceURL(_ given: String, baseURL: String = "") throws(ProxyError) -> URL {
+        let text = given.hasPrefix(baseURL) ? given : baseURL + given
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             throw .badRequest("the source must be an absolute http, https, local or s3 URL")
         }
