@@ -118,7 +118,11 @@ struct BulkLAIONRecipeTests {
         let outputIndex = try #require(arguments.firstIndex(of: "--output")) + 1
         #expect(arguments[outputIndex] == "laion2B-en")
         arguments[outputIndex] = output.path
-        let run = try await CLIRunner.run("webimage", arguments + ["--allow-destination", "127.0.0.0/8"])
+        // Generous limits: the recipe's shape is under test, not a loaded machine's loopback speed (a full
+        // make test-asan beside other builds saw a row's body stall past the default 15 s).
+        let run = try await CLIRunner.run(
+            "webimage",
+            arguments + ["--allow-destination", "127.0.0.0/8", "--timeout", "600", "--stall-timeout", "600"])
         #expect(run.status == 0, "\(run.stderr)")
         let last = run.stderr.split(separator: "\n").last.map(String.init) ?? ""
         #expect(last.hasPrefix("1 shard(s) written, 0 already done, 1 assigned of 1: 5 ok, 5 failed in "), "\(last)")
