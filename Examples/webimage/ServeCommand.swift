@@ -219,6 +219,11 @@ extension WebImageCLI {
             }
             _ = try Self.s3Configuration(useS3: useS3, environment)
             _ = try fallbackImage(environment)
+            for name in ["IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH"] {
+                if let text = environment[name], Self.boolean(text) == nil {
+                    throw ValidationError("\(name) must be true or false, got '\(text)'.")
+                }
+            }
             if let invalid = allowDestinations.first(where: { !DestinationPolicy.isValidNetwork($0) }) {
                 throw ValidationError("--allow-destination takes a network such as 10.1.0.0/16, got '\(invalid)'.")
             }
@@ -307,6 +312,10 @@ extension WebImageCLI {
             configuration.localFilesystemRoot = localFilesystemRoot
             configuration.baseURL = baseURL ?? ProcessInfo.processInfo.environment["IMGPROXY_BASE_URL"] ?? ""
             configuration.s3 = try Self.s3Configuration(useS3: useS3, ProcessInfo.processInfo.environment)
+            let environment = ProcessInfo.processInfo.environment
+            configuration.usesLastModified = environment["IMGPROXY_USE_LAST_MODIFIED"].flatMap(Self.boolean) ?? false
+            configuration.passesCacheControlThrough =
+                environment["IMGPROXY_CACHE_CONTROL_PASSTHROUGH"].flatMap(Self.boolean) ?? false
             if let (image, status, ttl) = try fallbackImage(ProcessInfo.processInfo.environment) {
                 (configuration.fallbackImage, configuration.fallbackImageStatus) = (image, status)
                 configuration.fallbackImageTTL = ttl

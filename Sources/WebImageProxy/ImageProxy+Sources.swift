@@ -195,3 +195,19 @@ extension ImageProxy {
         return ProxyResponse(status: status, headers: fields, body: data)
     }
 }
+
+extension ImageProxy {
+    /// The source fields stored beside the result at `key`; none when nothing passes them on or none were
+    /// stored.
+    func storedSourceFields(cache: any ProcessedImageCaching, key: ProcessedImageKey) async -> SourceFields {
+        guard configuration.usesLastModified || configuration.passesCacheControlThrough else { return SourceFields() }
+        let stored = await Self.offPool { cache.data(for: SourceFields.key(for: key)) }
+        return stored.flatMap { try? JSONDecoder().decode(SourceFields.self, from: $0) } ?? SourceFields()
+    }
+
+    /// Keeps `fields` beside the result at `key`, so a hit answers with them.
+    func store(_ fields: SourceFields, cache: any ProcessedImageCaching, key: ProcessedImageKey) async {
+        guard !fields.isEmpty, let encoded = try? JSONEncoder().encode(fields) else { return }
+        await Self.offPool { cache.store(encoded, for: SourceFields.key(for: key)) }
+    }
+}

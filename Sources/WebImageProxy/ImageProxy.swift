@@ -153,6 +153,7 @@ public final class ImageProxy: Sendable {
         let key = ProcessedImageKey(
             url: url.source, transformerKey: url.options.canonical, encoderKey: choice.tag, variant: "serve")
         let data: Data
+        var fields = SourceFields()
         let cacheStatus: ResultCacheStatus
         // The downloader's processed-image cache, under the key its download stores this result under.
         let cache = downloader.config.processedImageCache
@@ -163,12 +164,15 @@ public final class ImageProxy: Sendable {
         if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
             metrics.resultCache(hit: true)
             (data, cacheStatus) = (hit, .hit)
+            fields = await storedSourceFields(cache: cache, key: cacheKey)
         } else {
             if cache != nil { metrics.resultCache(hit: false) }
             let shared = await result(for: key, url: url, choice: choice, deadline: deadline)
             if shared.joined { metrics.joined() }
             switch shared.outcome {
-            case .success(let made): data = made
+            case .success(let made):
+                (data, fields) = (made.data, made.sourceFields)
+                if !shared.joined, let cache, let cacheKey { await store(fields, cache: cache, key: cacheKey) }
             case .failure(let error) where error.isSourceFailure && configuration.fallbackImage != nil:
                 return try await fallback(for: url, choice: choice, failure: error, headers: headers)
             case .failure(let error): throw error
@@ -176,6 +180,12 @@ public final class ImageProxy: Sendable {
             cacheStatus = shared.joined ? .joined : .miss
         }
         if let ifNoneMatch = request.ifNoneMatch, Self.isWildcard(ifNoneMatch) {
+            var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
+            notModified.cacheStatus = cacheStatus
+            return notModified
+        }
+        headers = fields.applied(to: headers)
+        if configuration.usesLastModified, fields.notModified(since: request.ifModifiedSince) {
             var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
             notModified.cacheStatus = cacheStatus
             return notModified
@@ -258,19 +268,24 @@ public final class ImageProxy: Sendable {
 
     /// Fetch, decode, transform and encode in the downloader, until done or the job is cancelled.
     private func fetch(_ url: ProxyURL, choice: FormatChoice, cancellation: JobCancellation) async throws(ProxyError)
-        -> Data
+        -> ResultCoalescer.Made
     {
         let context = context(for: url, choice: choice, cancellation: cancellation)
         if url.options.raw || !url.options.skipProcessing.isEmpty {
             // The bytes first, undecoded: a source of a skipped format is answered as it came. Any other is
             // then fetched again below for processing (from the source cache when there is one).
             let cacheOption: ImageDownloaderOptions = configuration.sourceCache == nil ? [] : [.useURLCache]
-            let bytes = try await download(
-                url, options: cacheOption.union(.avoidDecodeImage), context: nil, cancellation: cancellation
-            ).data
-            if url.options.raw || url.options.skipProcessing.contains(ImageFormat.detect(bytes)) { return bytes }
+            let unprocessed = try await download(
+                url, options: cacheOption.union(.avoidDecodeImage), context: nil, cancellation: cancellation)
+            let bytes = unprocessed.data
+            if url.options.raw || url.options.skipProcessing.contains(ImageFormat.detect(bytes)) {
+                return .init(
+                    data: bytes, sourceFields: SourceFields(unprocessed.response?.headers, configuration: configuration)
+                )
+            }
         }
-        return try await download(url, options: sourceOptions, context: context, cancellation: cancellation).data
+        let made = try await download(url, options: sourceOptions, context: context, cancellation: cancellation)
+        return .init(data: made.data, sourceFields: SourceFields(made.response?.headers, configuration: configuration))
     }
 
     /// One downloader call for `url`'s source, its failures turned into the proxy's answers.

@@ -79,6 +79,13 @@ public struct ImageProxyConfiguration: Sendable {
     /// `Cache-Control: public, max-age=` this many seconds. One year by default.
     public var cacheMaxAge = 31_536_000
 
+    /// Whether answers carry the source's `Last-Modified`, and a request whose `If-Modified-Since` is as new
+    /// is answered 304 (imgproxy's `IMGPROXY_USE_LAST_MODIFIED`). `false` by default, as in imgproxy.
+    public var usesLastModified = false
+    /// Whether the source's `Cache-Control` and `Expires`, when it sends either, replace the proxy's own
+    /// (imgproxy's `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`). `false` by default, as in imgproxy.
+    public var passesCacheControlThrough = false
+
     // MARK: Formats
 
     /// Whether a URL without a format gets AVIF when `Accept` names `image/avif` (imgproxy's

@@ -252,3 +252,43 @@ struct ServeBaseURLTests {
         #expect(await serve.stop() == 0)
     }
 }
+
+/// imgproxy's `IMGPROXY_USE_LAST_MODIFIED` and `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`.
+@Suite("webimage serve: Last-Modified, Cache-Control passthrough", .timeLimit(.minutes(5)))
+struct ServeSourceFieldsTests {
+    @Test("the source's Last-Modified and Cache-Control pass through, from a fetch and from the result cache")
+    func passedThrough() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        let modified = Date(timeIntervalSince1970: 1_577_836_800)  // 2020-01-01 00:00:00 UTC
+        origin.setFile(name: "quadrants.png", data: try ServeGeometryTests.quadrants(), lastModified: modified)
+        let source = origin.url("/cache/max-age=77/quadrants.png").absoluteString
+        let path = "/insecure/w:40/plain/\(source)@png"
+        let serve = try await ServeProcess.start(
+            ["--allow-unsigned", "--allow-destination", "127.0.0.0/8", "--cache-dir", folder.path],
+            environment: ["IMGPROXY_USE_LAST_MODIFIED": "true", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": "1"])
+        let fetched = try await serve.get(path)
+        let cached = try await serve.get(path)
+        #expect(origin.count(for: "/cache/max-age=77/quadrants.png") == 1, "the second answer is the cache's")
+        for reply in [fetched, cached] {
+            #expect(reply.status == 200)
+            #expect(reply.header("Last-Modified") == "Wed, 01 Jan 2020 00:00:00 GMT")
+            #expect(reply.header("Cache-Control") == "max-age=77")
+            #expect(reply.header("Expires") == nil, "the source sent none, so the proxy's is dropped too")
+        }
+        let same = try await serve.get(path, headers: ["If-Modified-Since": "Wed, 01 Jan 2020 00:00:00 GMT"])
+        #expect(same.status == 304 && same.body.isEmpty)
+        let older = try await serve.get(path, headers: ["If-Modified-Since": "Tue, 31 Dec 2019 23:59:59 GMT"])
+        #expect(older.status == 200 && !older.body.isEmpty)
+        #expect(await serve.stop() == 0)
+
+        // Off (imgproxy's default): the proxy's own fields, If-Modified-Since ignored.
+        let plain = try await ServeProcess.start(["--allow-unsigned", "--allow-destination", "127.0.0.0/8"])
+        let reply = try await plain.get(path, headers: ["If-Modified-Since": "Wed, 01 Jan 2020 00:00:00 GMT"])
+        #expect(reply.status == 200 && reply.header("Last-Modified") == nil)
+        #expect(reply.header("Cache-Control")?.hasPrefix("public, max-age=") == true)
+        #expect(await plain.stop() == 0)
+    }
+}

@@ -96,7 +96,7 @@ struct ServeSchedulingTests {
             }
             sawCancellation.withLock { $0 = Task.isCancelled }
             ended.fire()
-            return .success(Data([1]))
+            return .success(.init(data: Data([1])))
         }
         let first = Task { await coalescer.result(for: key, work: work) }
         await started.wait()
@@ -125,7 +125,7 @@ struct ServeSchedulingTests {
             await coalescer.result(for: key) {
                 oldStarted.fire()
                 await oldRelease.wait()
-                return .success(Data([1]))
+                return .success(.init(data: Data([1])))
             }
         }
         await oldStarted.wait()
@@ -135,14 +135,14 @@ struct ServeSchedulingTests {
         let fresh = Task {
             await coalescer.result(for: key) {
                 await newRelease.wait()
-                return .success(Data([2]))
+                return .success(.init(data: Data([2])))
             }
         }
         #expect(await pollAsync(seconds: 120) { coalescer.waiterCount == 1 })
         oldRelease.fire()  // the old work ends now; the new entry must stay
         newRelease.fire()
         let shared = await fresh.value
-        #expect(shared.outcome.success == Data([2]))
+        #expect(shared.outcome.success?.data == Data([2]))
         #expect(!shared.joined)
     }
 

@@ -12,7 +12,13 @@ import WebImage
 /// so a request arriving later finds the cache filled.
 final class ResultCoalescer: Sendable {
     /// The work's result: the encoded image or the error to answer with.
-    typealias Outcome = Result<Data, ProxyError>
+    typealias Outcome = Result<Made, ProxyError>
+
+    /// An encoded image, with the source's header fields the answer may pass on (`SourceFields`).
+    struct Made: Sendable, Equatable {
+        var data: Data
+        var sourceFields: SourceFields = SourceFields()
+    }
 
     /// What a waiter gets: the outcome, and whether it joined work another request started.
     struct Shared: Sendable {

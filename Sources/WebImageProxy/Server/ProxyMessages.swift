@@ -10,13 +10,19 @@ public struct ProxyRequest: Sendable, Hashable {
     public var accept: String?
     /// The `If-None-Match` header's value, nil when absent.
     public var ifNoneMatch: String?
+    /// The `If-Modified-Since` header's value, nil when absent (read with `usesLastModified`).
+    public var ifModifiedSince: String?
 
     /// Creates a request.
-    public init(method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil) {
+    public init(
+        method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil,
+        ifModifiedSince: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.accept = accept
         self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
     }
 }
 

@@ -59,7 +59,7 @@ public struct ProxyServer: Sendable {
             let answer = await proxy.respond(
                 to: ProxyRequest(
                     method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept],
-                    ifNoneMatch: request.headers[.ifNoneMatch]))
+                    ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince]))
             var fields = HTTPFields()
             for (name, value) in answer.headers {
                 if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
