@@ -148,37 +148,15 @@ public final class ImageProxy: Sendable {
             return notModified
         }
 
-        // The ETag's identity, as a key: the same three parts make the same bytes. Requests for one key share
-        // one piece of work.
-        let key = ProcessedImageKey(
-            url: url.source, transformerKey: url.options.canonical, encoderKey: choice.tag, variant: "serve")
-        let data: Data
-        var fields = SourceFields()
-        let cacheStatus: ResultCacheStatus
-        // The downloader's processed-image cache, under the key its download stores this result under.
-        let cache = downloader.config.processedImageCache
-        let cacheKey = downloader(for: url).processedImageKey(
-            for: url.fetchURL ?? url.source, options: sourceOptions,
-            context: sourceContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url)
-                ?? ImageDownloadContext())
-        if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
-            metrics.resultCache(hit: true)
-            (data, cacheStatus) = (hit, .hit)
-            fields = await storedSourceFields(cache: cache, key: cacheKey)
-        } else {
-            if cache != nil { metrics.resultCache(hit: false) }
-            let shared = await result(for: key, url: url, choice: choice, deadline: deadline)
-            if shared.joined { metrics.joined() }
-            switch shared.outcome {
-            case .success(let made):
-                (data, fields) = (made.data, made.sourceFields)
-                if !shared.joined, let cache, let cacheKey { await store(fields, cache: cache, key: cacheKey) }
-            case .failure(let error) where error.isSourceFailure && configuration.fallbackImage != nil:
-                return try await fallback(for: url, choice: choice, failure: error, headers: headers)
-            case .failure(let error): throw error
-            }
-            cacheStatus = shared.joined ? .joined : .miss
+        let (outcome, cacheStatus) = await result(for: url, choice: choice, deadline: deadline)
+        let made: ResultCoalescer.Made
+        switch outcome {
+        case .success(let value): made = value
+        case .failure(let error) where error.isSourceFailure && configuration.fallbackImage != nil:
+            return try await fallback(for: url, choice: choice, failure: error, headers: headers)
+        case .failure(let error): throw error
         }
+        let (data, fields) = (made.data, made.sourceFields)
         if let ifNoneMatch = request.ifNoneMatch, Self.isWildcard(ifNoneMatch) {
             var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
             notModified.cacheStatus = cacheStatus
@@ -199,6 +177,35 @@ public final class ImageProxy: Sendable {
         var response = ProxyResponse(status: 200, headers: headers, body: data)
         response.cacheStatus = cacheStatus
         return response
+    }
+
+    /// The result for `url` as `choice`: from the result cache, or from the work making it (joined or
+    /// started), with where it came from. The source fields of a result the work made are stored beside it.
+    private func result(for url: ProxyURL, choice: FormatChoice, deadline: ContinuousClock.Instant) async
+        -> (ResultCoalescer.Outcome, ResultCacheStatus)
+    {
+        // The downloader's processed-image cache, under the key its download stores this result under.
+        let cache = downloader.config.processedImageCache
+        let cacheKey = downloader(for: url).processedImageKey(
+            for: url.fetchURL ?? url.source, options: sourceOptions,
+            context: sourceContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url)
+                ?? ImageDownloadContext())
+        if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
+            metrics.resultCache(hit: true)
+            let fields = await storedSourceFields(cache: cache, key: cacheKey)
+            return (.success(.init(data: hit, sourceFields: fields)), .hit)
+        }
+        if cache != nil { metrics.resultCache(hit: false) }
+        // The ETag's identity, as a key: the same three parts make the same bytes. Requests for one key share
+        // one piece of work.
+        let key = ProcessedImageKey(
+            url: url.source, transformerKey: url.options.canonical, encoderKey: choice.tag, variant: "serve")
+        let shared = await result(for: key, url: url, choice: choice, deadline: deadline)
+        if shared.joined { metrics.joined() }
+        if !shared.joined, case .success(let made) = shared.outcome, let cache, let cacheKey {
+            await store(made.sourceFields, cache: cache, key: cacheKey)
+        }
+        return (shared.outcome, shared.joined ? .joined : .miss)
     }
 
     /// The shared outcome for `key`, waited for until the request's `deadline`. Leaving at the deadline
