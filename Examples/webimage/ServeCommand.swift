@@ -219,7 +219,9 @@ extension WebImageCLI {
             }
             _ = try Self.s3Configuration(useS3: useS3, environment)
             _ = try fallbackImage(environment)
-            for name in ["IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH"] {
+            for name in [
+                "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH", "IMGPROXY_ENABLE_CLIENT_HINTS",
+            ] {
                 if let text = environment[name], Self.boolean(text) == nil {
                     throw ValidationError("\(name) must be true or false, got '\(text)'.")
                 }
@@ -314,6 +316,7 @@ extension WebImageCLI {
             configuration.s3 = try Self.s3Configuration(useS3: useS3, ProcessInfo.processInfo.environment)
             let environment = ProcessInfo.processInfo.environment
             configuration.usesLastModified = environment["IMGPROXY_USE_LAST_MODIFIED"].flatMap(Self.boolean) ?? false
+            configuration.usesClientHints = environment["IMGPROXY_ENABLE_CLIENT_HINTS"].flatMap(Self.boolean) ?? false
             configuration.passesCacheControlThrough =
                 environment["IMGPROXY_CACHE_CONTROL_PASSTHROUGH"].flatMap(Self.boolean) ?? false
             if let (image, status, ttl) = try fallbackImage(ProcessInfo.processInfo.environment) {

@@ -121,7 +121,7 @@ public final class ImageProxy: Sendable {
         }
         var url = try ProxyURL(
             path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets,
-            baseURL: configuration.baseURL)
+            baseURL: configuration.baseURL, clientHints: configuration.usesClientHints ? request.clientHints : nil)
         // imgproxy answers a URL past its `expires` with 404, as a URL that does not exist.
         if url.options.expires > 0, url.options.expires < Int64(Date().timeIntervalSince1970) {
             throw ProxyError(status: 404, "the URL has expired")
@@ -139,6 +139,7 @@ public final class ImageProxy: Sendable {
             ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "default-src 'none'"),
         ]
         if choice.isNegotiated { headers.append(("Vary", "Accept")) }
+        if configuration.usesClientHints { headers.append(("Vary", "Sec-CH-DPR, DPR, Sec-CH-Width, Width")) }
         // A validator naming this ETag is answered without fetching: the ETag is the result's identity. `*`
         // ("any representation exists") is answered only once the result exists, below, so it never
         // vouches for a source that fails.

@@ -86,6 +86,11 @@ public struct ImageProxyConfiguration: Sendable {
     /// (imgproxy's `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`). `false` by default, as in imgproxy.
     public var passesCacheControlThrough = false
 
+    /// Whether a request's client hints (`Sec-CH-DPR`/`DPR`, `Sec-CH-Width`/`Width`) set the `dpr` and
+    /// `width` its URL starts from, with `Vary` naming the four fields (imgproxy's
+    /// `IMGPROXY_ENABLE_CLIENT_HINTS`). `false` by default, as in imgproxy.
+    public var usesClientHints = false
+
     // MARK: Formats
 
     /// Whether a URL without a format gets AVIF when `Accept` names `image/avif` (imgproxy's

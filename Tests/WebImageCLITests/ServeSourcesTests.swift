@@ -292,3 +292,39 @@ struct ServeSourceFieldsTests {
         #expect(await plain.stop() == 0)
     }
 }
+
+/// imgproxy's `IMGPROXY_ENABLE_CLIENT_HINTS`.
+@Suite("webimage serve: client hints", .timeLimit(.minutes(5)))
+struct ServeClientHintsTests {
+    @Test("Sec-CH-DPR and Sec-CH-Width (or DPR and Width) set dpr and width under the URL's own; Vary names them")
+    func clientHints() async throws {
+        let origin = try Fixtures.server()
+        defer { origin.shutdown() }
+        origin.setFile(name: "quadrants.png", data: try ServeGeometryTests.quadrants())
+        let source = origin.url("/files/quadrants.png").absoluteString
+        let serve = try await ServeProcess.start(
+            ["--allow-unsigned", "--allow-destination", "127.0.0.0/8"],
+            environment: ["IMGPROXY_ENABLE_CLIENT_HINTS": "true"])
+        func width(_ options: String, _ headers: [String: String]) async throws -> Int? {
+            let reply = try await serve.get("/insecure/\(options)/plain/\(source)@png", headers: headers)
+            #expect(reply.status == 200, "\(options) \(headers): \(reply.status)")
+            #expect(reply.header("Vary")?.contains("Sec-CH-Width") == true)
+            return ServeProcess.pngSize(reply.body)?.width
+        }
+        // 120 device pixels at a ratio of 2: width 60 at dpr 2, so 120 pixels wide.
+        #expect(try await width("el:1", ["Sec-CH-DPR": "2", "Sec-CH-Width": "120"]) == 120)
+        #expect(try await width("el:1", ["DPR": "2", "Width": "120"]) == 120)
+        // No ratio: the width as given; an invalid ratio is ignored, the next field used.
+        #expect(try await width("el:1", ["Width": "70"]) == 70)
+        #expect(try await width("el:1", ["Sec-CH-DPR": "9", "DPR": "1.5", "Width": "90"]) == 90)
+        // The URL's own width wins over the hint; the hinted ratio still applies.
+        #expect(try await width("w:30/el:1", ["Sec-CH-DPR": "2", "Sec-CH-Width": "120"]) == 60)
+        #expect(await serve.stop() == 0)
+
+        let off = try await ServeProcess.start(["--allow-unsigned", "--allow-destination", "127.0.0.0/8"])
+        let reply = try await off.get("/insecure/el:1/plain/\(source)@png", headers: ["Sec-CH-Width": "120"])
+        #expect(ServeProcess.pngSize(reply.body)?.width == 200, "off by default: the hint changes nothing")
+        #expect(reply.header("Vary") == nil)
+        #expect(await off.stop() == 0)
+    }
+}

@@ -12,17 +12,48 @@ public struct ProxyRequest: Sendable, Hashable {
     public var ifNoneMatch: String?
     /// The `If-Modified-Since` header's value, nil when absent (read with `usesLastModified`).
     public var ifModifiedSince: String?
+    /// The client hints' values (read with `usesClientHints`).
+    public var clientHints = ClientHints()
 
     /// Creates a request.
     public init(
         method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil,
-        ifModifiedSince: String? = nil
+        ifModifiedSince: String? = nil, clientHints: ClientHints = ClientHints()
     ) {
+        self.clientHints = clientHints
         self.method = method
         self.path = path
         self.accept = accept
         self.ifNoneMatch = ifNoneMatch
         self.ifModifiedSince = ifModifiedSince
+    }
+}
+
+/// A request's client hints, as imgproxy reads them (`IMGPROXY_ENABLE_CLIENT_HINTS`): the device pixel
+/// ratio from `Sec-CH-DPR`, else `DPR` (the first that is a number in (0, 8]), and the width in device
+/// pixels from `Sec-CH-Width`, else `Width` (the first whole number above 0). They become the `dpr` and
+/// the `width` (divided by that ratio and rounded) a URL's own options start from.
+public struct ClientHints: Sendable, Hashable {
+    /// `Sec-CH-DPR`'s and `DPR`'s values, in that order, those present.
+    public var dpr: [String]
+    /// `Sec-CH-Width`'s and `Width`'s values, in that order, those present.
+    public var width: [String]
+
+    /// Hints with these values.
+    public init(dpr: [String] = [], width: [String] = []) {
+        self.dpr = dpr
+        self.width = width
+    }
+
+    /// The hinted device pixel ratio, nil when none is valid.
+    var pixelRatio: Double? {
+        dpr.lazy.compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.first { $0 > 0 && $0 <= 8 }
+    }
+
+    /// The hinted width in device pixels, nil when none is valid; held at `ProxyURL.largestPixels`.
+    var devicePixels: Int? {
+        width.lazy.compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }.first { $0 > 0 }
+            .map { min($0, ProxyURL.largestPixels) }
     }
 }
 

@@ -53,13 +53,22 @@ public struct ProxyServer: Sendable {
     /// - Throws: ``ProxyServerError`` naming the address and port when the listener cannot be opened (the
     ///   port is taken, the address is not this machine's, the port needs privileges); otherwise what the
     ///   service group throws.
+    /// The client hints' fields of `headers`, in imgproxy's order of preference.
+    static func clientHints(_ headers: HTTPFields) -> ClientHints {
+        func values(_ names: [String]) -> [String] {
+            names.compactMap { HTTPField.Name($0).flatMap { headers[$0] } }
+        }
+        return ClientHints(dpr: values(["Sec-CH-DPR", "DPR"]), width: values(["Sec-CH-Width", "Width"]))
+    }
+
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let proxy = self.proxy
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
             let answer = await proxy.respond(
                 to: ProxyRequest(
                     method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept],
-                    ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince]))
+                    ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
+                    clientHints: Self.clientHints(request.headers)))
             var fields = HTTPFields()
             for (name, value) in answer.headers {
                 if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }

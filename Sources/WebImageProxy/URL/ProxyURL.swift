@@ -32,15 +32,20 @@ public struct ProxyURL: Sendable, Hashable {
     /// Parses `path`, the request target's path (still percent-encoded, without the query), with the
     /// `default` preset of `presets` applied first, and `baseURL` put before a source that does not start
     /// with it (imgproxy's `IMGPROXY_BASE_URL`: `http://example.com/images/` and `plain/a/b.png` fetch
-    /// `http://example.com/images/a/b.png`). With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
+    /// `http://example.com/images/a/b.png`). `clientHints` (with `IMGPROXY_ENABLE_CLIENT_HINTS`) set the
+    /// `dpr` and `width` everything else starts from. With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
     /// the options are one segment of `:`-separated preset names and nothing else.
     ///
     /// - Throws: `ProxyError` with status 400 and a sentence naming what is wrong.
     public init(
-        path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false, baseURL: String = ""
+        path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false, baseURL: String = "",
+        clientHints: ClientHints? = nil
     ) throws(ProxyError) {
         let split = try Self.splitSignature(path)
         var options = ProcessingOptions()
+        // imgproxy's order: the hints, then the `default` preset, then the URL's options.
+        if let ratio = clientHints?.pixelRatio { options.dpr = ratio }
+        if let pixels = clientHints?.devicePixels { options.width = Int((Double(pixels) / options.dpr).rounded()) }
         if presets.hasDefault { try presets.apply(["default"], to: &options) }
         let rest = split.signedPath.dropFirst()
         let (source, sourceFormat) =
