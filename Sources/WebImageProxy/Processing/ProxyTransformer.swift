@@ -6,7 +6,8 @@ import WebImageCodecs
 /// Background (extension, padding) is transparent, as imgproxy's is before it flattens: formats with
 /// alpha keep it, and the JPEG encoder flattens it onto white, imgproxy's default `background`. When the
 /// format is JPEG-or-PNG by the result's alpha (`FormatChoice.jpegOrPNG`), an opaque source gets white
-/// background, so the result stays a JPEG as imgproxy keeps a JPEG source's format.
+/// background, so the result stays a JPEG as imgproxy keeps a JPEG source's format. A `background` option
+/// fills extension and padding with its colour and the result is flattened onto it (`EffectOptions`).
 struct ProxyTransformer: ImageTransforming {
     /// What shows where the canvas is larger than the image.
     enum Background: String, Sendable {
@@ -53,6 +54,7 @@ struct ProxyTransformer: ImageTransforming {
         var steps: [ImageTransformer] = []
         if !options.autoRotate { steps.append(.storedOrientation) }
         if let rotation = ImageRotation(rawValue: options.rotation) { steps.append(.rotate(rotation)) }
+        steps += Self.flipSteps(options.effects)
         for step in steps { current = try step.transform(current, budget: budget) }
 
         if let crop = plan.crop {
@@ -64,12 +66,15 @@ struct ProxyTransformer: ImageTransforming {
             current = try ImageTransformer.resize(to: plan.scaled, keeping: plan.kept).transform(
                 current, budget: budget)
         }
+        current = try Self.filtered(current, options.effects, budget: budget)
         if !plan.coversCanvas {
-            let color = background == .whiteUnlessAlpha && !current.hasAlpha ? ImageColor.white : .clear
+            let color =
+                options.effects.background
+                ?? (background == .whiteUnlessAlpha && !current.hasAlpha ? ImageColor.white : .clear)
             current = try ImageTransformer.place(on: plan.size, x: plan.origin.x, y: plan.origin.y, color: color)
                 .transform(current, budget: budget)
         }
-        return current
+        return try Self.flattened(current, options.effects, budget: budget)
     }
 
     /// `rect` in `source` pixels, in the pixels of `image` (the same unless the decoder shrank it).

@@ -109,6 +109,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var autoRotate = true
     /// The clockwise turn after orientation (`rotate`): 0, 90, 180 or 270. `0` by default.
     public var rotation = 0
+    /// `background`, `blur`, `sharpen`, `pixelate` and `flip`. None by default.
+    public var effects = EffectOptions()
 
     // MARK: Output
 
@@ -214,6 +216,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if !autoRotate { parts.append("ar:0") }
         if rotation != 0 { parts.append("rot:\(rotation)") }
         parts.append("g:\(gravity.canonical)")
+        parts += effects.canonical
         parts += outputCanonical
         return parts.joined(separator: "/")
     }

@@ -19,6 +19,11 @@
 /// | `rotate`, `rot` | a multiple of 90, clockwise |
 /// | `quality`, `q` | 0…100 (0: the format's default) |
 /// | `format`, `f`, `ext` | `jpg`, `png`, `webp` or `avif` |
+/// | `background`, `bg` | `R:G:B`, `rrggbb` or `rgb`; empty for none (`EffectOptions`) |
+/// | `blur`, `bl` | a sigma, 0…100 (0: none) |
+/// | `sharpen`, `sh` | a sigma, 0…100 (0: none) |
+/// | `pixelate`, `pix` | a block side in pixels (0 or 1: none) |
+/// | `flip`, `fl` | `horizontal[:vertical]`, booleans, after `rotate` |
 ///
 /// `ProxyURL+OutputOptions.swift` has the output, handling and request options and presets.
 ///
@@ -45,6 +50,7 @@ extension ProxyURL {
         }
         if try applySizeOption(parser, to: &options) { return }
         if try applyPlacementOption(parser, to: &options) { return }
+        if try applyEffectOption(parser, to: &options) { return }
         guard try applyOutputOption(parser, to: &options) else {
             throw .badRequest("unknown option \"\(parser.name)\"")
         }
