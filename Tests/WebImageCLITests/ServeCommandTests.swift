@@ -209,9 +209,9 @@ struct ServeCommandTests {
         let notImage = try await serve.get(try await Self.signedPath("/w:10/plain/\(html)@png"))
         #expect(notImage.status == 422)
 
-        let unknown = try await serve.get(try await Self.signedPath("/w:10/blur:5/plain/\(photo)@png"))
+        let unknown = try await serve.get(try await Self.signedPath("/w:10/duotone:5/plain/\(photo)@png"))
         #expect(unknown.status == 400)
-        #expect(String(decoding: unknown.body, as: UTF8.self).contains("blur"))
+        #expect(String(decoding: unknown.body, as: UTF8.self).contains("duotone"))
         let gravity = try await serve.get(try await Self.signedPath("/g:sm/plain/\(photo)@png"))
         #expect(gravity.status == 400)
         #expect(String(decoding: gravity.body, as: UTF8.self).contains("smart gravity"))

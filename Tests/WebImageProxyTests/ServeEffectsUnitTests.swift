@@ -45,7 +45,7 @@ struct ServeEffectsUnitTests {
     func badArguments() {
         for (segment, named) in [
             ("bl:-1", "bl"), ("bl:101", "bl"), ("blur:x", "blur"), ("bl:", "bl"), ("bl:1:2", "bl"), ("bl:inf", "bl"),
-            ("sh:1e3", "sh"), ("sharpen:-0.5", "sharpen"), ("pix:-1", "pix"), ("pix:1.5", "pixelate"),
+            ("sh:1e3", "sh"), ("sharpen:-0.5", "sharpen"), ("pix:-1", "pix"), ("pix:1.5", "pix"),
             ("pixelate:", "pixelate"), ("bg:256:0:0", "R"), ("bg:0:-1:0", "G"), ("bg:0:0:+5", "B"), ("bg:1:2", "bg"),
             ("bg:12345", "hex"), ("bg:gg0000", "hex"), ("background:1:2:3:4", "background"), ("fl:maybe", "horizontal"),
             ("fl:1:2", "vertical"), ("flip:1:1:1", "flip"),

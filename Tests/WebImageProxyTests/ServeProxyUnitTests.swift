@@ -100,7 +100,7 @@ struct ServeProxyUnitTests {
     @Test(
         "errors are 400 and name what is wrong",
         arguments: [
-            ("/s/blur:5/plain/http://h/a.jpg", "blur"),
+            ("/s/duotone:5/plain/http://h/a.jpg", "duotone"),
             ("/s/rs:stretch:1:1/plain/http://h/a.jpg", "stretch"),
             ("/s/w:-1/plain/http://h/a.jpg", "w"),
             ("/s/q:101/plain/http://h/a.jpg", "quality"),
@@ -226,9 +226,9 @@ struct ServeProxyUnitTests {
         let post = await proxy.respond(to: ProxyRequest(method: "POST", path: "/insecure/w:1/plain/http://h.invalid/a"))
         #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
         // A bad signature is refused before the options are read: no hint about the grammar.
-        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/blur:1/plain/http://h.invalid/a"))
+        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/duotone:1/plain/http://h.invalid/a"))
         #expect(unsigned.status == 403)
-        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/blur:1/plain/http://h.invalid/a"))
+        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/duotone:1/plain/http://h.invalid/a"))
         #expect(unknown.status == 400)
         // The default policy refuses loopback before connecting: a 304 that tried to fetch would be a 403.
         let path = "/insecure/rs:fill:10:10/plain/http://127.0.0.1:9/a.jpg"

@@ -108,7 +108,7 @@ struct ServeRequestOptionsUnitTests {
             (["thumb"], "thumb", "name=options"), (["=w:1"], "=w:1", "name"), (["thumb="], "thumb", "no options"),
             (["thumb=w:1=2"], "thumb=w:1=2", "name=options"), (["thumb=w:x"], "thumb", "option w"),
             (["thumb=pr:other"], "thumb", "unknown preset \"other\""), (["thumb=plain"], "thumb", "plain"),
-            (["a=w:1", "b=blur:2"], "b", "unknown option \"blur\""),
+            (["a=w:1", "b=duotone:2"], "b", "unknown option \"duotone\""),
         ] {
             do {
                 _ = try ProxyPresets(definitions)
