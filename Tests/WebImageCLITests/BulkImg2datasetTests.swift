@@ -89,9 +89,7 @@ struct BulkImg2datasetTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let list = try Self.list(["http://127.0.0.1:9/a.png"], in: folder)
         let cases: [([String], String)] = [
-            (["--output_format", "parquet"], "img2dataset's --output_format is not supported by webimage bulk yet"),
-            (["--output-format", "tfrecord"], "img2dataset's --output-format is not supported by webimage bulk yet"),
-            (["--output_format", "dummy"], "img2dataset's --output_format is not supported by webimage bulk yet"),
+            (["--output-format", "lmdb"], "--output-format takes files, webdataset, parquet, tfrecord or dummy"),
             (["--extract_exif"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
             (["--extract_exif", "True"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
             (["--skip_reencode=True"], "img2dataset's --skip_reencode is not supported by webimage bulk yet"),
@@ -107,7 +105,7 @@ struct BulkImg2datasetTests {
             (["--max_shard_retry", "2"], "img2dataset's --max_shard_retry is not supported by webimage bulk"),
             (["--subjob_size", "10"], "img2dataset's --subjob_size is not supported by webimage bulk"),
             (["--oom_shard_count", "6"], "img2dataset's --oom_shard_count is not supported by webimage bulk"),
-            (["--input_format", "json"], "img2dataset's --input_format is not supported by webimage bulk yet"),
+            (["--input_format", "xml"], "--input_format takes txt, csv, tsv, json, jsonl or parquet"),
             (
                 ["--encode_format", "png", "--encode_quality", "9"],
                 "img2dataset's --encode_quality with --encode_format png (the compression level) is not supported"

@@ -88,6 +88,7 @@ struct BulkInputTests {
             ("list.csv", (["url,caption"] + urls.map { "\($0),c" }).joined(separator: "\n")),
             ("list.tsv", (["url\tcaption"] + urls.map { "\($0)\tc" }).joined(separator: "\n")),
             ("list.jsonl", urls.map { "{\"url\":\"\($0)\"}" }.joined(separator: "\n")),
+            ("list.json", "[" + urls.map { "{\"url\":\"\($0)\"}" }.joined(separator: ",\n") + "]"),
         ]
         for (name, text) in inputs {
             let list = try Self.write("\u{FEFF}" + text + "\n", to: folder, name: name)
@@ -110,10 +111,11 @@ struct BulkInputTests {
             ("list.csv", "url\nhttp://127.0.0.1:9/0.png\n\(long)\n"),
             ("list.tsv", "url\nhttp://127.0.0.1:9/0.png\n\(long)\n"),
             ("list.jsonl", "{\"url\":\"http://127.0.0.1:9/0.png\"}\n{\"url\":\"\(long)\"}\n"),
+            ("list.json", "[{\"url\":\"http://127.0.0.1:9/0.png\"},\n{\"url\":\"\(long)\"}]\n"),
         ]
         for (name, text) in inputs {
             let list = try Self.write(text, to: folder, name: name)
-            let line = name == "list.txt" || name == "list.jsonl" ? 2 : 3
+            let line = ["list.txt", "list.jsonl", "list.json"].contains(name) ? 2 : 3
             let run = try await Self.bulk(list, output: folder.appendingPathComponent("out-" + name), ["--plan-only"])
             #expect(run.status == 2, "\(name)")
             #expect(run.stderr.contains("line \(line) ") && run.stderr.contains("--max-line-bytes"), "\(run.stderr)")

@@ -51,7 +51,7 @@ extension WebImageCLI.Bulk {
         guard let format = BulkInputFormat(fileName: name) else {
             throw ValidationError(
                 "--input_format \(declared): webimage bulk reads the format from the input's name, and '\(name)' "
-                    + "ends in none of .txt, .csv, .tsv, .jsonl (each optionally .gz) or .parquet.")
+                    + "ends in none of .txt, .csv, .tsv, .json, .jsonl (each optionally .gz) or .parquet.")
         }
         let actual = format.rawValue + (name.lowercased().hasSuffix(".gz") ? ".gz" : "")
         guard declared == actual else {

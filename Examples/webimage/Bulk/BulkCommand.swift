@@ -9,10 +9,12 @@ extension WebImageCLI {
         static let configuration = CommandConfiguration(
             abstract: "Download a URL list into a dataset of shards (webdataset tars or folders).",
             discussion: """
-                The input (.txt, .csv, .tsv or .jsonl, optionally .gz, or .parquet) is cut into shards of \
-                --shard-size rows (DIR/plan.json). Each shard writes {shard:05}.tar (or the folder {shard:05}/), \
-                {shard:05}.jsonl and {shard:05}.parquet with one row per input URL, and {shard:05}_stats.json last: a shard with stats is done, and a \
-                rerun of the same command skips it. Files appear under their final names only when complete.
+                The input (.txt, .csv, .tsv, .json or .jsonl, optionally .gz, or .parquet) is cut into shards of \
+                --shard-size rows (DIR/plan.json). Each shard writes {shard:05}.tar (or the folder {shard:05}/, or \
+                {shard:05}.tfrecord: --format), {shard:05}.jsonl and {shard:05}.parquet with one row per input URL \
+                (with --format parquet the images are in it), and {shard:05}_stats.json last: a shard with stats \
+                is done, and a rerun of the same command skips it. Files appear under their final names only when \
+                complete.
 
                 Scale-out: --shard-index I --shard-count N runs the shards with shard % N == I; the index may \
                 come from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID with \
@@ -49,7 +51,10 @@ extension WebImageCLI {
                 """)
 
         @Argument(
-            help: "The URL list: .txt, .csv, .tsv or .jsonl, optionally .gz, or .parquet; a path or s3://bucket/key.")
+            help: """
+                The URL list: .txt, .csv, .tsv, .json (an array of objects) or .jsonl, optionally .gz, or .parquet; \
+                a path or s3://bucket/key.
+                """)
         var input: String
 
         @Option(
@@ -70,7 +75,14 @@ extension WebImageCLI {
                 valueName: "seconds"))
         var s3StallTimeout: Double?
 
-        @Option(help: ArgumentHelp("webdataset (tar shards) or files (a folder per shard).", valueName: "format"))
+        @Option(
+            help: ArgumentHelp(
+                """
+                webdataset (tar shards), files (a folder per shard), parquet (the images in {shard:05}.parquet, \
+                a binary column named jpg, png, webp or avif after --encode; jpg with --encode none), tfrecord \
+                ({shard:05}.tfrecord, a tf.train.Example per image, features named as the json's) or dummy \
+                (download and count: only {shard:05}_stats.json is written).
+                """, valueName: "format"))
         var format: BulkFormatOption = .webdataset
 
         @Option(help: "Rows per shard (at most 10,000: the key keeps 4 digits of index).")
@@ -82,7 +94,7 @@ extension WebImageCLI {
                 valueName: "bytes"))
         var maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
 
-        @Option(help: "The column that holds the URL (.csv, .tsv, .jsonl, .parquet); url by default.")
+        @Option(help: "The column that holds the URL (.csv, .tsv, .json, .jsonl, .parquet); url by default.")
         var urlCol: String?
 
         @Option(help: "The column that holds the caption (written as {key}.txt).")
@@ -285,6 +297,10 @@ extension WebImageCLI {
                     throw ValidationError("--progress-interval must be at least 0.05.")
                 }
                 try checkInputFormat()
+                if retryFailed && format == .dummy {
+                    throw ValidationError(
+                        "--retry-failed reads the finished shards' jsonl, which --format dummy does not write.")
+                }
                 try makeJob().validate()
             } catch let error as ValidationError {
                 Console.write("webimage bulk: \(error.message)\n", to: .standardError)

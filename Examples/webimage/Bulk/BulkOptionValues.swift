@@ -3,13 +3,16 @@ import WebImageDataset
 
 /// `bulk --format` values: the engine's output formats.
 enum BulkFormatOption: String, CaseIterable, ExpressibleByArgument {
-    case webdataset, files
+    case webdataset, files, parquet, tfrecord, dummy
 
     /// The engine's format of this name.
     var sampleFormat: SampleOutputFormat {
         switch self {
         case .webdataset: .webdataset
         case .files: .files
+        case .parquet: .parquet
+        case .tfrecord: .tfrecord
+        case .dummy: .dummy
         }
     }
 }

@@ -240,11 +240,8 @@ enum Img2datasetArguments {
     private static func imageOption(_ name: Name, _ option: GivenOption) throws(Unsupported) -> [String]? {
         switch name {
         case .inputFormat:
-            let formats = ["txt", "csv", "tsv", "jsonl", "parquet"]
+            let formats = ["txt", "csv", "tsv", "json", "jsonl", "parquet"]
             let base = option.value.hasSuffix(".gz") ? String(option.value.dropLast(3)) : option.value
-            if base == "json" {
-                throw option.unsupported(" yet (a JSON array input; .jsonl, one object per line, is read)")
-            }
             guard formats.contains(base), !(base == "parquet" && option.value.hasSuffix(".gz")) else {
                 throw Unsupported(
                     "\(option.spelling) takes txt, csv, tsv, json, jsonl or parquet (txt, csv, tsv, json and jsonl also "
@@ -272,12 +269,7 @@ enum Img2datasetArguments {
                 unsupportedWhenTrue: " yet (an unresized image is re-encoded; --encode none keeps every file's bytes)")
         case .outputFormat:
             switch option.value {
-            case "files", "webdataset": return ["--format", option.value]
-            case "parquet":
-                throw option.unsupported(
-                    " yet as an output format (the images inside Parquet files); every shard already writes {shard:05}.parquet with the records"
-                )
-            case "tfrecord", "dummy": throw option.unsupported(" yet as an output format")
+            case "files", "webdataset", "parquet", "tfrecord", "dummy": return ["--format", option.value]
             default:
                 throw Unsupported(
                     "\(option.spelling) takes files, webdataset, parquet, tfrecord or dummy, got '\(option.value)'.")

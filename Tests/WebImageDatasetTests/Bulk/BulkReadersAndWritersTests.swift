@@ -95,29 +95,71 @@ struct BulkReadersAndWritersTests {
     func sampleWritersCommitOrAbandon() throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
+        func row(_ key: String, image: Data?) -> SampleRow {
+            SampleRow(
+                key: key, record: BulkSampleRecord(key: key, url: "u", status: .success), json: Data("{}".utf8),
+                image: image, fileExtension: "png", caption: Data("cap".utf8))
+        }
+        let finals: [SampleOutputFormat: String] = [
+            .webdataset: "00001.tar", .files: "00001", .parquet: "00001.parquet", .tfrecord: "00001.tfrecord",
+        ]
         for format in SampleOutputFormat.allCases {
             let writer = try format.makeWriter(stem: "00001", in: folder)
-            try writer.write(
-                key: "000010000", image: Data([1, 2, 3]), fileExtension: "png", json: Data("{}".utf8),
-                caption: Data("cap".utf8))
-            #expect(throws: BulkFileError.self) {
-                try writer.write(key: "../x", image: Data(), fileExtension: "png", json: Data(), caption: nil)
+            try writer.write(row("000010000", image: Data([1, 2, 3])))
+            try writer.write(row("000010001", image: nil))
+            if format == .webdataset || format == .files {
+                #expect(throws: BulkFileError.self) { try writer.write(row("../x", image: Data())) }
             }
-            let final = folder.appendingPathComponent(format == .webdataset ? "00001.tar" : "00001")
-            #expect(!FileManager.default.fileExists(atPath: final.path))
+            let final = finals[format].map { folder.appendingPathComponent($0) }
+            if let final { #expect(!FileManager.default.fileExists(atPath: final.path)) }
             try writer.finish()
-            #expect(FileManager.default.fileExists(atPath: final.path))
-            if format == .files {
+            if let final { #expect(FileManager.default.fileExists(atPath: final.path)) }
+            if format == .files, let final {
                 #expect(
                     try FileManager.default.contentsOfDirectory(atPath: final.path).sorted() == [
                         "000010000.json", "000010000.png", "000010000.txt",
                     ])
             }
             let abandoned = try format.makeWriter(stem: "00002", in: folder)
+            try abandoned.write(row("000020000", image: Data([4])))
             abandoned.abandon()
         }
         #expect(
-            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["00001", "00001.tar"])
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                "00001", "00001.parquet", "00001.tar", "00001.tfrecord",
+            ])
+    }
+
+    @Test("The parquet format's images go through a spill file, a page per MiB, and read back byte for byte")
+    func parquetImagesSpillAndReadBack() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var generator = SystemRandomNumberGenerator()
+        // 600 KB of noise each (Snappy cannot shrink it): five images make three pages of the image column.
+        let images: [Data?] = (0..<6).map { index in
+            index == 2 ? nil : Data((0..<600_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        }
+        let url = folder.appendingPathComponent("00003.parquet")
+        let writer = try ParquetSampleWriter(url: url, settings: BulkSettings())
+        for (index, image) in images.enumerated() {
+            let key = String(format: "00003%04d", index)
+            try writer.write(
+                SampleRow(
+                    key: key, record: BulkSampleRecord(key: key, url: "u\(index)", status: .success),
+                    json: Data(), image: image, fileExtension: "jpg", caption: nil))
+        }
+        // The pages cut so far are in the spill file, not in memory.
+        let spill = ShardParquetWriter.spillURL(for: url)
+        let spilled = try #require(try FileManager.default.attributesOfItem(atPath: spill.path)[.size] as? Int)
+        #expect(spilled > 1_800_000, "\(spilled)")
+        try writer.finish()
+        #expect(!FileManager.default.fileExists(atPath: spill.path))
+        let reader = try ParquetReader(path: url.path)
+        let group = try reader.readRowGroup(0)
+        #expect(group.columns.last?.name == "jpg" && group.columns.last?.type == .bytes)
+        let read = try #require(group.column(named: "jpg"))
+        #expect(read == images.map { $0.map { .bytes([UInt8]($0)) } ?? .null })
+        #expect(group.column(named: "url") == (0..<6).map { .string("u\($0)") })
     }
 
     @Test("A shard's Parquet table: the record's fields in order, kept columns typed by their shared type")

@@ -30,7 +30,8 @@ struct BulkShardRunner: Sendable {
     /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
     static func names(stem: String) -> ShardFileNames {
         ShardFileNames(
-            tar: stem + ".tar", jsonl: stem + ".jsonl", parquet: stem + ".parquet", stats: stem + "_stats.json",
+            tar: stem + ".tar", tfrecord: stem + ".tfrecord", jsonl: stem + ".jsonl", parquet: stem + ".parquet",
+            stats: stem + "_stats.json",
             folder: stem)
     }
 

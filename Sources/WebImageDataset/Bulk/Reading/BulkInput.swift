@@ -1,6 +1,6 @@
 import Foundation
 
-/// The formats `webimage bulk` reads: text formats optionally gzip-compressed (`.gz`), and Parquet.
+/// The formats `webimage bulk` reads: text and JSON formats optionally gzip-compressed (`.gz`), and Parquet.
 public enum BulkInputFormat: String, Sendable, CaseIterable {
     /// One URL per line.
     case txt
@@ -10,6 +10,8 @@ public enum BulkInputFormat: String, Sendable, CaseIterable {
     case tsv
     /// One JSON object per line.
     case jsonl
+    /// A JSON array of objects, one per row (pandas' `records` orientation), as img2dataset reads `json`.
+    case json
     /// An Apache Parquet file (not gzip-compressed: its pages carry their own compression).
     case parquet
 
@@ -56,10 +58,11 @@ public enum BulkInput {
         path: String, columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
     ) throws -> any BulkRowReading {
         guard let format = BulkInputFormat(fileName: path) else {
-            throw BulkInputError("'\(path)' is not .txt, .csv, .tsv or .jsonl (optionally .gz), or .parquet")
+            throw BulkInputError("'\(path)' is not .txt, .csv, .tsv, .json or .jsonl (optionally .gz), or .parquet")
         }
         switch format {
         case .parquet: return try ParquetRowReader(path: path, columns: columns)
+        case .json: return try JSONArrayRowReader(path: path, columns: columns, maxLineBytes: maxLineBytes)
         case .txt, .csv, .tsv, .jsonl:
             return try TextRowReader(path: path, format: format, columns: columns, maxLineBytes: maxLineBytes)
         }

@@ -8,7 +8,7 @@ import Foundation
 /// anywhere else (`a 5" screen`); inside quotes, commas and line breaks are text and `""` is a quote; a
 /// quote never closed is an error naming its line. TSV: tab-separated, no quoting. CSV and TSV start
 /// with a header row naming the columns. JSON Lines: one object per line, values of any JSON type
-/// turned into text. A UTF-8 byte order mark before the first line is dropped. A line (a CSV record,
+/// turned into text; a line that is not a JSON object is an error naming it. A UTF-8 byte order mark before the first line is dropped. A line (a CSV record,
 /// the line breaks inside its quotes included) longer than `maxLineBytes` is an error naming it, so a
 /// damaged file cannot make one giant row. A row without a URL is kept (its download fails with a clear
 /// error), so every input row gets one output row.
@@ -37,7 +37,7 @@ public final class TextRowReader: BulkRowReading {
     public init(
         path: String, format: BulkInputFormat? = nil, columns: BulkColumns, maxLineBytes: Int = defaultMaxLineBytes
     ) throws {
-        guard let format = format ?? BulkInputFormat(fileName: path), format != .parquet else {
+        guard let format = format ?? BulkInputFormat(fileName: path), format != .parquet, format != .json else {
             throw BulkInputError("'\(path)' is not .txt, .csv, .tsv or .jsonl (optionally .gz)")
         }
         self.path = path
@@ -125,25 +125,14 @@ public final class TextRowReader: BulkRowReading {
         case .jsonl:
             while let text = try nextLine() {
                 guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-                let object =
-                    (try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]))
-                    as? [String: Any] ?? [:]
-                func value(_ name: String?) -> String? {
-                    guard let name, let value = object[name], !(value is NSNull) else { return nil }
-                    if let text = value as? String { return text }
-                    if let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]) {
-                        return String(decoding: data, as: UTF8.self)
-                    }
-                    return "\(value)"
+                switch JSONObjectRow.object(Data(text.utf8)) {
+                case .success(let object): return try JSONObjectRow.row(object, columns: columns, boxes: boxes)
+                case .failure(let error):
+                    throw BulkInputError("'\(path)' line \(recordLine) (after row \(rowsRead)): \(error.reason)")
                 }
-                return BulkRow(
-                    url: value(columns.url) ?? "", caption: value(columns.caption),
-                    saved: columns.saved.map { BulkColumnValue(name: $0, value: .string(value($0) ?? "")) },
-                    boxes: try boxes(columns.boxes.flatMap { object[$0] }.map { .json($0) } ?? .null),
-                    expectedHash: value(columns.verifyHash))
             }
             return nil
-        case .parquet:
+        case .json, .parquet:
             return nil
         }
     }

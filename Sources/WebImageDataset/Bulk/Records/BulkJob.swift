@@ -38,7 +38,7 @@ public struct BulkJob: Sendable {
 
     // MARK: Input and output
 
-    /// The URL list: a `.txt`, `.csv`, `.tsv` or `.jsonl` file (optionally `.gz`), or `.parquet`; a path or
+    /// The URL list: a `.txt`, `.csv`, `.tsv`, `.json` or `.jsonl` file (optionally `.gz`), or `.parquet`; a path or
     /// `s3://bucket/key`.
     public var input: String
     /// The output directory, or `s3://bucket/prefix`.
@@ -218,6 +218,12 @@ public struct BulkJob: Sendable {
         }
         settings.writesCaptions = captionColumn != nil
         try applyImageChoices(to: &settings)
+        // The Parquet and TFRecord outputs hold the image beside the columns, under the format's name.
+        if format == .parquet || format == .tfrecord, savedColumns.contains(settings.imageFieldName) {
+            throw BulkJobError(
+                option: "--save-cols",
+                "--save-cols cannot keep '\(settings.imageFieldName)': --format \(format.rawValue) names the image so.")
+        }
         settings.download.destinationPolicy = try destinationPolicy()
         return settings
     }
@@ -321,7 +327,7 @@ public struct BulkJob: Sendable {
         throw BulkJobError(
             option: first,
             "\(given.joined(separator: ", ")) name\(given.count == 1 ? "s" : "") a column, and a .txt input has "
-                + "none (one URL per line): use a .csv, .tsv, .jsonl or .parquet input.")
+                + "none (one URL per line): use a .csv, .tsv, .json, .jsonl or .parquet input.")
     }
 }
 

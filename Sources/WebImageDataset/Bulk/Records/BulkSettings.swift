@@ -14,6 +14,14 @@ public struct BulkSettings: Sendable {
     /// Whether each sample gets a `{key}.txt` caption; `false` by default.
     public var writesCaptions = false
 
+    /// The name img2dataset gives the saved image in its Parquet and TFRecord outputs (its `encode_format`):
+    /// `jpg`, `png`, `webp` or `avif` after the encoder, and `jpg` when the downloaded bytes are kept, as
+    /// img2dataset's default `encode_format` names the column when it does not re-encode either.
+    public var imageFieldName: String {
+        guard let encoder else { return "jpg" }
+        return encoder.format == .jpeg ? "jpg" : encoder.format.rawValue
+    }
+
     // MARK: Downloading
 
     /// Downloads at once, all hosts together; 64 by default.

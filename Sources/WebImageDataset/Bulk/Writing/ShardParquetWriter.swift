@@ -10,33 +10,63 @@ import Foundation
 /// columns' values into one array per column (their type is known only once every row is in);
 /// ``finish()`` writes them all. A shard's rows thus cost their compressed bytes until it closes (a
 /// hundred-odd bytes each, most of it the hash), not their records.
+///
+/// With an image column (the `parquet` output format, ``ParquetSampleWriter``), each row's saved image
+/// follows as a last binary column, null for a failed row, as img2dataset's Parquet output has it. Its
+/// pages, cut every ``imagePageBytes``, go to a spill file beside the output as they are cut, so a shard's
+/// images are on disk, not in memory, until ``finish()`` copies them into the file.
 final class ShardParquetWriter {
     /// Rows per page: small pages keep little uncompressed data per open shard, and cost a page header
     /// (some twenty bytes) per column each.
     static let rowsPerPage = 1_000
+    /// The image column's page size: a page holds the images of about this many bytes (one at least).
+    static let imagePageBytes = 1 << 20
 
     private let url: URL
     private let savedColumns: [String]
     private let fields: [(field: BulkSampleRecord.Field, column: ParquetColumn)]
     private var chunks: [ParquetColumnChunkBuilder]
     private var savedValues: [[BulkValue]]
+    private var imageChunk: ParquetColumnChunkBuilder?
+    private let imageSpill: ParquetPageSpill?
 
-    init(url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?) throws {
+    /// The writer of `url`'s rows; with `imageColumn`, each row's image goes in a last binary column of
+    /// that name.
+    init(url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?, imageColumn: String? = nil) throws {
         self.url = url
         self.savedColumns = savedColumns
         fields = Self.fields(hashAlgorithm: hashAlgorithm)
+        if let imageColumn,
+            savedColumns.contains(imageColumn) || fields.contains(where: { $0.column.name == imageColumn })
+        {
+            throw BulkFileError("cannot write '\(url.path)': the image column '\(imageColumn)' is also a kept column")
+        }
         do {
             chunks = try fields.map { try ParquetColumnChunkBuilder(column: $0.column, rowsPerPage: Self.rowsPerPage) }
+            let spill = try imageColumn.map { _ in try ParquetPageSpill(path: Self.spillURL(for: url).path) }
+            imageSpill = spill
+            imageChunk = try imageColumn.map {
+                try ParquetColumnChunkBuilder(
+                    column: ParquetColumn(name: $0, type: .bytes, isNullable: true), rowsPerPage: Self.rowsPerPage,
+                    spill: spill, pageByteLimit: Self.imagePageBytes)
+            }
         } catch let error as ParquetError {
             throw BulkFileError("cannot write '\(url.path)': \(error.description)")
         }
         savedValues = savedColumns.map { _ in [] }
     }
 
-    /// Adds the record's row.
-    func append(_ record: BulkSampleRecord) throws {
+    /// `.NAME.pages.partial-HOST-PID` beside `url`: the image column's spill file, which
+    /// `AtomicFile.removeAbandoned(in:name:)` of `NAME.pages` clears after a crash.
+    static func spillURL(for url: URL) -> URL {
+        AtomicFile.temporaryURL(for: url.appendingPathExtension("pages"))
+    }
+
+    /// Adds the record's row, with `image` in the image column (null when nil).
+    func append(_ record: BulkSampleRecord, image: Data? = nil) throws {
         do {
             for index in chunks.indices { try chunks[index].append(Self.cell(fields[index].field, of: record)) }
+            try imageChunk?.append(image.map { .bytes([UInt8]($0)) } ?? .null)
         } catch let error as ParquetError {
             throw BulkFileError("cannot write '\(url.path)': \(error.description)")
         }
@@ -61,12 +91,15 @@ final class ShardParquetWriter {
                 for cell in cells { try chunk.append(Self.parquetValue(cell, as: type)) }
                 columns.append(chunk)
             }
+            if let imageChunk { columns.append(imageChunk) }
+            imageChunk = nil
             let writer = try ParquetWriter(
                 path: temporary.path, schema: ParquetSchema(columns: columns.map(\.column)),
                 rowsPerPage: Self.rowsPerPage)
             try writer.writeRowGroup(chunks: consume columns)
             try writer.close()
         } catch let error as ParquetError {
+            imageSpill?.remove()
             try? FileManager.default.removeItem(at: temporary)
             throw BulkFileError("cannot write '\(url.path)': \(error.description)")
         }
@@ -74,6 +107,7 @@ final class ShardParquetWriter {
     }
 
     func abandon() {
+        imageSpill?.remove()
         try? FileManager.default.removeItem(at: AtomicFile.temporaryURL(for: url))
     }
 

@@ -3,6 +3,7 @@ import Foundation
 /// The names of the files of one shard (or one retry of it).
 struct ShardFileNames {
     var tar: String
+    var tfrecord: String
     var jsonl: String
     var parquet: String
     var stats: String
@@ -12,7 +13,7 @@ struct ShardFileNames {
     /// but the stats.
     func written(in directory: URL) -> [String] {
         let manager = FileManager.default
-        var names = [tar, jsonl, parquet].filter {
+        var names = [tar, tfrecord, jsonl, parquet].filter {
             manager.fileExists(atPath: directory.appendingPathComponent($0).path)
         }
         let inFolder = (try? manager.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? []
@@ -74,10 +75,11 @@ final class OpenShard {
         self.job = job
         upcoming = try job.nextRow()
         names = BulkShardRunner.names(stem: job.stem)
-        for name in [names.tar, names.jsonl, names.parquet, names.stats, names.folder] {
+        let spill = names.parquet + ".pages"
+        for name in [names.tar, names.tfrecord, names.jsonl, names.parquet, spill, names.stats, names.folder] {
             AtomicFile.removeAbandoned(in: directory, name: name)
         }
-        for name in [names.tar, names.jsonl, names.parquet, names.folder] {
+        for name in [names.tar, names.tfrecord, names.jsonl, names.parquet, names.folder] {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         }
         sink = try ShardSink(stem: job.stem, directory: directory, settings: settings)
@@ -97,23 +99,25 @@ final class OpenShard {
     }
 }
 
-/// Where one shard's samples go: its ``SampleWriter`` (the tar or the folder), the jsonl and the Parquet
-/// file, under temporary names until `finish()` renames them.
+/// Where one shard's samples go: its ``SampleWriter`` (the tar, the folder, the Parquet file with the
+/// images), the jsonl and the records-only Parquet file (as the format has them, see
+/// ``SampleOutputFormat/writesJSONL``), under temporary names until `finish()` renames them.
 final class ShardSink {
     private let settings: BulkSettings
     private let writer: any SampleWriter
     private let jsonlURL: URL
-    private let jsonl: FileHandle
+    private let jsonl: FileHandle?
     private let parquet: ShardParquetWriter?
 
     init(stem: String, directory: URL, settings: BulkSettings) throws {
         self.settings = settings
         let names = BulkShardRunner.names(stem: stem)
-        writer = try settings.outputFormat.makeWriter(stem: stem, in: directory)
+        let format = settings.outputFormat
+        writer = try format.makeWriter(stem: stem, in: directory, settings: settings)
         jsonlURL = directory.appendingPathComponent(names.jsonl)
-        jsonl = try AtomicFile.createEmpty(at: AtomicFile.temporaryURL(for: jsonlURL))
+        jsonl = format.writesJSONL ? try AtomicFile.createEmpty(at: AtomicFile.temporaryURL(for: jsonlURL)) : nil
         parquet =
-            settings.writesParquet
+            settings.writesParquet && format.writesRecordParquet
             ? try ShardParquetWriter(
                 url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns,
                 hashAlgorithm: settings.hashAlgorithm) : nil
@@ -122,26 +126,28 @@ final class ShardSink {
     func add(_ sample: BulkSample, key: String) throws {
         let record = sample.record(key: key, hashAlgorithm: settings.hashAlgorithm)
         let json = try record.jsonData()
-        try jsonl.write(contentsOf: json + Data("\n".utf8))
+        try jsonl?.write(contentsOf: json + Data("\n".utf8))
         try parquet?.append(record)
-        guard let bytes = sample.bytes, sample.succeeded else { return }
+        let succeeded = sample.succeeded
         try writer.write(
-            key: key, image: bytes, fileExtension: sample.fileExtension, json: json,
-            caption: settings.writesCaptions ? Data((sample.row.caption ?? "").utf8) : nil)
+            SampleRow(
+                key: key, record: record, json: json, image: succeeded ? sample.bytes : nil,
+                fileExtension: sample.fileExtension,
+                caption: settings.writesCaptions && succeeded ? Data((sample.row.caption ?? "").utf8) : nil))
     }
 
     func finish() throws {
-        try jsonl.synchronize()
-        try jsonl.close()
+        try jsonl?.synchronize()
+        try jsonl?.close()
         try writer.finish()
         try parquet?.finish()
-        try AtomicFile.commit(AtomicFile.temporaryURL(for: jsonlURL), to: jsonlURL)
+        if jsonl != nil { try AtomicFile.commit(AtomicFile.temporaryURL(for: jsonlURL), to: jsonlURL) }
     }
 
     func abandon() {
         writer.abandon()
         parquet?.abandon()
-        try? jsonl.close()
+        try? jsonl?.close()
         try? FileManager.default.removeItem(at: AtomicFile.temporaryURL(for: jsonlURL))
     }
 }

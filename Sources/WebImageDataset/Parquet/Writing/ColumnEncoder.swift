@@ -15,6 +15,9 @@ struct ColumnEncoder {
     private var bitCount = 0
     private var slotCount = 0
 
+    /// The encoded values waiting for the next page, in bytes (levels not counted).
+    var pendingValueBytes: Int { values.count }
+
     init(column: ParquetColumn) throws {
         self.column = column
         (shape, maxDefinitionLevel, maxRepetitionLevel) = Self.shape(

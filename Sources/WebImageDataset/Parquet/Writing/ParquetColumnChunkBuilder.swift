@@ -3,12 +3,16 @@
 /// (a bulk shard, as its samples finish) keeps the pages and the current page's encoded values rather
 /// than the values themselves.
 struct ParquetColumnChunkBuilder {
-    /// A finished chunk: its pages (headers and compressed bodies, back to back), their decompressed size
-    /// (headers included) and their value count.
+    /// A finished chunk: its pages (headers and compressed bodies, back to back; the spilled ones first),
+    /// their decompressed size (headers included) and their value count.
     struct Chunk {
+        var spill: ParquetPageSpill?
         var pages: [UInt8]
         var uncompressedSize: Int
         var valueCount: Int
+
+        /// The pages' bytes, spilled and in memory.
+        var compressedSize: Int { (spill?.size ?? 0) + pages.count }
     }
 
     /// The column the chunk is of.
@@ -20,13 +24,20 @@ struct ParquetColumnChunkBuilder {
 
     private var encoder: ColumnEncoder
     private var rowsInPage = 0
-    private var chunk = Chunk(pages: [], uncompressedSize: 0, valueCount: 0)
+    private var chunk: Chunk
+    private let pageByteLimit: Int?
 
+    /// A chunk whose pages stay in memory, or with `spill`, go to that file as they are cut; with
+    /// `pageByteLimit`, a page is also cut once its values reach that many bytes (large values, such as
+    /// images, then never gather ``rowsPerPage`` of them in memory).
+    ///
     /// - Throws: ``ParquetError`` if the column's type cannot be written.
-    init(column: ParquetColumn, rowsPerPage: Int) throws {
+    init(column: ParquetColumn, rowsPerPage: Int, spill: ParquetPageSpill? = nil, pageByteLimit: Int? = nil) throws {
         self.column = column
         self.rowsPerPage = max(1, rowsPerPage)
+        self.pageByteLimit = pageByteLimit
         encoder = try ColumnEncoder(column: column)
+        chunk = Chunk(spill: spill, pages: [], uncompressedSize: 0, valueCount: 0)
     }
 
     /// Adds one row's value.
@@ -36,7 +47,9 @@ struct ParquetColumnChunkBuilder {
         try encoder.append(value)
         rowCount += 1
         rowsInPage += 1
-        if rowsInPage == rowsPerPage { try cutPage() }
+        if rowsInPage == rowsPerPage || pageByteLimit.map({ encoder.pendingValueBytes >= $0 }) == true {
+            try cutPage()
+        }
     }
 
     /// The chunk: the pages so far and the last, partial one (an empty chunk has one empty page).
@@ -47,7 +60,11 @@ struct ParquetColumnChunkBuilder {
 
     private mutating func cutPage() throws {
         let page = try encoder.page()
-        chunk.pages += page.bytes
+        if let spill = chunk.spill {
+            try spill.append(page.bytes)
+        } else {
+            chunk.pages += page.bytes
+        }
         chunk.uncompressedSize += page.uncompressedSize
         chunk.valueCount += page.valueCount
         rowsInPage = 0

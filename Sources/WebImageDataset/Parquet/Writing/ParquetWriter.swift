@@ -96,8 +96,9 @@ public final class ParquetWriter {
             metadata.codec = CompressionCodec.snappy.rawValue
             metadata.valueCount = Int64(chunk.valueCount)
             metadata.totalUncompressedSize = Int64(chunk.uncompressedSize)
-            metadata.totalCompressedSize = Int64(chunk.pages.count)
+            metadata.totalCompressedSize = Int64(chunk.compressedSize)
             metadata.dataPageOffset = Int64(file.offset)
+            try chunk.spill?.copy(to: file)
             try file.write(chunk.pages)
             chunks.append(ColumnChunk(filePath: nil, metadata: metadata))
         }
