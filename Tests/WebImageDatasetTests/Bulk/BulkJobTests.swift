@@ -83,7 +83,7 @@ struct BulkJobTests {
                 $0.savedColumns = ["id"]
             }, option: "--caption-col",
             message: "--caption-col, --save-cols name a column, and a .txt input has none (one URL per line): use "
-                + "a .csv, .tsv, .jsonl or .parquet input."),
+                + "a .csv, .tsv, .json, .jsonl or .parquet input."),
     ]
 
     @Test("each wrong choice is refused with the option and the sentence webimage bulk prints", arguments: refusals)
