@@ -28,7 +28,7 @@ import Foundation
 /// PQ and HLG (HDR) images are taken at 16 bits in their own encoding and tone-mapped to sRGB as
 /// `HDRToneMapper` describes (with `.preserve`, libjxl's ICC description of the stored values comes along).
 ///
-/// This file is the only one that calls libjxl.
+/// This file is the only one that decodes with libjxl (`JXLEncoder` encodes).
 public struct JXLDecoder: ImageDecoding {
     /// Creates the decoder; it holds no state.
     public init() {}

@@ -3,11 +3,13 @@ import Foundation
 /// Asked by a long encode whether it should give up, so work nobody waits for any more stops early.
 ///
 /// Where it is asked depends on what the library offers: libwebp calls it from its progress hook (each
-/// row of macroblocks, and between a lossless encode's passes), libjpeg from its progress monitor (rows
-/// and every pass of the final Huffman and progressive work), libpng's writer before every 16th row, so
-/// those encodes end within a fraction of their cost. libavif 0.11 has no progress hook or cancel call:
+/// row of macroblocks, and between a lossless encode's passes; an animation between frames), libjpeg from
+/// its progress monitor (rows and every pass of the final Huffman and progressive work), libpng's writer
+/// before every 16th row, so those encodes end within a fraction of their cost. libavif 0.11 has no progress hook or cancel call:
 /// `AVIFEncoder` with a stop check runs the AV1 encode in a child process that it ends when the check says
-/// stop (see `AVIFEncoder.stopCheck`). A stopped encode throws `ImageCodecError` `.stopped`.
+/// stop (see `AVIFEncoder.stopCheck`). giflib's writer (`GIFEncoder`) is asked between frames and every 16
+/// rows; libjxl 0.7 (`JXLEncoder`) only between frames, as it has no hook and aborts on a failing parallel
+/// runner. A stopped encode throws `ImageCodecError` `.stopped`.
 ///
 /// ```swift
 /// let flag = Atomic<Bool>(false)  // set by whoever gives up

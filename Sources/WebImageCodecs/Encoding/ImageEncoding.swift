@@ -3,8 +3,9 @@ import Foundation
 /// Turns an `Image` into the bytes of one format.
 ///
 /// The built-in encoders: `JPEGEncoder` (libjpeg-turbo), `WebPEncoder` (libwebp, animations through
-/// `WebPAnimEncoder`), `PNGEncoder` (libpng), `APNGEncoder` (animations as APNG, libpng per frame) and
-/// `AVIFEncoder` (libavif, when it has an AV1 encoder).
+/// `WebPAnimEncoder`), `PNGEncoder` (libpng), `APNGEncoder` (animations as APNG, libpng per frame),
+/// `AVIFEncoder` (libavif, when it has an AV1 encoder), `GIFEncoder` (giflib, stills and animations) and
+/// `JXLEncoder` (libjxl, stills and animations).
 /// `Image.encoded(as:quality:)` picks one with its defaults.
 public protocol ImageEncoding: Sendable {
     /// The format the encoder writes.
@@ -25,10 +26,11 @@ extension ImageEncoding {
 
 extension Image {
     /// The image encoded as `format` with that format's default encoder; `quality` (1…100) for the lossy
-    /// ones: JPEG (85 when nil), WebP (lossy at `quality`, 80 when nil), AVIF (60 when nil). PNG ignores
-    /// it. An RGB ICC profile on the image (`colorSpace = .preserve`) is embedded.
+    /// ones: JPEG (85 when nil), WebP (lossy at `quality`, 80 when nil), AVIF (60 when nil), JPEG XL (80 when
+    /// nil; 100 is lossless). PNG and GIF ignore it. An RGB ICC profile on the image (`colorSpace =
+    /// .preserve`) is embedded (not by GIF, which has no place for one).
     ///
-    /// - Throws: `ImageCodecError` `.encodingFailed` for GIF, JPEG XL, HEIC and `.unknown` (no encoder), and when encoding fails.
+    /// - Throws: `ImageCodecError` `.encodingFailed` for HEIC and `.unknown` (no encoder), and when encoding fails.
     public func encoded(as format: ImageFormat, quality: Int? = nil) throws -> Data {
         let encoder: any ImageEncoding =
             switch format {
@@ -36,7 +38,9 @@ extension Image {
             case .png: PNGEncoder()
             case .webp: WebPEncoder(quality: quality ?? 80)
             case .avif: AVIFEncoder(quality: quality ?? 60)
-            case .gif, .jxl, .heic, .unknown: UnsupportedEncoder(format: format)
+            case .gif: GIFEncoder()
+            case .jxl: JXLEncoder(quality: quality ?? 80)
+            case .heic, .unknown: UnsupportedEncoder(format: format)
             }
         return try encoder.encode(self)
     }

@@ -23,7 +23,8 @@ public struct WebPEncoder: ImageEncoding {
     public var embedsICCProfile: Bool
     /// Asked from libwebp's progress hook while a still image encodes (every row of macroblocks); when it
     /// says stop, libwebp abandons the encode and `encode` throws `.stopped`. Not part of `key`: it
-    /// changes whether bytes come out, never which. An animation is not interrupted. nil by default.
+    /// changes whether bytes come out, never which. An animation is asked before each frame is added
+    /// (`WebPAnimEncoder` has no progress hook of its own). nil by default.
     public var stopCheck: EncodeStopCheck?
 
     /// `.webp`.
@@ -140,6 +141,7 @@ public struct WebPEncoder: ImageEncoding {
             guard frame.width == first.width, frame.height == first.height else {
                 throw ImageCodecError(.encodingFailed, "WebP animation frames must share one size")
             }
+            try stopCheck?.check("WebP")
             var picture = try Self.picture(frame)
             defer { WebPPictureFree(&picture) }
             guard WebPAnimEncoderAdd(encoder, &picture, Int32(timestamp), &config) != 0 else {

@@ -71,6 +71,21 @@ struct EncodeStopCheckTests {
         }
     }
 
+    @Test("a WebP animation asks the check before each frame and stops between frames")
+    func webPAnimationStopsBetweenFrames() throws {
+        let frames = (0..<4).map { GIFEncoderTests.gradient(64, 48, phase: $0 * 30, duration: 0.1) }
+        let image = Image(format: .gif, width: 64, height: 48, frames: frames)
+        let never = CountingCheck(stopAt: .max)
+        let whole = try WebPEncoder(quality: 80, stopCheck: never.check).encode(image)
+        #expect(try WebPDecoder().decode(whole, options: .default).frames.count == 4)
+        #expect(never.count == 4)
+        let partWay = CountingCheck(stopAt: 3)
+        #expect {
+            _ = try WebPEncoder(quality: 80, stopCheck: partWay.check).encode(image)
+        } throws: { ($0 as? ImageCodecError)?.code == .stopped }
+        #expect(partWay.count == 3)
+    }
+
     @Test("a PNG encode asks the check between rows and stops part-way")
     func pngStopsPartWay() throws {
         let image = try Self.photo()

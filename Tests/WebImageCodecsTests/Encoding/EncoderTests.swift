@@ -197,7 +197,9 @@ import Testing
         #expect(ImageFormat.detect(try image.encoded(as: .png)) == .png)
         #expect(ImageFormat.detect(try image.encoded(as: .webp)) == .webp)
         #expect(ImageFormat.detect(try image.encoded(as: .avif, quality: 50)) == .avif)
-        for format in [ImageFormat.gif, .jxl, .unknown] {
+        #expect(ImageFormat.detect(try image.encoded(as: .gif)) == .gif)
+        #expect(ImageFormat.detect(try image.encoded(as: .jxl, quality: 50)) == .jxl)
+        for format in [ImageFormat.heic, .unknown] {
             #expect(throws: ImageCodecError.self) { try image.encoded(as: format) }
         }
         let empty = Image(format: .png, width: 0, height: 0, frames: [])
