@@ -99,7 +99,7 @@ extension WebImageCLI {
         @Option(help: "The most pixels a source image may have.")
         var maxSourcePixels = ImageProxyConfiguration().maximumSourcePixels
 
-        @Option(help: "The most frames an animated source may have (the first frame is served).")
+        @Option(help: "The most frames an animated source may have (WebP, GIF and JPEG XL results keep every frame).")
         var maxAnimationFrames = ImageProxyConfiguration().maximumAnimationFrames
 
         @Option(help: "The largest width or height a result may be asked for, after dpr.")

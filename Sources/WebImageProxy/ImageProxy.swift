@@ -188,7 +188,7 @@ public final class ImageProxy: Sendable {
         // The downloader's processed-image cache, under the key its download stores this result under.
         let cache = downloader.config.processedImageCache
         let cacheKey = downloader(for: url).processedImageKey(
-            for: url.fetchURL ?? url.source, options: sourceOptions,
+            for: url.fetchURL ?? url.source, options: sourceOptions(for: choice),
             context: sourceContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url)
                 ?? ImageDownloadContext())
         if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
@@ -292,7 +292,8 @@ public final class ImageProxy: Sendable {
                 )
             }
         }
-        let made = try await download(url, options: sourceOptions, context: context, cancellation: cancellation)
+        let made = try await download(
+            url, options: sourceOptions(for: choice), context: context, cancellation: cancellation)
         return .init(data: made.data, sourceFields: SourceFields(made.response?.headers, configuration: configuration))
     }
 
@@ -344,7 +345,7 @@ public final class ImageProxy: Sendable {
         context.transformer = ProxyTransformer(
             options: url.options, maximumDimension: configuration.maximumResultDimension,
             background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent,
-            maximumAnimationFrames: configuration.maximumAnimationFrames)
+            maximumAnimationFrames: configuration.maximumAnimationFrames, keepsAnimation: choice.animates)
         context.encoder = JobEncoder(
             base: OutputEncoder(choice: choice, options: url.options, stopCheck: cancellation.stopCheck),
             cancellation: cancellation)
@@ -353,9 +354,15 @@ public final class ImageProxy: Sendable {
         return context
     }
 
-    /// The options of every source download: the first frame only, through the source cache when there is one.
+    /// The options of a source download for a still result: the first frame only, through the source cache
+    /// when there is one.
     var sourceOptions: ImageDownloaderOptions {
         configuration.sourceCache == nil ? [.decodeFirstFrameOnly] : [.decodeFirstFrameOnly, .useURLCache]
+    }
+
+    /// The options of a source download for `choice`: every frame when the result keeps an animation.
+    func sourceOptions(for choice: FormatChoice) -> ImageDownloaderOptions {
+        choice.animates ? sourceOptions.subtracting(.decodeFirstFrameOnly) : sourceOptions
     }
 
     /// The result cache's calls block on SQLite and files; they run on `BackgroundQueues`, never on the

@@ -47,10 +47,12 @@ public struct ImageProxyConfiguration: Sendable {
     public var s3: S3Configuration?
     /// The largest source body in bytes (`ImageDownloaderConfig.maximumResponseSize`). 32 MiB by default.
     public var maximumSourceBytes: Int64 = 32 << 20
-    /// The most pixels a source may declare (`ImageDownloaderConfig.maximumImagePixels`). 16.8 million
-    /// (imgproxy's default) by default.
+    /// The most pixels a source may declare (`ImageDownloaderConfig.maximumImagePixels`); for a result that
+    /// keeps an animation, the pixels of all its frames together, as imgproxy counts them (more is answered
+    /// 422). 16.8 million (imgproxy's default) by default.
     public var maximumSourcePixels = 16_800_000
-    /// The most frames an animated source may have; only the first is used. 256 by default.
+    /// The most frames an animated source may have (more is answered 422). WebP, GIF and JPEG XL results
+    /// keep every frame; the other formats use the first. 256 by default.
     public var maximumAnimationFrames = 256
 
     // MARK: Fallback

@@ -107,7 +107,7 @@ struct ServeProxyUnitTests {
             ("/s/g:sm/plain/http://h/a.jpg", "smart gravity"),
             ("/s/dpr:0/plain/http://h/a.jpg", "dpr"),
             ("/s/rs:fit:1:1:maybe/plain/http://h/a.jpg", "enlarge"),
-            ("/s/w:10/plain/http://h/a.jpg@gif", "gif"),
+            ("/s/w:10/plain/http://h/a.jpg@bmp", "bmp"),
             ("/s/w:10/plain/file:///etc/passwd", "http"),
             ("/s/w:10/enc/abc", "encrypted"),
             ("/s/w:10", "no source"),
@@ -210,6 +210,11 @@ struct ServeProxyUnitTests {
         #expect(FormatChoice(format: .png, accept: "image/avif", avifAvailable: true) == .explicit(.png))
         #expect(FormatChoice(format: .png, accept: "image/avif").isNegotiated == false)
         #expect(FormatChoice(format: nil, accept: "image/webp").isNegotiated)
+        // GIF and JPEG XL only from the URL; the animated formats decode every frame.
+        #expect(FormatChoice(format: nil, accept: "image/jxl,image/gif", avifAvailable: true) == .jpegOrPNG)
+        #expect(FormatChoice(format: nil, accept: "image/jxl,image/gif,image/webp") == .negotiated(.webp))
+        #expect(ProxyOutputFormat(extension: "GIF") == .gif && ProxyOutputFormat(extension: "jxl") == .jxl)
+        #expect(ProxyOutputFormat.allCases.filter(\.animates) == [.webp, .gif, .jxl])
     }
 
     // MARK: The engine without a server

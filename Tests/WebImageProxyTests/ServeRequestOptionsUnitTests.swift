@@ -65,7 +65,7 @@ struct ServeRequestOptionsUnitTests {
     @Test("a bad argument is 400 naming the option; numbers are range-checked")
     func badArguments() {
         for (segment, named) in [
-            ("fq:jpg", "fq"), ("fq:gif:50", "gif"), ("fq:jpg:101", "fq"), ("fq:jpg:-1", "fq"), ("mb:-1", "mb"),
+            ("fq:jpg", "fq"), ("fq:bmp:50", "bmp"), ("fq:jpg:101", "fq"), ("fq:jpg:-1", "fq"), ("mb:-1", "mb"),
             ("mb:\(1 << 41)", "mb"), ("mb:9223372036854775808", "mb"), ("mb:1.5", "mb"), ("sm:maybe", "strip_metadata"),
             ("scp:", "strip_color_profile"), ("skp:svg", "svg"), ("skp:", "skp"), ("raw:1:1", "raw"),
             ("exp:soon", "exp"), ("exp:9223372036854775808", "exp"), ("fn:a:b:c", "fn"), ("fn:a:maybe", "encoded"),

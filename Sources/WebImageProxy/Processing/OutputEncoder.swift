@@ -8,7 +8,8 @@ import WebImageCodecs
 /// imgproxy's `max_bytes` steps (`processing/processing.go`, `saveImageToFitBytes`): after each encode over
 /// the limit, the quality is multiplied by 0.25 when the result is more than 3 times the limit, by 0.5 when
 /// more than 1.5 times, else by 0.75; it stops once the result fits or the quality is 10 or less, and that
-/// last result is sent even when it is still too large. PNG has no quality: its result is sent as it is.
+/// last result is sent even when it is still too large. PNG and GIF have no quality: their result is sent
+/// as it is.
 struct OutputEncoder: ImageEncoding {
     var choice: FormatChoice
     /// `quality`: nil for none.
@@ -53,7 +54,9 @@ struct OutputEncoder: ImageEncoding {
         var current = quality(for: target)
         while true {
             let data = try FormatChoice.encoder(target, quality: current, stopCheck: stopCheck).encode(image)
-            guard maximumBytes > 0, target != .png, data.count > maximumBytes, current > 10 else { return data }
+            guard maximumBytes > 0, target != .png, target != .gif, data.count > maximumBytes, current > 10 else {
+                return data
+            }
             let ratio = Double(data.count) / Double(maximumBytes)
             let factor = ratio > 3 ? 0.25 : ratio > 1.5 ? 0.5 : 0.75
             // At least 1, the encoders' lowest; the loop ends at the next turn, as quality is then 10 or less.

@@ -8,6 +8,11 @@ import WebImageCodecs
 /// format is JPEG-or-PNG by the result's alpha (`FormatChoice.jpegOrPNG`), an opaque source gets white
 /// background, so the result stays a JPEG as imgproxy keeps a JPEG source's format. A `background` option
 /// fills extension and padding with its colour and the result is flattened onto it (`EffectOptions`).
+///
+/// An animation (for a format that keeps one, `keepsAnimation`) goes through the same steps: each
+/// `ImageTransformer` step maps over every frame, so all frames are cropped, resized and placed alike, and
+/// their durations and the loop count ride along. Every frame must have been decoded: a source whose
+/// frames the decoder cut short (its pixels or memory over the limits) is refused, never served shorter.
 struct ProxyTransformer: ImageTransforming {
     /// What shows where the canvas is larger than the image.
     enum Background: String, Sendable {
@@ -23,15 +28,21 @@ struct ProxyTransformer: ImageTransforming {
     var background = Background.transparent
     /// The most animation frames the source may have (`ImageProxyConfiguration.maximumAnimationFrames`).
     var maximumAnimationFrames = Int.max
+    /// Whether the result keeps an animation (`FormatChoice.animates`): then the source was decoded with
+    /// every frame, and all of them must be there.
+    var keepsAnimation = false
 
     var key: String {
-        "proxy(\(options.canonical);max=\(maximumDimension);bg=\(background.rawValue);frames=\(maximumAnimationFrames))"
+        "proxy(\(options.canonical);max=\(maximumDimension);bg=\(background.rawValue);frames=\(maximumAnimationFrames)"
+            + (keepsAnimation ? ";animated)" : ")")
     }
 
     /// A source whose file ended early: it still decodes, to the rows that arrived, but served it would be
     /// mostly blank and cached for as long as `Cache-Control` says.
     static let truncated = ProxyError(status: 422, "the source image is truncated")
     static let tooManyFrames = ProxyError(status: 422, "the source has more animation frames than allowed")
+    static let animationTooLarge = ProxyError(
+        status: 422, "the source's animation has more pixels than this server processes for one image")
 
     func transform(_ image: Image) throws -> Image {
         try transform(image, budget: nil)
@@ -42,6 +53,7 @@ struct ProxyTransformer: ImageTransforming {
         // cache, and a refused source must never become a stored result.
         guard image.frameCount <= maximumAnimationFrames else { throw Self.tooManyFrames }
         guard !image.isPartial else { throw Self.truncated }
+        guard !keepsAnimation || image.frames.count >= image.frameCount else { throw Self.animationTooLarge }
         // Decoders deliver upright frames; `fileOrientation` says what they turned.
         var current = try ImageTransformer.applyOrientation.transform(image, budget: budget)
         // The plan follows the source's own size, upright, not the (possibly shrunk-on-load) decoded one, so

@@ -93,7 +93,7 @@ public struct ProxyResponse: Sendable {
             body: Data((error.message + "\n").utf8))
     }
 
-    /// `jpeg`, `png`, `webp` or `avif` from the `Content-Type` of an image answer; nil for others.
+    /// `jpeg`, `png`, `webp`, `avif`, `gif` or `jxl` from the `Content-Type` of an image answer; nil for others.
     var imageFormatName: String? {
         guard let type = header("Content-Type") else { return nil }
         return ProxyOutputFormat.allCases.first { $0.mimeType == type }?.rawValue

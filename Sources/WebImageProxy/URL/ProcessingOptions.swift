@@ -31,6 +31,10 @@ public enum ResizeType: String, Sendable, Hashable, CaseIterable {
 }
 
 /// An output format the proxy can write.
+///
+/// WebP, GIF and JPEG XL keep an animated source's animation (every frame processed alike, with its delay
+/// and the loop count); JPEG, PNG and AVIF get its first frame, as imgproxy gives them (imgproxy animates
+/// GIF and WebP results only; its PNG results are never APNG).
 public enum ProxyOutputFormat: String, Sendable, Hashable, CaseIterable {
     /// JPEG (libjpeg-turbo).
     case jpeg
@@ -40,20 +44,40 @@ public enum ProxyOutputFormat: String, Sendable, Hashable, CaseIterable {
     case webp
     /// AVIF (libavif, when it was built with an AV1 encoder).
     case avif
+    /// GIF (giflib; at most 256 colours a frame, see `GIFEncoder`). Only when the URL names it: `Accept`
+    /// never chooses it.
+    case gif
+    /// JPEG XL (libjxl). Only when the URL names it: `Accept` never chooses it, as imgproxy's
+    /// `IMGPROXY_ENABLE_JXL_DETECTION` is off by default.
+    case jxl
 
-    /// The format named by an imgproxy extension or `f:` value: `jpg`, `jpeg`, `png`, `webp`, `avif`.
+    /// The format named by an imgproxy extension or `f:` value: `jpg`, `jpeg`, `png`, `webp`, `avif`, `gif`,
+    /// `jxl`.
     public init?(extension name: String) {
         switch name.lowercased() {
         case "jpg", "jpeg": self = .jpeg
         case "png": self = .png
         case "webp": self = .webp
         case "avif": self = .avif
+        case "gif": self = .gif
+        case "jxl": self = .jxl
         default: return nil
         }
     }
 
+    /// The names `init(extension:)` takes, for error messages.
+    static let names = "jpg, png, webp, avif, gif or jxl"
+
     /// The exact `Content-Type` of the format.
     public var mimeType: String { "image/\(rawValue)" }
+
+    /// Whether a result in this format keeps an animated source's frames.
+    public var animates: Bool {
+        switch self {
+        case .webp, .gif, .jxl: true
+        case .jpeg, .png, .avif: false
+        }
+    }
 
     /// The codecs' format.
     public var imageFormat: ImageFormat {
@@ -62,6 +86,8 @@ public enum ProxyOutputFormat: String, Sendable, Hashable, CaseIterable {
         case .png: .png
         case .webp: .webp
         case .avif: .avif
+        case .gif: .gif
+        case .jxl: .jxl
         }
     }
 }

@@ -18,7 +18,7 @@
 /// | `auto_rotate`, `ar` | a boolean |
 /// | `rotate`, `rot` | a multiple of 90, clockwise |
 /// | `quality`, `q` | 0…100 (0: the format's default) |
-/// | `format`, `f`, `ext` | `jpg`, `png`, `webp` or `avif` |
+/// | `format`, `f`, `ext` | `jpg`, `png`, `webp`, `avif`, `gif` or `jxl` (`gif`, `webp` and `jxl` keep an animation) |
 /// | `background`, `bg` | `R:G:B`, `rrggbb` or `rgb`; empty for none (`EffectOptions`) |
 /// | `blur`, `bl` | a sigma, 0…100 (0: none) |
 /// | `sharpen`, `sh` | a sigma, 0…100 (0: none) |

@@ -32,7 +32,7 @@ extension ProxyURL {
             }
             for index in stride(from: 0, to: arguments.count, by: 2) {
                 guard let format = ProxyOutputFormat(extension: arguments[index]) else {
-                    throw parser.error("unknown output format \"\(arguments[index])\" (jpg, png, webp or avif)")
+                    throw parser.error("unknown output format \"\(arguments[index])\" (\(ProxyOutputFormat.names))")
                 }
                 options.formatQuality[format] = try parser.quality(index + 1)
             }

@@ -179,7 +179,7 @@ public struct ProxyURL: Sendable, Hashable {
 
     static func extensionFormat(_ name: Substring) throws(ProxyError) -> ProxyOutputFormat {
         guard let format = ProxyOutputFormat(extension: String(name)) else {
-            throw .badRequest("unknown output format \"\(name)\" (jpg, png, webp or avif)")
+            throw .badRequest("unknown output format \"\(name)\" (\(ProxyOutputFormat.names))")
         }
         return format
     }
