@@ -14,7 +14,8 @@ extension WebImageCLI {
                 GET /{signature}/{options}/plain/{source-url}[@{ext}] or /{signature}/{options}/{base64url}[.{ext}] \
                 fetches the source, resizes it and answers in the requested format (or WebP, JPEG or \
                 PNG from Accept). Options: imgproxy's rs, s, rt, w, h, mw, mh, z, dpr, el, ex, exar, g (not sm), \
-                c, pd, ar, rot, q, fq, mb, f, sm, kcr, scp, eth, skp, raw, cb, exp, fn, att and pr (--preset). \
+                c, pd, ar, rot, wm (--watermark-path), q, fq, mb, f, sm, kcr, scp, eth, skp, raw, cb, exp, fn, att \
+                and pr (--preset). \
                 GET /health answers 200 (liveness), GET \
                 /health/ready 200 or 503 while draining (readiness), GET /metrics Prometheus's text format. Only \
                 public source addresses are fetched unless --allow-destination names a network. SIGTERM drains \
@@ -170,12 +171,25 @@ extension WebImageCLI {
                 "Accept only preset names, colon-separated, as a URL's options segment (env IMGPROXY_ONLY_PRESETS)."))
         var onlyPresets = false
 
+        @Option(
+            help: ArgumentHelp(
+                "An image drawn where a URL asks for wm:opacity[:position:x:y:scale], read once at the start (env "
+                    + "IMGPROXY_WATERMARK_PATH); without one, wm: draws nothing.", valueName: "file"))
+        var watermarkPath: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "The base opacity every wm: opacity is multiplied by, greater than 0 and at most 1 (env "
+                    + "IMGPROXY_WATERMARK_OPACITY; 1 when neither is given).", valueName: "opacity"))
+        var watermarkOpacity: Double?
+
         mutating func validate() throws {
             let environment = ProcessInfo.processInfo.environment
             try validateSigning(environment)
             try validateSources(environment)
             try validatePresets(environment)
             try validateListener(environment)
+            try validateWatermark(environment)
             try validateLimits()
         }
 
@@ -275,6 +289,24 @@ extension WebImageCLI {
             guard let port, (0...65_535).contains(port) else { throw ValidationError("--port must be 0…65535.") }
         }
 
+        /// The watermark's file and base opacity, from the flags or IMGPROXY_WATERMARK_PATH and
+        /// IMGPROXY_WATERMARK_OPACITY; the file is read in `run()`, once.
+        private mutating func validateWatermark(_ environment: [String: String]) throws {
+            if watermarkPath == nil { watermarkPath = environment["IMGPROXY_WATERMARK_PATH"] }
+            if watermarkOpacity == nil, let text = environment["IMGPROXY_WATERMARK_OPACITY"] {
+                guard let value = Double(text) else {
+                    throw ValidationError("IMGPROXY_WATERMARK_OPACITY must be a number, got '\(text)'.")
+                }
+                watermarkOpacity = value
+            }
+            guard let opacity = watermarkOpacity else { return }
+            guard opacity > 0, opacity <= 1 else {
+                throw ValidationError(
+                    "--watermark-opacity (or IMGPROXY_WATERMARK_OPACITY) must be greater than 0 and at most 1, got "
+                        + "\(opacity).")
+            }
+        }
+
         /// The limits, waits and sizes.
         private func validateLimits() throws {
             guard maxSourceBytes > 0, maxSourcePixels > 0, maxAnimationFrames > 0, maxResultDimension > 0 else {
@@ -334,6 +366,14 @@ extension WebImageCLI {
             configuration.maximumQueuedJobs = maxQueue
             configuration.presets = try ProxyPresets(presetDefinitions)  // checked in validate()
             configuration.onlyPresets = onlyPresets
+            if let watermarkPath, !watermarkPath.isEmpty {
+                do throws(ProxyWatermark.LoadError) {
+                    configuration.watermark = try ProxyWatermark(
+                        contentsOfFile: watermarkPath, opacity: watermarkOpacity ?? 1)
+                } catch {
+                    throw CLIError(error.description)
+                }
+            }
 
             let logger = Logger(label: "webimage.serve")
             if let cacheDir {

@@ -345,7 +345,8 @@ public final class ImageProxy: Sendable {
         context.transformer = ProxyTransformer(
             options: url.options, maximumDimension: configuration.maximumResultDimension,
             background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent,
-            maximumAnimationFrames: configuration.maximumAnimationFrames, keepsAnimation: choice.animates)
+            maximumAnimationFrames: configuration.maximumAnimationFrames, keepsAnimation: choice.animates,
+            watermark: url.options.watermark.isEnabled ? configuration.watermark : nil)
         context.encoder = JobEncoder(
             base: OutputEncoder(choice: choice, options: url.options, stopCheck: cancellation.stopCheck),
             cancellation: cancellation)

@@ -110,6 +110,13 @@ public struct ImageProxyConfiguration: Sendable {
     /// `IMGPROXY_ONLY_PRESETS`); anything else is refused with 400. `false` by default.
     public var onlyPresets = false
 
+    // MARK: Watermark
+
+    /// The image `watermark` (`wm`) draws, with its base opacity (imgproxy's `IMGPROXY_WATERMARK_PATH` and
+    /// `IMGPROXY_WATERMARK_OPACITY`). Without one, `wm` is accepted and draws nothing, as in imgproxy. nil by
+    /// default.
+    public var watermark: ProxyWatermark?
+
     // MARK: Results
 
     /// Where finished results are kept: a hit is answered without fetching or decoding. It is the proxy's

@@ -31,10 +31,12 @@ struct ProxyTransformer: ImageTransforming {
     /// Whether the result keeps an animation (`FormatChoice.animates`): then the source was decoded with
     /// every frame, and all of them must be there.
     var keepsAnimation = false
+    /// The server's watermark, when `options` asks for one (`ImageProxyConfiguration.watermark`).
+    var watermark: ProxyWatermark?
 
     var key: String {
         "proxy(\(options.canonical);max=\(maximumDimension);bg=\(background.rawValue);frames=\(maximumAnimationFrames)"
-            + (keepsAnimation ? ";animated)" : ")")
+            + (keepsAnimation ? ";animated" : "") + (watermark.map { ";wm=\($0.identity)" } ?? "") + ")"
     }
 
     /// A source whose file ended early: it still decodes, to the rows that arrived, but served it would be
@@ -86,7 +88,9 @@ struct ProxyTransformer: ImageTransforming {
             current = try ImageTransformer.place(on: plan.size, x: plan.origin.x, y: plan.origin.y, color: color)
                 .transform(current, budget: budget)
         }
-        return try Self.flattened(current, options.effects, budget: budget)
+        current = try Self.flattened(current, options.effects, budget: budget)
+        try watermark?.draw(options.watermark, on: &current, dprScale: plan.dprScale, budget: budget)
+        return current
     }
 
     /// `rect` in `source` pixels, in the pixels of `image` (the same unless the decoder shrank it).

@@ -28,6 +28,10 @@ public struct ResizePlan: Sendable, Hashable {
     public var origin: (x: Int, y: Int)
     /// The result's size: the canvas.
     public var size: PixelSize
+    /// What pixel offsets and padding are multiplied by: `dpr`, changed as imgproxy's `DprScale` is when the
+    /// image cannot reach the size without `enlarge` or the result limit shrank it. Steps after the plan (the watermark) place by
+    /// it; not compared by `==`, which compares the pixels the plan keeps and where.
+    public var dprScale = 1.0
 
     /// Whether the kept image covers the whole canvas (no background shows).
     public var coversCanvas: Bool {
@@ -328,7 +332,7 @@ private struct Calculation {
         return ResizePlan(
             source: PixelSize(width: sourceWidth, height: sourceHeight), crop: crop,
             scaled: PixelSize(width: scaledWidth, height: scaledHeight), kept: kept, origin: origin,
-            size: PixelSize(width: canvas.width, height: canvas.height))
+            size: PixelSize(width: canvas.width, height: canvas.height), dprScale: dprScale)
     }
 
     /// imgproxy's `extendImage`: the canvas grows to `size` (a side of 0 or one not larger keeps the

@@ -137,6 +137,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var rotation = 0
     /// `background`, `blur`, `sharpen`, `pixelate` and `flip`. None by default.
     public var effects = EffectOptions()
+    /// `watermark`: the server's watermark over the result. None (opacity 0) by default.
+    public var watermark = WatermarkOption()
 
     // MARK: Output
 
@@ -243,6 +245,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         if rotation != 0 { parts.append("rot:\(rotation)") }
         parts.append("g:\(gravity.canonical)")
         parts += effects.canonical
+        if watermark.isEnabled { parts.append(watermark.canonical) }
         parts += outputCanonical
         return parts.joined(separator: "/")
     }

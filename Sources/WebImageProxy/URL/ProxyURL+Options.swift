@@ -24,6 +24,7 @@
 /// | `sharpen`, `sh` | a sigma, 0…100 (0: none) |
 /// | `pixelate`, `pix` | a block side in pixels (0 or 1: none) |
 /// | `flip`, `fl` | `horizontal[:vertical]`, booleans, after `rotate` |
+/// | `watermark`, `wm` | `opacity[:position:x:y:scale]` (`ProxyURL+Watermark.swift`) |
 ///
 /// `ProxyURL+OutputOptions.swift` has the output, handling and request options and presets.
 ///
@@ -51,6 +52,7 @@ extension ProxyURL {
         if try applySizeOption(parser, to: &options) { return }
         if try applyPlacementOption(parser, to: &options) { return }
         if try applyEffectOption(parser, to: &options) { return }
+        if try applyWatermarkOption(parser, to: &options) { return }
         guard try applyOutputOption(parser, to: &options) else {
             throw .badRequest("unknown option \"\(parser.name)\"")
         }
