@@ -8,7 +8,8 @@ extension ProxyWatermark {
     /// Compositing is Porter-Duff "over" on straight alpha, as libvips composites: an opaque image stays
     /// opaque, and a transparent one gets the alpha the mark adds. Over is associative, so drawing on a
     /// transparent canvas that the JPEG encoder later flattens onto white gives what imgproxy gives by
-    /// flattening first.
+    /// flattening first. The mark's sRGB values are drawn as they are, also on a result kept in the source's
+    /// own profile (`strip_color_profile:0`), where imgproxy would convert them.
     ///
     /// - Throws: `ImageCodecError` when resampling the watermark would pass `budget`.
     func draw(
