@@ -212,7 +212,7 @@ struct ServeCommandTests {
         let unknown = try await serve.get(try await Self.signedPath("/w:10/duotone:5/plain/\(photo)@png"))
         #expect(unknown.status == 400)
         #expect(String(decoding: unknown.body, as: UTF8.self).contains("duotone"))
-        let gravity = try await serve.get(try await Self.signedPath("/g:sm/plain/\(photo)@png"))
+        let gravity = try await serve.get(try await Self.signedPath("/ex:1:sm/plain/\(photo)@png"))
         #expect(gravity.status == 400)
         #expect(String(decoding: gravity.body, as: UTF8.self).contains("smart gravity"))
     }

@@ -250,14 +250,14 @@ struct ServeGeometryTests {
         await setup.stop()
     }
 
-    @Test("an option with a bad argument is 400 naming it; sm gravity is refused")
+    @Test("an option with a bad argument is 400 naming it; sm gravity is refused for extend and with offsets")
     func badArguments() async throws {
         let setup = try await Setup()
         for (options, named) in [
             ("rs:fit:10:10:0:maybe", "extend"), ("s:10:10:2", "enlarge"), ("rt:stretch", "stretch"),
             ("mw:-1", "mw"), ("min-height:x", "min-height"), ("z:0", "z"), ("zoom:1:nan", "zoom"),
             ("dpr:9", "dpr"), ("ex:1:sm", "smart gravity"), ("exar:1:up", "gravity"),
-            ("g:sm", "smart gravity"), ("g:fp:2:0", "focus point"), ("g:no:1e300", "offset"), ("c:-5", "crop"),
+            ("g:sm:1:1", "smart gravity"), ("g:fp:2:0", "focus point"), ("g:no:1e300", "offset"), ("c:-5", "crop"),
             ("c:10:10:ce:0:0:0", "c"), ("pd:1:2:3:4:5", "pd"), ("padding:-1", "padding"), ("ar:yes", "auto_rotate"),
             ("rot:45", "multiple of 90"), ("w:1.5", "w"), ("rs:fit:1:1:1:1:ce:1:1:1", "rs"),
         ] {

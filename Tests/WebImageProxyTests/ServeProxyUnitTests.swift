@@ -104,7 +104,7 @@ struct ServeProxyUnitTests {
             ("/s/rs:stretch:1:1/plain/http://h/a.jpg", "stretch"),
             ("/s/w:-1/plain/http://h/a.jpg", "w"),
             ("/s/q:101/plain/http://h/a.jpg", "quality"),
-            ("/s/g:sm/plain/http://h/a.jpg", "smart gravity"),
+            ("/s/ex:1:sm/plain/http://h/a.jpg", "smart gravity"),
             ("/s/dpr:0/plain/http://h/a.jpg", "dpr"),
             ("/s/rs:fit:1:1:maybe/plain/http://h/a.jpg", "enlarge"),
             ("/s/w:10/plain/http://h/a.jpg@bmp", "bmp"),

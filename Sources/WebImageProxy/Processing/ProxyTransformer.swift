@@ -1,7 +1,8 @@
 import WebImageCodecs
 
 /// The transformer that runs one request's `ResizePlan` inside the downloader's processing stage, where
-/// the source's size is first known: the source's checks, upright per EXIF, then the plan.
+/// the source's size is first known: the source's checks, upright per EXIF, `trim` (the plan follows the
+/// trimmed size), then the plan, with smart gravity placed on the pixels (`ProxyTransformer+SmartGravity`).
 ///
 /// Background (extension, padding) is transparent, as imgproxy's is before it flattens: formats with
 /// alpha keep it, and the JPEG encoder flattens it onto white, imgproxy's default `background`. When the
@@ -62,19 +63,27 @@ struct ProxyTransformer: ImageTransforming {
         // a result never depends on how the decoder scaled.
         var upright = PixelSize(width: image.originalWidth, height: image.originalHeight)
         if (5...8).contains(image.exifOrientation) { swap(&upright.width, &upright.height) }  // turned just now
-        let plan = ResizePlan.make(
-            options: options, source: upright, quarterTurned: (5...8).contains(image.fileOrientation),
-            maximumDimension: maximumDimension)
+        let quarterTurned = (5...8).contains(image.fileOrientation)
+        current = try ImageTrim.trimmed(
+            current, options.trim, source: &upright, quarterTurned: quarterTurned, budget: budget)
+        var options = options
+        func makePlan() -> ResizePlan {
+            ResizePlan.make(
+                options: options, source: upright, quarterTurned: quarterTurned, maximumDimension: maximumDimension)
+        }
+        var plan = makePlan()
         var steps: [ImageTransformer] = []
         if !options.autoRotate { steps.append(.storedOrientation) }
         if let rotation = ImageRotation(rawValue: options.rotation) { steps.append(.rotate(rotation)) }
         steps += Self.flipSteps(options.effects)
         for step in steps { current = try step.transform(current, budget: budget) }
 
+        if Self.placeSmartCrop(&options, plan: plan, in: current) { plan = makePlan() }
         if let crop = plan.crop {
             current = try ImageTransformer.crop(Self.decoded(crop, of: plan.source, in: current))
                 .transform(current, budget: budget)
         }
+        if Self.placeSmartResultCrop(&options, plan: plan, in: current) { plan = makePlan() }
         let whole = PixelRect(x: 0, y: 0, width: plan.scaled.width, height: plan.scaled.height)
         if plan.scaled != PixelSize(width: current.width, height: current.height) || plan.kept != whole {
             current = try ImageTransformer.resize(to: plan.scaled, keeping: plan.kept).transform(
@@ -108,10 +117,11 @@ struct ProxyTransformer: ImageTransforming {
     /// Shrink-on-load: the decoder (libjpeg's DCT scaling, libwebp's scaling, PNG's box averaging) needs to
     /// produce no more than covers the result. One side alone needs that side; `fit` needs the image to fit
     /// the box; every other type (fill, fill-down, force, auto) needs it to cover the box. A crop, a zoom, a
-    /// minimum side or `auto_rotate:0` decode at full size: their scale is not one of the box's.
+    /// minimum side, `trim` or `auto_rotate:0` decode at full size: their scale is not one of the box's.
     var minimumDecodeSize: MinimumDecodeSize? {
-        guard options.crop == nil, options.zoomWidth == 1, options.zoomHeight == 1, options.minWidth == 0,
-            options.minHeight == 0, options.autoRotate
+        // Trim needs every pixel, as imgproxy's does, and the plan then follows the trimmed size.
+        guard options.crop == nil, !options.trim.isEnabled, options.zoomWidth == 1, options.zoomHeight == 1,
+            options.minWidth == 0, options.minHeight == 0, options.autoRotate
         else { return nil }
         var width = options.scaledWidth
         var height = options.scaledHeight

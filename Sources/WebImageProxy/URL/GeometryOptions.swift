@@ -30,8 +30,7 @@ public struct Gravity: Sendable, Hashable {
     }
 }
 
-/// imgproxy's gravity types, by their URL names. Smart gravity (`sm`) is not one of them here: the proxy
-/// answers it with 400.
+/// imgproxy's gravity types, by their URL names.
 public enum GravityType: String, Sendable, Hashable, CaseIterable {
     /// `ce`: the middle.
     case centre = "ce"
@@ -53,6 +52,10 @@ public enum GravityType: String, Sendable, Hashable, CaseIterable {
     case southWest = "sowe"
     /// `fp`: a focus point, `x` and `y` fractions of the width and height.
     case focusPoint = "fp"
+    /// `sm`: smart, the most interesting part of the image (`AttentionCrop`), for crops only (`g`, `c`), as
+    /// in imgproxy; without offsets. `ResizePlan` alone places it in the middle: the transformer, which has
+    /// the pixels, turns it into a focus point first.
+    case smart = "sm"
 
     var isNorth: Bool { self == .north || self == .northEast || self == .northWest }
     var isSouth: Bool { self == .south || self == .southEast || self == .southWest }

@@ -139,6 +139,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var effects = EffectOptions()
     /// `watermark`: the server's watermark over the result. None (opacity 0) by default.
     public var watermark = WatermarkOption()
+    /// `trim`: the background around the image cut off first. Off by default.
+    public var trim = TrimOption()
 
     // MARK: Output
 
@@ -243,6 +245,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         }
         if !autoRotate { parts.append("ar:0") }
         if rotation != 0 { parts.append("rot:\(rotation)") }
+        if let trim = trim.canonical { parts.append(trim) }
         parts.append("g:\(gravity.canonical)")
         parts += effects.canonical
         if watermark.isEnabled { parts.append(watermark.canonical) }

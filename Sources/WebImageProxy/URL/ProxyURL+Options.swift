@@ -12,8 +12,9 @@
 /// | `dpr` | a factor in (0, 8] |
 /// | `enlarge`, `el` | a boolean (`1`, `t`, `true`, `0`, `f`, `false`) |
 /// | `extend`, `ex`; `extend_aspect_ratio`, `extend_ar`, `exar` | `boolean[:gravity:x:y]` (no `sm`) |
-/// | `gravity`, `g` | `type[:x:y]`, `fp:x:y` (`sm` is refused) |
-/// | `crop`, `c` | `width:height[:gravity:x:y]` |
+/// | `gravity`, `g` | `type[:x:y]`, `fp:x:y`, `sm` |
+/// | `crop`, `c` | `width:height[:gravity:x:y]` (`sm` too) |
+/// | `trim`, `t` | `threshold[:color[:equal_hor[:equal_ver]]]` (`ProxyURL+Trim.swift`) |
 /// | `padding`, `pd` | `top[:right[:bottom[:left]]]`, as CSS |
 /// | `auto_rotate`, `ar` | a boolean |
 /// | `rotate`, `rot` | a multiple of 90, clockwise |
@@ -53,6 +54,7 @@ extension ProxyURL {
         if try applyPlacementOption(parser, to: &options) { return }
         if try applyEffectOption(parser, to: &options) { return }
         if try applyWatermarkOption(parser, to: &options) { return }
+        if try applyTrimOption(parser, to: &options) { return }
         guard try applyOutputOption(parser, to: &options) else {
             throw .badRequest("unknown option \"\(parser.name)\"")
         }
@@ -126,12 +128,12 @@ extension ProxyURL {
             try applyExtend(parser, from: 0, to: &options.extendAspectRatio)
         case "g", "gravity":
             try parser.count(1...3)
-            options.gravity = try parser.gravity(from: 0)
+            options.gravity = try parser.gravity(from: 0, smart: true)
         case "c", "crop":
             try parser.count(1...5)
             let width = try parser.cropSide(0)
             let height = arguments.count > 1 ? try parser.cropSide(1) : 0
-            let gravity = arguments.count > 2 ? try parser.gravity(from: 2) : nil
+            let gravity = arguments.count > 2 ? try parser.gravity(from: 2, smart: true) : nil
             options.crop = CropOption(width: width, height: height, gravity: gravity)
         case "pd", "padding":
             try parser.count(1...4)
@@ -269,14 +271,20 @@ struct OptionArguments {
     }
 
     /// `type[:x:y]` from argument `first` on. Focus points take exactly two offsets in 0…1; other offsets
-    /// are fractions below 1 or pixels up to 2^30 either way.
-    func gravity(from first: Int) throws(ProxyError) -> Gravity {
+    /// are fractions below 1 or pixels up to 2^30 either way. Smart gravity (`sm`), without offsets, only
+    /// where `smart` allows it: imgproxy takes it for crops, not for placing an image on a larger canvas.
+    func gravity(from first: Int, smart: Bool = false) throws(ProxyError) -> Gravity {
         let text = first < arguments.count ? arguments[first] : ""
-        if text == "sm" { throw error("smart gravity (sm) is not supported") }
-        guard let type = GravityType(rawValue: text) else {
-            throw error("unknown gravity \"\(text)\" (ce, no, so, ea, we, noea, nowe, soea, sowe or fp)")
-        }
         let offsets = arguments.count - first - 1
+        if text == GravityType.smart.rawValue {
+            guard smart else { throw error("smart gravity (sm) is only for crops (g, c)") }
+            guard offsets == 0 else { throw error("smart gravity (sm) takes no offsets") }
+            return Gravity(.smart)
+        }
+        guard let type = GravityType(rawValue: text) else {
+            let known = smart ? "sowe, fp or sm" : "sowe or fp"
+            throw error("unknown gravity \"\(text)\" (ce, no, so, ea, we, noea, nowe, soea, \(known))")
+        }
         if type == .focusPoint {
             guard offsets == 2, let x = try number(first + 1), let y = try number(first + 2), (0...1).contains(x),
                 (0...1).contains(y)
