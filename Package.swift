@@ -45,6 +45,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // `webimage serve`'s `/metrics` in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // `webimage serve`'s IMGPROXY_* environment. Hummingbird's package already names it (so it is resolved
+        // either way); no traits: only the environment provider is used, not its JSON files.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         // C libraries. Each system library is a module map over Debian's headers; the variadic or
@@ -173,6 +176,7 @@ let package = Package(
                 "WebImageProxy",
                 "LocalImageServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
+                .product(name: "Configuration", package: "swift-configuration", condition: tools),
             ],
             path: "Examples/webimage",
             swiftSettings: [.swiftLanguageMode(.v6)]

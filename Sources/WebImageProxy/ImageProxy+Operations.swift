@@ -40,7 +40,7 @@ extension ImageProxy {
         var response: ProxyResponse
         var isOperational = true
         switch request.path {
-        case "/health":
+        case "/health", configuration.healthCheckPath:
             response = ProxyResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Data("ok\n".utf8))
         case "/health/ready":
             response =

@@ -58,7 +58,7 @@ public final class ImageProxy: Sendable {
         metricsRegistry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
     ) {
         self.configuration = configuration
-        self.signature = URLSignature(keys: configuration.signingKeys)
+        self.signature = URLSignature(keys: configuration.signingKeys, size: configuration.signatureSize)
         self.logger = logger
         self.accessLogger = accessLogger
         self.metrics = ProxyMetrics(registry: metricsRegistry)
@@ -114,6 +114,9 @@ public final class ImageProxy: Sendable {
 
     func process(_ request: ProxyRequest) async throws(ProxyError) -> ProxyResponse {
         let deadline = ContinuousClock.now + configuration.requestDeadline
+        if let secret = configuration.secret, !Self.hasSecret(request.authorization, secret) {
+            throw .forbidden("invalid secret")
+        }
         let (signatureText, signedPath) = try ProxyURL.splitSignature(request.path)
         let unsignedAllowed = configuration.allowsUnsigned && signatureText == "insecure"
         guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
@@ -121,7 +124,8 @@ public final class ImageProxy: Sendable {
         }
         var url = try ProxyURL(
             path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets,
-            baseURL: configuration.baseURL, clientHints: configuration.usesClientHints ? request.clientHints : nil)
+            defaults: configuration.defaultOptions, baseURL: configuration.baseURL,
+            clientHints: configuration.usesClientHints ? request.clientHints : nil)
         // imgproxy answers a URL past its `expires` with 404, as a URL that does not exist.
         if url.options.expires > 0, url.options.expires < Int64(Date().timeIntervalSince1970) {
             throw ProxyError(status: 404, "the URL has expired")
@@ -130,7 +134,7 @@ public final class ImageProxy: Sendable {
         guard allowsSource(url.source) else { throw .forbidden("the source URL is not allowed") }
         url.fetchURL = try fetchURL(for: url.source)
         let choice = FormatChoice(
-            format: url.options.format, accept: request.accept, detectsAVIF: configuration.detectsAVIF)
+            format: url.options.format, accept: request.accept, negotiation: configuration.formatNegotiation)
         let etag = Self.etag(source: sourceText, options: url.options, choice: choice)
         var headers = [
             ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"),
@@ -138,12 +142,16 @@ public final class ImageProxy: Sendable {
             ("ETag", etag),
             ("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", "default-src 'none'"),
         ]
-        if choice.isNegotiated { headers.append(("Vary", "Accept")) }
-        if configuration.usesClientHints { headers.append(("Vary", "Sec-CH-DPR, DPR, Sec-CH-Width, Width")) }
+        let ifNoneMatch = configuration.usesETags ? request.ifNoneMatch : nil
+        if !configuration.usesETags { headers.removeAll { $0.0 == "ETag" } }
+        var vary: [String] = []
+        if configuration.formatNegotiation.isOn { vary.append("Accept") }
+        if configuration.usesClientHints { vary += ["Sec-CH-DPR", "DPR", "Sec-CH-Width", "Width"] }
+        if !vary.isEmpty { headers.append(("Vary", vary.joined(separator: ", "))) }
         // A validator naming this ETag is answered without fetching: the ETag is the result's identity. `*`
         // ("any representation exists") is answered only once the result exists, below, so it never
         // vouches for a source that fails.
-        if let ifNoneMatch = request.ifNoneMatch, Self.matches(ifNoneMatch, etag) {
+        if let ifNoneMatch, Self.matches(ifNoneMatch, etag) {
             var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
             notModified.cacheStatus = .revalidated
             return notModified
@@ -158,7 +166,7 @@ public final class ImageProxy: Sendable {
         case .failure(let error): throw error
         }
         let (data, fields) = (made.data, made.sourceFields)
-        if let ifNoneMatch = request.ifNoneMatch, Self.isWildcard(ifNoneMatch) {
+        if let ifNoneMatch, Self.isWildcard(ifNoneMatch) {
             var notModified = ProxyResponse(status: 304, headers: headers, body: Data())
             notModified.cacheStatus = cacheStatus
             return notModified
@@ -402,6 +410,18 @@ public final class ImageProxy: Sendable {
         default:
             ProxyError(status: 502, "the source could not be fetched")
         }
+    }
+
+    /// Whether `authorization` is `Bearer SECRET`, compared in constant time (as imgproxy's
+    /// `subtle.ConstantTimeCompare`), so the time taken does not tell how much of a guess was right.
+    static func hasSecret(_ authorization: String?, _ secret: String) -> Bool {
+        let expected = Array("Bearer \(secret)".utf8)
+        let given = Array((authorization ?? "").utf8)
+        var difference = UInt8(expected.count == given.count ? 0 : 1)
+        for index in expected.indices {
+            difference |= expected[index] ^ (index < given.count ? given[index] : 0)
+        }
+        return difference == 0
     }
 
     /// A strong ETag over the source, the canonical options and the format choice.

@@ -18,6 +18,13 @@ public struct ImageProxyConfiguration: Sendable {
     /// Whether `insecure` in the signature segment is accepted instead of a signature: for local
     /// development only. `false` by default.
     public var allowsUnsigned = false
+    /// How many bytes of the HMAC a signature carries, 1…32 (imgproxy's `IMGPROXY_SIGNATURE_SIZE`): a URL's
+    /// signature is the first this many bytes, Base64 encoded. 32, the whole HMAC, by default.
+    public var signatureSize = 32
+    /// A secret every image request must carry as `Authorization: Bearer SECRET` (imgproxy's
+    /// `IMGPROXY_SECRET`), for a proxy only a CDN or a gateway should reach; a request without it is
+    /// answered 403. The health and metrics paths do not ask for it. nil (no secret) by default.
+    public var secret: String?
 
     // MARK: Sources
 
@@ -80,6 +87,13 @@ public struct ImageProxyConfiguration: Sendable {
     public var maximumResultDimension = 8192
     /// `Cache-Control: public, max-age=` this many seconds. One year by default.
     public var cacheMaxAge = 31_536_000
+    /// Whether image responses carry an `ETag` and `If-None-Match` is answered 304 (imgproxy's
+    /// `IMGPROXY_USE_ETAG`, off there by default). The ETag is made from the URL before anything is fetched,
+    /// so a revalidation costs no fetch or encode. `true` by default.
+    public var usesETags = true
+    /// Another path answered as `/health` is (imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`), such as `/healthz`.
+    /// nil by default.
+    public var healthCheckPath: String?
 
     /// Whether answers carry the source's `Last-Modified`, and a request whose `If-Modified-Since` is as new
     /// is answered 304 (imgproxy's `IMGPROXY_USE_LAST_MODIFIED`). `false` by default, as in imgproxy.
@@ -95,11 +109,20 @@ public struct ImageProxyConfiguration: Sendable {
 
     // MARK: Formats
 
-    /// Whether a URL without a format gets AVIF when `Accept` names `image/avif` (imgproxy's
-    /// `IMGPROXY_ENABLE_AVIF_DETECTION`). Off, the client's `Accept` can pick WebP, JPEG or PNG only, and an
-    /// AVIF encode, several times the cost of the others, happens only when the signed URL asks for it
-    /// (`@avif`, `f:avif`). `false` by default, as in imgproxy.
-    public var detectsAVIF = false
+    /// Which formats a client's `Accept` may choose (imgproxy's `IMGPROXY_AUTO_WEBP`, `…_AVIF`, `…_JXL` and
+    /// their `ENFORCE_` forms); while any is on, responses carry `Vary: Accept`. All off by default, as in
+    /// imgproxy: the URL's format or JPEG (PNG with alpha), whatever the client sends. An AVIF encode,
+    /// several times the cost of the others, then happens only when the signed URL asks for it.
+    public var formatNegotiation = FormatNegotiation()
+
+    // MARK: Options
+
+    /// The options every URL starts from, before the `default` preset and the URL's own: where imgproxy's
+    /// `IMGPROXY_FORMAT_QUALITY` (and `IMGPROXY_QUALITY`, as the quality of each format it does not name),
+    /// `IMGPROXY_AUTO_ROTATE`, `IMGPROXY_STRIP_METADATA` and `IMGPROXY_KEEP_COPYRIGHT` go. They are part of
+    /// every URL's canonical options, so ETags and the result cache's keys follow them. `ProcessingOptions()`
+    /// by default.
+    public var defaultOptions = ProcessingOptions()
 
     // MARK: Presets
 

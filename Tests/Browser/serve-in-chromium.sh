@@ -54,6 +54,7 @@ origin_port=$(grep -oE 'port [0-9]+' "$work/origin.log" | head -1 | cut -d' ' -f
 key=$(openssl rand -hex 32)
 salt=$(openssl rand -hex 16)
 "$webimage" serve --host 127.0.0.1 --port 0 --key "$key" --salt "$salt" --allow-destination 127.0.0.0/8 \
+    --enable-webp-detection \
     >"$work/serve.log" 2>&1 &
 pids+=($!)
 wait_for "$work/serve.log" 'listening on http://127\.0\.0\.1:[0-9]+'

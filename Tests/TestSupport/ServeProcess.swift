@@ -39,12 +39,10 @@ package final class ServeProcess: Sendable {
         let process = Process()
         process.executableURL = try CLIRunner.executable("webimage")
         process.arguments = ["serve"] + (listenFlags ? ["--host", "127.0.0.1", "--port", "0"] : []) + arguments
-        var processEnvironment = ProcessInfo.processInfo.environment
-        for name in [
-            "WEBIMAGE_KEY", "WEBIMAGE_SALT", "WEBIMAGE_HOST", "WEBIMAGE_PORT", "IMGPROXY_ENABLE_AVIF_DETECTION",
-            "IMGPROXY_PRESETS", "IMGPROXY_ONLY_PRESETS",
-        ] {
-            processEnvironment[name] = nil
+        // Only the test's own settings: none of the runner's WEBIMAGE_* or imgproxy's IMGPROXY_* variables.
+        var processEnvironment = ProcessInfo.processInfo.environment.filter {
+            !$0.key.hasPrefix("IMGPROXY_")
+                && !["WEBIMAGE_KEY", "WEBIMAGE_SALT", "WEBIMAGE_HOST", "WEBIMAGE_PORT"].contains($0.key)
         }
         for (key, value) in environment { processEnvironment[key] = value }
         process.environment = processEnvironment

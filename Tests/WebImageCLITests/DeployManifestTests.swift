@@ -28,7 +28,7 @@ struct DeployManifestTests {
         let resources = passed.compactMap { $0.split(separator: " ").drop { $0 != "resource" }.dropFirst().first }
         #expect(
             Set(resources.map(String.init)) == [
-                "job/webimage-bulk", "deployment/webimage-serve", "service/webimage-serve",
+                "job/webimage-bulk", "configmap/webimage-serve", "deployment/webimage-serve", "service/webimage-serve",
                 "horizontalpodautoscaler/webimage-serve",
             ], "\(run.stdout)\(run.stderr)")
     }
@@ -61,7 +61,24 @@ struct DeployManifestTests {
         return arguments
     }
 
-    @Test("serve.yaml's container arguments run as written: probes, a signed image from the key Secret, drain")
+    /// The ConfigMap's `data:` of `yaml`: `NAME: "value"` lines, comments skipped.
+    static func configMapData(_ yaml: String) throws -> [String: String] {
+        let lines = yaml.split(separator: "\n").map(String.init)
+        let start = try #require(lines.firstIndex { $0 == "data:" })
+        var data: [String: String] = [:]
+        for line in lines[(start + 1)...] {
+            guard line.hasPrefix("  ") else { break }
+            let item = line.trimmingCharacters(in: .whitespaces)
+            if item.hasPrefix("#") { continue }
+            let parts = item.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let value = try #require(parts.count == 2 ? parts[1] : nil, "\(line)")
+            #expect(value.hasPrefix("\"") && value.hasSuffix("\""), "ConfigMap values are strings: \(line)")
+            data[parts[0]] = String(value.dropFirst().dropLast())
+        }
+        return data
+    }
+
+    @Test("serve.yaml runs as written: its ConfigMap's IMGPROXY_* variables, the key Secret, probes, drain")
     func serveArgumentsRunAsWritten() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
@@ -71,32 +88,34 @@ struct DeployManifestTests {
         var arguments = try Self.containerArguments(yaml)
         #expect(arguments.first == "serve" && arguments.contains("--cache-dir=/cache"), "\(arguments)")
         #expect(yaml.contains("path: /health/ready") && yaml.contains("path: /health,"))
-        // Here: loopback on a free port, the cache in a temporary folder, and the origin's network allowed
-        // (the Deployment fetches from public addresses only).
-        arguments = arguments.dropFirst().map { argument in
-            switch argument {
-            case "--host=0.0.0.0": "--host=127.0.0.1"
-            case "--port=8080": "--port=0"
-            case "--cache-dir=/cache": "--cache-dir=" + folder.path
-            default: argument
-            }
-        }
-        // WEBIMAGE_KEY and WEBIMAGE_SALT come from the Secret in the cluster.
+        #expect(yaml.contains("configMapRef: { name: webimage-serve }"))
+        #expect(yaml.contains("name: IMGPROXY_KEY") && yaml.contains("name: IMGPROXY_SALT"))
+        var environment = try Self.configMapData(yaml)
+        #expect(
+            environment["IMGPROXY_BIND"] == "0.0.0.0:8080" && environment["IMGPROXY_WORKERS"] == "2", "\(environment)")
+        // Here: loopback on a free port, the cache in a temporary folder, and the origin's loopback address
+        // allowed (the Deployment fetches from public addresses only).
+        environment["IMGPROXY_BIND"] = "127.0.0.1:0"
+        environment["IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES"] = "true"
+        arguments = arguments.dropFirst().map { $0 == "--cache-dir=/cache" ? "--cache-dir=" + folder.path : $0 }
+        // IMGPROXY_KEY and IMGPROXY_SALT come from the Secret in the cluster.
         let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
         let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
-        let serve = try await ServeProcess.start(
-            arguments + ["--allow-destination", "127.0.0.0/8"],
-            environment: ["WEBIMAGE_KEY": key, "WEBIMAGE_SALT": salt],
-            listenFlags: false)
+        environment["IMGPROXY_KEY"] = key
+        environment["IMGPROXY_SALT"] = salt
+        let serve = try await ServeProcess.start(arguments, environment: environment, listenFlags: false)
         #expect(try await serve.get("/health").status == 200)
         #expect(try await serve.get("/health/ready").status == 200)
-        let path = "/rs:fill:64:64:0/plain/\(origin.url("/files/coffee-progressive.jpg").absoluteString)@png"
+        let path = "/rs:fill:64:64:0/plain/\(origin.url("/files/coffee-progressive.jpg").absoluteString)"
         let signed = "/" + (try await ServeProcess.sign(path, key: key, salt: salt)) + path
-        let reply = try await serve.get(signed)
+        let reply = try await serve.get(signed, headers: ["Accept": "image/avif,image/webp,*/*"])
         #expect(reply.status == 200, "\(serve.stderr)")
-        #expect(ServeProcess.pngSize(reply.body)?.width == 64)
+        // IMGPROXY_AUTO_WEBP: WebP for a browser's Accept, never AVIF unless a URL asks.
+        #expect(reply.header("Content-Type") == "image/webp" && reply.header("Vary") == "Accept")
+        #expect(reply.header("Cache-Control") == "public, max-age=31536000")
         // The result went to the cache folder.
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: folder.path)).isEmpty)
         #expect(await serve.stop() == 0, "\(serve.stderr)")
+        #expect(!serve.stderr.contains("is not a setting"), "every variable of the ConfigMap is read: \(serve.stderr)")
     }
 }

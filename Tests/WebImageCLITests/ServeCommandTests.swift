@@ -117,7 +117,7 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("formats: explicit ones are sent as asked; without one, Accept picks WebP, JPEG or PNG for alpha")
+    @Test("formats: explicit ones are sent as asked; without one, JPEG or PNG, or WebP from Accept with detection")
     func formats() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
@@ -150,21 +150,38 @@ struct ServeCommandTests {
             #expect(reply.header("Content-Type") == "image/avif" && avifMagic(reply.body))
         }
 
+        // imgproxy's defaults: no detection, so Accept chooses nothing and nothing varies by it.
+        for (source, type, magic) in [(photo, "image/jpeg", jpegMagic), (alpha, "image/png", pngMagic)] {
+            let reply = try await serve.get(
+                try await Self.signedPath("/w:64/plain/\(source)"), headers: ["Accept": "image/avif,image/webp,*/*"])
+            #expect(reply.header("Content-Type") == type && magic(reply.body), "\(source) without detection")
+            #expect(reply.header("Vary") == nil)
+        }
+        #expect(await serve.stop() == 0)
+
         let negotiated: [(String, String, String, (Data) -> Bool)] =
             [
                 (photo, "image/webp,*/*", "image/webp", webpMagic),
                 (photo, "image/avif;q=0,image/webp", "image/webp", webpMagic),
                 (photo, "text/html,*/*;q=0.8", "image/jpeg", jpegMagic),
                 (alpha, "*/*", "image/png", pngMagic),
-                (photo, "image/avif,image/webp,*/*", "image/webp", webpMagic),  // AVIF only with detection
+                (photo, "image/avif,image/webp,*/*", "image/webp", webpMagic),  // AVIF only with its detection
             ]
-        for (source, accept, type, magic) in negotiated {
-            let reply = try await serve.get(
-                try await Self.signedPath("/w:64/plain/\(source)"), headers: ["Accept": accept])
-            #expect(reply.status == 200, "\(accept)")
-            #expect(reply.header("Content-Type") == type, "\(source) with Accept \(accept)")
-            #expect(magic(reply.body), "\(source) with Accept \(accept)")
-            #expect(reply.header("Vary") == "Accept")
+        for detection in [["--enable-webp-detection"], []] {
+            let environment = detection.isEmpty ? ["IMGPROXY_AUTO_WEBP": "true"] : [:]
+            let detecting = try await ServeProcess.start(Self.signed + detection, environment: environment)
+            for (source, accept, type, magic) in negotiated {
+                let reply = try await detecting.get(
+                    try await Self.signedPath("/w:64/plain/\(source)"), headers: ["Accept": accept])
+                #expect(reply.status == 200, "\(accept)")
+                #expect(reply.header("Content-Type") == type, "\(source) with Accept \(accept), \(environment)")
+                #expect(magic(reply.body), "\(source) with Accept \(accept)")
+                #expect(reply.header("Vary") == "Accept")
+            }
+            // With a detection on, imgproxy says Vary: Accept on every image, an explicit format's too.
+            let explicit = try await detecting.get(try await Self.signedPath("/w:64/plain/\(photo)@png"))
+            #expect(explicit.header("Content-Type") == "image/png" && explicit.header("Vary") == "Accept")
+            #expect(await detecting.stop() == 0)
         }
     }
 
@@ -172,7 +189,7 @@ struct ServeCommandTests {
     func notModified() async throws {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
-        let serve = try await Self.start()
+        let serve = try await Self.start(Self.signed + ["--enable-webp-detection"])
         let source = origin.url("/files/coffee-progressive.jpg").absoluteString
         let path = try await Self.signedPath("/rs:fill:50:50/plain/\(source)")
         let first = try await serve.get(path, headers: ["Accept": "image/webp"])

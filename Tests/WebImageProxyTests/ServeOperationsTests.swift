@@ -22,6 +22,8 @@ struct ServeOperationsTests {
         configuration.sourceCache = sourceCache
         configuration.maximumConcurrentJobs = concurrency
         configuration.maximumQueuedJobs = queue
+        // resultCache() asks for WebP and JPEG by Accept.
+        configuration.formatNegotiation.webp = .auto
         // Requests held at the origin's gates wait as long as the machine takes to get every other request
         // there (minutes on two loaded cores); the default 30-second deadline would answer them 504 first.
         configuration.requestDeadline = .seconds(600)

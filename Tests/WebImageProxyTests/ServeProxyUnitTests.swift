@@ -100,14 +100,14 @@ struct ServeProxyUnitTests {
     @Test(
         "errors are 400 and name what is wrong",
         arguments: [
-            ("/s/duotone:5/plain/http://h/a.jpg", "duotone"),
+            ("/s/blur:5/plain/http://h/a.jpg", "blur"),
             ("/s/rs:stretch:1:1/plain/http://h/a.jpg", "stretch"),
             ("/s/w:-1/plain/http://h/a.jpg", "w"),
             ("/s/q:101/plain/http://h/a.jpg", "quality"),
-            ("/s/ex:1:sm/plain/http://h/a.jpg", "smart gravity"),
+            ("/s/g:sm/plain/http://h/a.jpg", "smart gravity"),
             ("/s/dpr:0/plain/http://h/a.jpg", "dpr"),
             ("/s/rs:fit:1:1:maybe/plain/http://h/a.jpg", "enlarge"),
-            ("/s/w:10/plain/http://h/a.jpg@bmp", "bmp"),
+            ("/s/w:10/plain/http://h/a.jpg@gif", "gif"),
             ("/s/w:10/plain/file:///etc/passwd", "http"),
             ("/s/w:10/enc/abc", "encrypted"),
             ("/s/w:10", "no source"),
@@ -192,27 +192,54 @@ struct ServeProxyUnitTests {
 
     // MARK: Formats
 
-    @Test("Accept negotiation: AVIF (with detection), then WebP, then JPEG or PNG; q=0 refuses; explicit wins")
+    @Test("Accept negotiation as imgproxy's: nothing by default; AVIF, then WebP, as detection allows; enforce wins")
     func negotiation() {
         let avifFirst = "image/avif,image/webp,*/*"
+        var both = FormatNegotiation()
+        both.webp = .auto
+        both.avif = .auto
+        var webpOnly = FormatNegotiation()
+        webpOnly.webp = .auto
+        // imgproxy's defaults: Accept chooses nothing (Chromium's Accept gets JPEG, not a costly AVIF).
+        #expect(FormatChoice(format: nil, accept: avifFirst, avifAvailable: true) == .jpegOrPNG)
+        #expect(FormatChoice(format: nil, accept: "image/webp", avifAvailable: true) == .jpegOrPNG)
+        #expect(FormatNegotiation().isOn == false && webpOnly.isOn)
         #expect(
-            FormatChoice(format: nil, accept: avifFirst, detectsAVIF: true, avifAvailable: true) == .negotiated(.avif))
-        #expect(FormatChoice(format: nil, accept: avifFirst, avifAvailable: true) == .negotiated(.webp))
-        #expect(FormatChoice(format: nil, accept: "image/avif", avifAvailable: true) == .jpegOrPNG)
+            FormatChoice(format: nil, accept: avifFirst, negotiation: both, avifAvailable: true) == .negotiated(.avif))
         #expect(
-            FormatChoice(format: nil, accept: avifFirst, detectsAVIF: true, avifAvailable: false) == .negotiated(.webp))
+            FormatChoice(format: nil, accept: avifFirst, negotiation: webpOnly, avifAvailable: true)
+                == .negotiated(.webp))
+        #expect(
+            FormatChoice(format: nil, accept: "image/avif", negotiation: webpOnly, avifAvailable: true) == .jpegOrPNG)
+        #expect(
+            FormatChoice(format: nil, accept: avifFirst, negotiation: both, avifAvailable: false) == .negotiated(.webp))
         #expect(
             FormatChoice(
-                format: nil, accept: "image/avif;q=0, image/WebP;q=0.5", detectsAVIF: true, avifAvailable: true)
+                format: nil, accept: "image/avif;q=0, image/WebP;q=0.5", negotiation: both, avifAvailable: true)
                 == .negotiated(.webp))
-        #expect(FormatChoice(format: nil, accept: "image/*,*/*;q=0.8", avifAvailable: true) == .jpegOrPNG)
-        #expect(FormatChoice(format: nil, accept: nil, avifAvailable: true) == .jpegOrPNG)
-        #expect(FormatChoice(format: .png, accept: "image/avif", avifAvailable: true) == .explicit(.png))
-        #expect(FormatChoice(format: .png, accept: "image/avif").isNegotiated == false)
-        #expect(FormatChoice(format: nil, accept: "image/webp").isNegotiated)
-        // GIF and JPEG XL only from the URL; the animated formats decode every frame.
-        #expect(FormatChoice(format: nil, accept: "image/jxl,image/gif", avifAvailable: true) == .jpegOrPNG)
-        #expect(FormatChoice(format: nil, accept: "image/jxl,image/gif,image/webp") == .negotiated(.webp))
+        #expect(FormatChoice(format: nil, accept: "image/*,*/*;q=0.8", negotiation: both) == .jpegOrPNG)
+        #expect(FormatChoice(format: nil, accept: nil, negotiation: both) == .jpegOrPNG)
+        // The URL's format wins over detection, not over enforcement (imgproxy's ENFORCE_*).
+        #expect(
+            FormatChoice(format: .png, accept: avifFirst, negotiation: both, avifAvailable: true) == .explicit(.png))
+        var enforced = both
+        enforced.webp = .enforced
+        #expect(
+            FormatChoice(format: .png, accept: avifFirst, negotiation: enforced, avifAvailable: true)
+                == .negotiated(.webp))
+        #expect(FormatChoice(format: .png, accept: "image/jpeg", negotiation: enforced) == .explicit(.png))
+        // Without a format in the URL, the order of preference holds: an enforced WebP does not beat AVIF.
+        #expect(
+            FormatChoice(format: nil, accept: avifFirst, negotiation: enforced, avifAvailable: true)
+                == .negotiated(.avif))
+        // GIF only from the URL, JPEG XL only with its detection; the animated formats decode every frame.
+        #expect(FormatChoice(format: nil, accept: "image/jxl,image/gif", negotiation: both) == .jpegOrPNG)
+        #expect(
+            FormatChoice(format: nil, accept: "image/jxl,image/gif,image/webp", negotiation: both) == .negotiated(.webp)
+        )
+        var jxl = both
+        jxl.jxl = .auto
+        #expect(FormatChoice(format: nil, accept: "image/jxl,image/webp", negotiation: jxl) == .negotiated(.jxl))
         #expect(ProxyOutputFormat(extension: "GIF") == .gif && ProxyOutputFormat(extension: "jxl") == .jxl)
         #expect(ProxyOutputFormat.allCases.filter(\.animates) == [.webp, .gif, .jxl])
     }
@@ -231,9 +258,9 @@ struct ServeProxyUnitTests {
         let post = await proxy.respond(to: ProxyRequest(method: "POST", path: "/insecure/w:1/plain/http://h.invalid/a"))
         #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
         // A bad signature is refused before the options are read: no hint about the grammar.
-        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/duotone:1/plain/http://h.invalid/a"))
+        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/blur:1/plain/http://h.invalid/a"))
         #expect(unsigned.status == 403)
-        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/duotone:1/plain/http://h.invalid/a"))
+        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/blur:1/plain/http://h.invalid/a"))
         #expect(unknown.status == 400)
         // The default policy refuses loopback before connecting: a 304 that tried to fetch would be a 403.
         let path = "/insecure/rs:fill:10:10/plain/http://127.0.0.1:9/a.jpg"
@@ -245,6 +272,8 @@ struct ServeProxyUnitTests {
         let origin = try Fixtures.server()
         defer { origin.shutdown() }
         configuration.allowedDestinations = ["127.0.0.0/8"]
+        // With WebP detection on, the 304 says, as the 200 would, that the answer depends on Accept.
+        configuration.formatNegotiation.webp = .auto
         let local = ImageProxy(configuration: configuration)
         let made = "/insecure/rs:fill:10:10/plain/\(origin.url("/files/coffee-progressive.jpg"))"
         let etag = try #require(await local.respond(to: ProxyRequest(path: made, accept: "image/webp")).header("ETag"))

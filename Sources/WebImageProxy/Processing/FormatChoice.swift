@@ -1,50 +1,85 @@
 import Foundation
 import WebImageCodecs
 
+/// How one format is offered to clients that accept it: imgproxy's `IMGPROXY_AUTO_*` (formerly
+/// `IMGPROXY_ENABLE_*_DETECTION`) and `IMGPROXY_ENFORCE_*` switches.
+public enum FormatDetection: Sendable, Hashable {
+    /// Never chosen from `Accept`: only a URL that names the format gets it.
+    case off
+    /// Chosen when `Accept` names it and the URL names no format.
+    case auto
+    /// Chosen when `Accept` names it, even over the format the URL names.
+    case enforced
+}
+
+/// Which formats `Accept` may choose, each `.off` by default as in imgproxy: with all of them off the
+/// response never depends on `Accept`, so it carries no `Vary: Accept` and one cached copy serves every
+/// client. AVIF and JPEG XL stay off unless asked for because their encodes cost several times a WebP or
+/// JPEG one, and `Accept` is the client's to choose, not the URL's signer's.
+public struct FormatNegotiation: Sendable, Hashable {
+    /// WebP for `image/webp` (`IMGPROXY_AUTO_WEBP`, `IMGPROXY_ENFORCE_WEBP`). `.off` by default.
+    public var webp: FormatDetection = .off
+    /// AVIF for `image/avif` when this libavif can encode (`IMGPROXY_AUTO_AVIF`, `IMGPROXY_ENFORCE_AVIF`).
+    /// `.off` by default.
+    public var avif: FormatDetection = .off
+    /// JPEG XL for `image/jxl` (`IMGPROXY_AUTO_JXL`, `IMGPROXY_ENFORCE_JXL`), once the proxy has a JPEG XL
+    /// output format; until then the switch is read and changes only `Vary`. `.off` by default.
+    public var jxl: FormatDetection = .off
+
+    /// Nothing negotiated.
+    public init() {}
+
+    /// Whether any format may come from `Accept`, which is when responses say `Vary: Accept` (imgproxy sends
+    /// it on every response then, a URL's explicit format included, since an enforced format overrides it).
+    public var isOn: Bool { webp != .off || avif != .off || jxl != .off }
+
+    /// The switched-on formats in imgproxy's order of preference (JPEG XL, AVIF, WebP), with their media
+    /// types. JPEG XL is looked up by name so the list takes it once `ProxyOutputFormat` has it.
+    func candidates(avifAvailable: Bool) -> [(format: ProxyOutputFormat, detection: FormatDetection)] {
+        var list: [(format: ProxyOutputFormat, detection: FormatDetection)] = []
+        if jxl != .off, let format = ProxyOutputFormat(rawValue: "jxl") { list.append((format, jxl)) }
+        if avif != .off, avifAvailable { list.append((.avif, avif)) }
+        if webp != .off { list.append((.webp, webp)) }
+        return list
+    }
+}
+
 /// The format a response will have, decided before anything is fetched (the ETag names it, so a
 /// revalidation can be answered without the source).
 ///
-/// With a format in the URL it is that format. Without one it is negotiated from `Accept`: AVIF when AVIF
-/// detection is on (`ImageProxyConfiguration.detectsAVIF`, off by default as imgproxy's
-/// `IMGPROXY_ENABLE_AVIF_DETECTION` is), the client accepts `image/avif` and this libavif can encode; else
-/// WebP when it accepts `image/webp`; else JPEG — or PNG when the result has alpha, which is only known
-/// after decoding: `jpegOrPNG`. AVIF is opt-in because its encode costs a multiple of the others' and
-/// `Accept` is the client's to choose, not the URL's signer's. An explicit `@avif` or `f:avif` in the signed
-/// URL always gets AVIF. GIF and JPEG XL are never negotiated: only `f:gif`, `f:jxl` or the extension
-/// gives them (imgproxy's `IMGPROXY_ENABLE_JXL_DETECTION` is off by default too).
+/// imgproxy's rules (`processing.go` and `defaultProcessingOptions`): with a format in the URL, that
+/// format, unless `Accept` names a format whose detection is `.enforced`, which replaces it; without one,
+/// the first format `Accept` names whose detection is on, JPEG XL before AVIF before WebP; else JPEG — or PNG when the result has alpha, which is only known after decoding: `jpegOrPNG`. With
+/// `FormatNegotiation`'s defaults nothing comes from `Accept`, as in imgproxy. GIF and JPEG XL
+/// are never negotiated but by JPEG XL detection: `f:gif`, `f:jxl` or the extension gives them.
 public enum FormatChoice: Sendable, Hashable {
     /// The URL named the format (`f:` or the extension).
     case explicit(ProxyOutputFormat)
     /// `Accept` chose it.
     case negotiated(ProxyOutputFormat)
-    /// `Accept` took neither AVIF nor WebP: JPEG for an opaque result, PNG for one with alpha.
+    /// The URL named no format and `Accept` chose none: JPEG for an opaque result, PNG for one with alpha.
     case jpegOrPNG
 
-    /// The choice for `format` from the URL, else from the `Accept` header's value; `image/avif` counts only
-    /// when `detectsAVIF` and `avifAvailable` both hold.
+    /// The choice for `format` from the URL and the `Accept` header's value under `negotiation`; AVIF
+    /// counts only when `avifAvailable`.
     public init(
-        format: ProxyOutputFormat?, accept: String?, detectsAVIF: Bool = false,
+        format: ProxyOutputFormat?, accept: String?, negotiation: FormatNegotiation = FormatNegotiation(),
         avifAvailable: Bool = AVIFEncoder.isAvailable
     ) {
+        let candidates = negotiation.candidates(avifAvailable: avifAvailable)
+        let accepted = candidates.isEmpty ? [] : Self.acceptedTypes(accept ?? "")
+        let offered = candidates.filter { accepted.contains($0.format.mimeType) }
         if let format {
-            self = .explicit(format)
-            return
-        }
-        let accepted = Self.acceptedTypes(accept ?? "")
-        if detectsAVIF, avifAvailable, accepted.contains("image/avif") {
-            self = .negotiated(.avif)
-        } else if accepted.contains("image/webp") {
-            self = .negotiated(.webp)
+            if let enforced = offered.first(where: { $0.detection == .enforced }), enforced.format != format {
+                self = .negotiated(enforced.format)
+            } else {
+                self = .explicit(format)
+            }
+        } else if let first = offered.first {
+            self = .negotiated(first.format)
         } else {
             self = .jpegOrPNG
         }
-    }
-
-    /// Whether the response depends on `Accept` (and so sends `Vary: Accept`): WebP detection is always
-    /// on, so every choice the URL did not make is.
-    public var isNegotiated: Bool {
-        if case .explicit = self { return false }
-        return true
     }
 
     /// Whether the result keeps an animated source's frames (`ProxyOutputFormat.animates`); JPEG-or-PNG

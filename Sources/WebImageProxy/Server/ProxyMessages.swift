@@ -14,13 +14,16 @@ public struct ProxyRequest: Sendable, Hashable {
     public var ifModifiedSince: String?
     /// The client hints' values (read with `usesClientHints`).
     public var clientHints = ClientHints()
+    /// The `Authorization` header's value, nil when absent.
+    public var authorization: String?
 
     /// Creates a request.
     public init(
         method: String = "GET", path: String, accept: String? = nil, ifNoneMatch: String? = nil,
-        ifModifiedSince: String? = nil, clientHints: ClientHints = ClientHints()
+        ifModifiedSince: String? = nil, clientHints: ClientHints = ClientHints(), authorization: String? = nil
     ) {
         self.clientHints = clientHints
+        self.authorization = authorization
         self.method = method
         self.path = path
         self.accept = accept

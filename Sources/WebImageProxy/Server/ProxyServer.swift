@@ -68,7 +68,7 @@ public struct ProxyServer: Sendable {
                 to: ProxyRequest(
                     method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept],
                     ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
-                    clientHints: Self.clientHints(request.headers)))
+                    clientHints: Self.clientHints(request.headers), authorization: request.headers[.authorization]))
             var fields = HTTPFields()
             for (name, value) in answer.headers {
                 if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }

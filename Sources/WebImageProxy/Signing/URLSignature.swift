@@ -33,24 +33,27 @@ public struct SigningKey: Sendable, Hashable {
 public struct URLSignature: Sendable {
     /// The pairs accepted, the first one used by `sign(_:)`.
     public var keys: [SigningKey]
+    /// How many leading bytes of the HMAC a signature is (imgproxy's `IMGPROXY_SIGNATURE_SIZE`), 1…32.
+    public var size: Int
 
-    /// A checker accepting any of `keys`.
-    public init(keys: [SigningKey]) {
+    /// A checker accepting any of `keys`, for signatures of `size` bytes (clamped to 1…32).
+    public init(keys: [SigningKey], size: Int = SHA256.byteCount) {
         self.keys = keys
+        self.size = min(max(size, 1), SHA256.byteCount)
     }
 
-    /// Whether `signature` (URL-safe Base64, with or without padding) is the HMAC of `path` under one of
-    /// the keys. Every key is tried, so the time taken does not tell which one matched.
+    /// Whether `signature` (URL-safe Base64, with or without padding) is the HMAC of `path`, cut to `size`
+    /// bytes, under one of the keys. Every key is tried and every byte compared, so the time taken does not
+    /// tell which key matched or how much of a guess was right.
     public func isValid(signature: String, for path: String) -> Bool {
-        guard let code = Data(base64URL: signature), code.count == SHA256.byteCount else { return false }
+        guard let code = Data(base64URL: signature), code.count == size else { return false }
         var matched = false
         for pair in keys {
-            let message = pair.salt + Data(path.utf8)
-            if HMAC<SHA256>.isValidAuthenticationCode(
-                code, authenticating: message, using: SymmetricKey(data: pair.key))
-            {
-                matched = true
-            }
+            let expected = HMAC<SHA256>.authenticationCode(
+                for: pair.salt + Data(path.utf8), using: SymmetricKey(data: pair.key))
+            var difference: UInt8 = 0
+            for (given, wanted) in zip(code, Data(expected).prefix(size)) { difference |= given ^ wanted }
+            if difference == 0 { matched = true }
         }
         return matched
     }
@@ -60,7 +63,7 @@ public struct URLSignature: Sendable {
         guard let pair = keys.first else { return nil }
         let code = HMAC<SHA256>.authenticationCode(
             for: pair.salt + Data(path.utf8), using: SymmetricKey(data: pair.key))
-        return Data(code).base64URLEncodedString()
+        return Data(code).prefix(size).base64URLEncodedString()
     }
 }
 

@@ -29,20 +29,21 @@ public struct ProxyURL: Sendable, Hashable {
     /// `file://` URL of a `local://` source, the unsigned object URL of an `s3://` one. Set by `ImageProxy`.
     var fetchURL: URL?
 
-    /// Parses `path`, the request target's path (still percent-encoded, without the query), with the
-    /// `default` preset of `presets` applied first, and `baseURL` put before a source that does not start
-    /// with it (imgproxy's `IMGPROXY_BASE_URL`: `http://example.com/images/` and `plain/a/b.png` fetch
-    /// `http://example.com/images/a/b.png`). `clientHints` (with `IMGPROXY_ENABLE_CLIENT_HINTS`) set the
-    /// `dpr` and `width` everything else starts from. With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`)
-    /// the options are one segment of `:`-separated preset names and nothing else.
+    /// Parses `path`, the request target's path (still percent-encoded, without the query), starting from
+    /// `defaults` (the server's configured options) with the `default` preset of `presets` applied over them,
+    /// and `baseURL` put before a source that does not start with it (imgproxy's `IMGPROXY_BASE_URL`:
+    /// `http://example.com/images/` and `plain/a/b.png` fetch `http://example.com/images/a/b.png`).
+    /// `clientHints` (with `IMGPROXY_ENABLE_CLIENT_HINTS`) set the `dpr` and `width` over the defaults,
+    /// before the preset. With `onlyPresets` (imgproxy's `IMGPROXY_ONLY_PRESETS`) the options are one
+    /// segment of `:`-separated preset names and nothing else.
     ///
     /// - Throws: `ProxyError` with status 400 and a sentence naming what is wrong.
     public init(
-        path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false, baseURL: String = "",
-        clientHints: ClientHints? = nil
+        path: String, presets: ProxyPresets = ProxyPresets(), onlyPresets: Bool = false,
+        defaults: ProcessingOptions = ProcessingOptions(), baseURL: String = "", clientHints: ClientHints? = nil
     ) throws(ProxyError) {
         let split = try Self.splitSignature(path)
-        var options = ProcessingOptions()
+        var options = defaults
         // imgproxy's order: the hints, then the `default` preset, then the URL's options.
         if let ratio = clientHints?.pixelRatio { options.dpr = ratio }
         if let pixels = clientHints?.devicePixels { options.width = Int((Double(pixels) / options.dpr).rounded()) }
