@@ -114,7 +114,8 @@ struct ServeAnimationTests {
 
     @Test("f:jpg and f:png get the first frame; Accept never chooses GIF or JPEG XL")
     func stillResults() async throws {
-        let setup = try await Setup()
+        // WebP detection on (off by default, as in imgproxy), so Accept may choose WebP.
+        let setup = try await Setup(["--enable-webp-detection"])
         for (format, contentType) in [("jpg", "image/jpeg"), ("png", "image/png")] {
             let image = try await setup.image("rs:fit:50:50/f:\(format)", contentType: contentType)
             #expect(image.frames.count == 1 && image.frameCount == 1, "\(format): \(image.frameCount) frames")

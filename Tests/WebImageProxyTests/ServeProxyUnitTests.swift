@@ -100,14 +100,14 @@ struct ServeProxyUnitTests {
     @Test(
         "errors are 400 and name what is wrong",
         arguments: [
-            ("/s/blur:5/plain/http://h/a.jpg", "blur"),
+            ("/s/duotone:5/plain/http://h/a.jpg", "duotone"),
             ("/s/rs:stretch:1:1/plain/http://h/a.jpg", "stretch"),
             ("/s/w:-1/plain/http://h/a.jpg", "w"),
             ("/s/q:101/plain/http://h/a.jpg", "quality"),
-            ("/s/g:sm/plain/http://h/a.jpg", "smart gravity"),
+            ("/s/ex:1:sm/plain/http://h/a.jpg", "smart gravity"),
             ("/s/dpr:0/plain/http://h/a.jpg", "dpr"),
             ("/s/rs:fit:1:1:maybe/plain/http://h/a.jpg", "enlarge"),
-            ("/s/w:10/plain/http://h/a.jpg@gif", "gif"),
+            ("/s/w:10/plain/http://h/a.jpg@bmp", "bmp"),
             ("/s/w:10/plain/file:///etc/passwd", "http"),
             ("/s/w:10/enc/abc", "encrypted"),
             ("/s/w:10", "no source"),
@@ -258,9 +258,9 @@ struct ServeProxyUnitTests {
         let post = await proxy.respond(to: ProxyRequest(method: "POST", path: "/insecure/w:1/plain/http://h.invalid/a"))
         #expect(post.status == 405 && post.header("Allow") == "GET, HEAD")
         // A bad signature is refused before the options are read: no hint about the grammar.
-        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/blur:1/plain/http://h.invalid/a"))
+        let unsigned = await proxy.respond(to: ProxyRequest(path: "/wrong/duotone:1/plain/http://h.invalid/a"))
         #expect(unsigned.status == 403)
-        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/blur:1/plain/http://h.invalid/a"))
+        let unknown = await proxy.respond(to: ProxyRequest(path: "/insecure/duotone:1/plain/http://h.invalid/a"))
         #expect(unknown.status == 400)
         // The default policy refuses loopback before connecting: a 304 that tried to fetch would be a 403.
         let path = "/insecure/rs:fill:10:10/plain/http://127.0.0.1:9/a.jpg"

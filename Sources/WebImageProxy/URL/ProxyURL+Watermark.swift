@@ -103,7 +103,7 @@ public enum WatermarkPosition: Sendable, Hashable {
     public init?(rawValue: String) {
         if rawValue == "re" {
             self = .replicate
-        } else if let type = GravityType(rawValue: rawValue), type != .focusPoint {
+        } else if let type = GravityType(rawValue: rawValue), type != .focusPoint, type != .smart {
             self = .gravity(type)
         } else {
             return nil
