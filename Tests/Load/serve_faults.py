@@ -3,8 +3,9 @@
 
     serve_faults.py --webimage PATH --image FILE [--duration 60] [--connections 64]
 
-wrk drives the service at --connections for --duration seconds. Every request names a different source
-on a misbehaving origin (Tests/Load/fault_origin.py on 127.0.0.2): good images, a route that takes 3 s, a
+wrk drives the service at --connections for --duration seconds, the URLs' options in turn (sizes, effects,
+trim, smart gravity, a watermark, JPEG, WebP and PNG). Every request names a different source on a
+misbehaving origin (Tests/Load/fault_origin.py on 127.0.0.2): good images, a route that takes 3 s, a
 500, an endless body, an HTML page, and a redirect to 127.0.0.1. The service may fetch from 127.0.0.2 only,
 so the redirect must be refused. Everything stays on loopback.
 
@@ -103,7 +104,7 @@ def main():
     serve = subprocess.Popen(
         [arguments.webimage, "serve", "--host", "127.0.0.1", "--port", "0", "--allow-unsigned",
          "--allow-destination", "127.0.0.2/32", "--deadline", "10",
-         "--max-concurrency", str(arguments.concurrency),
+         "--max-concurrency", str(arguments.concurrency), "--watermark-path", arguments.image,
          "--max-source-bytes", str(LIMITS["max_source_bytes"]),
          "--max-source-pixels", str(LIMITS["max_source_pixels"]),
          "--max-result-dimension", str(LIMITS["max_result_dimension"])],
@@ -200,6 +201,12 @@ def main():
 # received, and done() prints them for the driver.
 WRK_SCRIPT = r"""
 local routes = {"image", "slow", "error", "endless", "html", "redirect"}
+-- imgproxy's options in turn (5 against 6 routes: every pair occurs): effects, trim, smart gravity, the
+-- watermark, formats.
+local options = {
+  "rs:fill:256:256:0/q:85/f:jpg", "rs:fit:200:200/bl:2/sh:1/f:jpg", "t:10/rs:fill:128:128/g:sm/f:webp",
+  "rs:fit:256:256/pix:8/bg:ffffff/fl:1/f:png", "rs:fill:200:100:1/wm:0.5:soea:4:4:0.3/f:jpg",
+}
 local threads = {}
 local counter = 0
 
@@ -211,7 +218,8 @@ end
 function request()
   counter = counter + 1
   local route = routes[(counter % #routes) + 1]
-  local path = string.format("/insecure/rs:fill:256:256:0/q:85/f:jpg/plain/ORIGIN/%s/%d-%d.jpg", route, id, counter)
+  local option = options[(counter % #options) + 1]
+  local path = string.format("/insecure/%s/plain/ORIGIN/%s/%d-%d.jpg", option, route, id, counter)
   return wrk.format("GET", path)
 end
 
