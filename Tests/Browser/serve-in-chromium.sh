@@ -54,7 +54,7 @@ origin_port=$(grep -oE 'port [0-9]+' "$work/origin.log" | head -1 | cut -d' ' -f
 key=$(openssl rand -hex 32)
 salt=$(openssl rand -hex 16)
 "$webimage" serve --host 127.0.0.1 --port 0 --key "$key" --salt "$salt" --allow-destination 127.0.0.0/8 \
-    --enable-webp-detection \
+    --enable-webp-detection --watermark-path "$images/horse-rgba.png" \
     >"$work/serve.log" 2>&1 &
 pids+=($!)
 wait_for "$work/serve.log" 'listening on http://127\.0\.0\.1:[0-9]+'
@@ -76,6 +76,11 @@ requests=(
     "alpha horse rs:fill:64:64:0 horse-rgba.png"
     "enlarge horse rs:fit:800:800:1 horse-rgba.png"
     "explicit-webp coffee rs:fit:200:200:0/f:webp coffee-progressive.jpg"
+    "trim-smart coffee t:10/rs:fill:100:100:0/g:sm coffee-progressive.jpg"
+    "effects coffee rs:fit:120:120:0/bl:1/sh:1/pix:4/fl:1:0 coffee-progressive.jpg"
+    "padded horse rs:fit:60:60:0/pd:10/bg:ff0000 horse-rgba.png"
+    "gif coffee rs:fit:50:50:0/f:gif coffee-progressive.jpg"
+    "watermark coffee rs:fit:90:90:0/wm:0.5:soea coffee-progressive.jpg"
 )
 {
     echo '<!doctype html><html><head><meta charset="utf-8"></head><body>'

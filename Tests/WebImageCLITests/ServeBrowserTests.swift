@@ -14,9 +14,12 @@ struct ServeBrowserTests {
     static let expectedSizes = [
         "fit": "200x133", "fill": "120x80", "width-only": "150x100", "dpr": "200x133", "alpha": "64x64",
         "enlarge": "800x656", "explicit-webp": "200x133",
+        // imgproxy's other options: trim with smart gravity, the filters and flip, padding on a background, a
+        // GIF result, the watermark.
+        "trim-smart": "100x100", "effects": "120x80", "padded": "80x69", "gif": "50x33", "watermark": "90x60",
     ]
 
-    @Test("every <img> loads at the asked size; WebP detection gives Chromium WebP; nothing leaves loopback")
+    @Test("every <img>, imgproxy's options among them, loads at its size; WebP detection gives WebP; all on loopback")
     func chromiumLoadsThePage() async throws {
         let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
             FileManager.default.isExecutableFile(atPath: $0)
@@ -49,6 +52,8 @@ struct ServeBrowserTests {
             #expect(vary == "Accept", "\(url)")
             if url.contains("/f:webp/") {
                 #expect(type == "image/webp", "an explicit format is sent as asked: \(url)")
+            } else if url.contains("/f:gif/") {
+                #expect(type == "image/gif", "an explicit format is sent as asked: \(url)")
             } else {
                 #expect(["image/avif", "image/webp"].contains(type), "\(type) for \(url)")
             }
