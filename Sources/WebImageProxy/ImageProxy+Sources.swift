@@ -37,6 +37,12 @@ extension ImageProxy {
         return (files, ImageDownloader(config: config))
     }
 
+    /// `options` for reading `url`'s source: a local or S3 source never goes through an HTTP cache (the
+    /// storage downloader has none of its own, and `.useURLCache` would put the bytes in `HTTPCache.shared`).
+    func storageOptions(_ options: ImageDownloaderOptions, for url: ProxyURL) -> ImageDownloaderOptions {
+        url.fetchURL == nil ? options : options.subtracting(.useURLCache)
+    }
+
     /// The downloader that reads `url`'s source.
     func downloader(for url: ProxyURL) -> ImageDownloader {
         url.fetchURL == nil ? downloader : storageDownloader ?? downloader

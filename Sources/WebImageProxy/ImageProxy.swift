@@ -196,7 +196,7 @@ public final class ImageProxy: Sendable {
         // The downloader's processed-image cache, under the key its download stores this result under.
         let cache = downloader.config.processedImageCache
         let cacheKey = downloader(for: url).processedImageKey(
-            for: url.fetchURL ?? url.source, options: sourceOptions(for: choice),
+            for: url.fetchURL ?? url.source, options: storageOptions(sourceOptions(for: choice), for: url),
             context: sourceContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url)
                 ?? ImageDownloadContext())
         if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
@@ -313,7 +313,8 @@ public final class ImageProxy: Sendable {
         let source = url.source
         // Returned once this caller is attached to the URL's operation (started or joined).
         let task = downloader(for: url).imageTask(
-            for: url.fetchURL ?? source, options: options, context: sourceContext(context, for: url))
+            for: url.fetchURL ?? source, options: storageOptions(options, for: url),
+            context: sourceContext(context, for: url))
         state.withLock { $0.sourceRequests += 1 }
         // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
         // transfer stops when no other caller of the URL is left.
