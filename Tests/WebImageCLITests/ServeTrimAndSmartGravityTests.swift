@@ -84,12 +84,7 @@ struct ServeTrimAndSmartGravityTests {
         }
     }
 
-    static func pixel(_ image: Image, _ x: Int, _ y: Int) -> Colour {
-        guard let frame = image.frames.first, x < frame.width, y < frame.height else { return (-1, -1, -1, -1) }
-        let index = y * frame.bytesPerRow + x * 4
-        let p = frame.pixels
-        return (Int(p[index]), Int(p[index + 1]), Int(p[index + 2]), Int(p[index + 3]))
-    }
+    static func pixel(_ image: Image, _ x: Int, _ y: Int) -> Colour { ServeGeometryTests.pixel(image, x, y) }
 
     /// How many pixels of row `y` are within `tolerance` of `colour` in each of red, green and blue.
     static func count(_ image: Image, row y: Int, near colour: (Int, Int, Int), tolerance: Int = 8) -> Int {

@@ -36,15 +36,7 @@ public struct GIFEncoder: ImageEncoding {
     /// - Throws: `ImageCodecError` `.encodingFailed` when the image has no frame, its frames differ in size
     ///   or a frame's size and pixel buffer disagree, or giflib fails; `.stopped` when `stopCheck` says stop.
     public func encode(_ image: Image) throws -> Data {
-        guard let first = image.frames.first else {
-            throw ImageCodecError(.encodingFailed, "the image has no frame to encode")
-        }
-        for frame in image.frames {
-            try EncodingCheck.check(frame)
-            guard frame.width == first.width, frame.height == first.height else {
-                throw ImageCodecError(.encodingFailed, "GIF: the frames differ in size")
-            }
-        }
+        _ = try EncodingCheck.frames(image, format: "GIF")
         let sink = GIFByteSink()
         var error: Int32 = 0
         // passUnretained: `sink` outlives the GifFileType, which is closed before this function returns

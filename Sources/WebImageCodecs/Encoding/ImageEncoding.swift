@@ -57,6 +57,21 @@ enum EncodingCheck {
         return frame
     }
 
+    /// The first frame of an animation's encode, after checking every frame's buffer and that all frames
+    /// have its size (`format` names the encoder in the error).
+    static func frames(_ image: Image, format: String) throws -> ImageFrame {
+        guard let first = image.frames.first else {
+            throw ImageCodecError(.encodingFailed, "the image has no frame to encode")
+        }
+        for frame in image.frames {
+            try check(frame)
+            guard frame.width == first.width, frame.height == first.height else {
+                throw ImageCodecError(.encodingFailed, "\(format): the frames differ in size")
+            }
+        }
+        return first
+    }
+
     static func check(_ frame: ImageFrame) throws {
         guard frame.width > 0, frame.height > 0, frame.width <= 65_535, frame.height <= 65_535,
             frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow

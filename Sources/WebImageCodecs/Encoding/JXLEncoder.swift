@@ -57,15 +57,7 @@ public struct JXLEncoder: ImageEncoding {
     /// - Throws: `ImageCodecError` `.encodingFailed` when the image has no frame, its frames differ in size
     ///   or a frame's size and pixel buffer disagree, or libjxl fails; `.stopped` when `stopCheck` says stop.
     public func encode(_ image: Image) throws -> Data {
-        guard let first = image.frames.first else {
-            throw ImageCodecError(.encodingFailed, "the image has no frame to encode")
-        }
-        for frame in image.frames {
-            try EncodingCheck.check(frame)
-            guard frame.width == first.width, frame.height == first.height else {
-                throw ImageCodecError(.encodingFailed, "JPEG XL: the frames differ in size")
-            }
-        }
+        _ = try EncodingCheck.frames(image, format: "JPEG XL")
         try stopCheck?.check("JPEG XL")
         guard let encoder = JxlEncoderCreate(nil) else {
             throw ImageCodecError(.encodingFailed, "JPEG XL: cannot create the encoder (out of memory)")
