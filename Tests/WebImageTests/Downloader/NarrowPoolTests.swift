@@ -60,7 +60,13 @@ struct NarrowPoolTests {
         let images = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<downloaders {
                 group.addTask {
-                    let downloader = ImageDownloader()
+                    // One pool thread serves all 72 downloads, on a machine that may be busy (a sanitizer
+                    // run beside other builds stalled one past the 15 s default): the limits here are
+                    // about finishing, so they are as wide as the parent's 240 s.
+                    var config = ImageDownloaderConfig()
+                    config.downloadTimeout = 200
+                    config.totalTimeout = 0
+                    let downloader = ImageDownloader(config: config)
                     let count = try await withThrowingTaskGroup(of: Int.self) { fetches in
                         for name in ["horse-rgba.png", "astronaut-lossy.webp", "chelsea-animated.gif"] {
                             fetches.addTask {
