@@ -6,8 +6,8 @@ import WebImageCodecs
 /// them; `color_profile` is this proxy's own.
 ///
 /// ```json
-/// {"blurhash":"LKO2?U%2Tw=w]~RBVZRi};RPxuwH","color_profile":null,"format":"jpeg","height":300,
-///  "mime_type":"image/jpeg","orientation":6,"pages_number":1,"size":23411,"thumb_hash":"1QcSHQR…","width":451}
+/// {"blurhash":"L…","color_profile":null,"format":"jpeg","height":451,"mime_type":"image/jpeg",
+///  "orientation":6,"pages_number":1,"size":31625,"thumb_hash":"5D49…","width":300}
 /// ```
 struct ImageSummary: Encodable {
     var width: Int?
