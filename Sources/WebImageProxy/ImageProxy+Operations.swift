@@ -113,7 +113,11 @@ extension ImageProxy {
     /// `insecure`, and a source URL's user name and password written `***`.
     static func loggedPath(_ path: String) -> String {
         // An `/info` URL's signature is its second segment.
-        if path.hasPrefix("/info/") { return "/info" + loggedPath(String(path.dropFirst("/info".count))) }
+        if path.hasPrefix("/info/") {
+            let rest = String(path.dropFirst("/info".count))
+            // A signature with nothing after it is still a signature.
+            return rest.dropFirst().contains("/") ? "/info" + loggedPath(rest) : "/info/-"
+        }
         var logged = ProxyURL.redactingUserInfo(path)
         if logged.hasPrefix("/"), let slash = logged.dropFirst().firstIndex(of: "/"),
             logged[logged.index(after: logged.startIndex)..<slash] != "insecure"
