@@ -30,6 +30,8 @@ extension ImageProxy {
     ///   (on SIGTERM), so a load balancer stops sending new requests before the listener closes;
     /// - `GET /metrics`: the metrics in Prometheus's text format (see `ProxyMetrics`).
     ///
+    /// and `/info/{signature}/{info options}/{source}`, JSON about the source (`ImageProxy+Info.swift`).
+    ///
     /// Each request is counted in the metrics and logged once to the access logger, at `.info` (`.debug`
     /// for those three paths, which probes and scrapers ask every few seconds): message `request`, with
     /// metadata `method`, `path` (without the signature segment, so a log reader cannot replay signed URLs,
@@ -99,7 +101,7 @@ extension ImageProxy {
             return refused
         }
         do {
-            return try await process(request)
+            return try await request.path.hasPrefix("/info/") ? processInfo(request) : process(request)
         } catch {
             var response = ProxyResponse(error: error)
             if error.status == 503 { response.headers.append(("Retry-After", "\(configuration.retryAfterSeconds)")) }
@@ -107,9 +109,15 @@ extension ImageProxy {
         }
     }
 
-    /// The path with its first segment (the signature) written `-`, unless it is `insecure`, and a source
-    /// URL's user name and password written `***`.
+    /// The path with its signature segment (the first, the second after `/info`) written `-`, unless it is
+    /// `insecure`, and a source URL's user name and password written `***`.
     static func loggedPath(_ path: String) -> String {
+        // An `/info` URL's signature is its second segment.
+        if path.hasPrefix("/info/") {
+            let rest = String(path.dropFirst("/info".count))
+            // A signature with nothing after it is still a signature.
+            return rest.dropFirst().contains("/") ? "/info" + loggedPath(rest) : "/info/-"
+        }
         var logged = ProxyURL.redactingUserInfo(path)
         if logged.hasPrefix("/"), let slash = logged.dropFirst().firstIndex(of: "/"),
             logged[logged.index(after: logged.startIndex)..<slash] != "insecure"

@@ -114,14 +114,7 @@ public final class ImageProxy: Sendable {
 
     func process(_ request: ProxyRequest) async throws(ProxyError) -> ProxyResponse {
         let deadline = ContinuousClock.now + configuration.requestDeadline
-        if let secret = configuration.secret, !Self.hasSecret(request.authorization, secret) {
-            throw .forbidden("invalid secret")
-        }
-        let (signatureText, signedPath) = try ProxyURL.splitSignature(request.path)
-        let unsignedAllowed = configuration.allowsUnsigned && signatureText == "insecure"
-        guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
-            throw .forbidden("invalid signature")
-        }
+        try checkAccess(request, path: request.path)
         var url = try ProxyURL(
             path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets,
             defaults: configuration.defaultOptions, baseURL: configuration.baseURL,
@@ -188,6 +181,20 @@ public final class ImageProxy: Sendable {
         return response
     }
 
+    /// Throws 403 unless `request` has the secret (when one is configured) and `path`'s signature segment
+    /// signs the rest of it (or is `insecure` where unsigned URLs are allowed). Checked before anything else
+    /// is parsed, so an unsigned request learns nothing about the option grammar.
+    func checkAccess(_ request: ProxyRequest, path: String) throws(ProxyError) {
+        if let secret = configuration.secret, !Self.hasSecret(request.authorization, secret) {
+            throw .forbidden("invalid secret")
+        }
+        let (signatureText, signedPath) = try ProxyURL.splitSignature(path)
+        let unsignedAllowed = configuration.allowsUnsigned && signatureText == "insecure"
+        guard unsignedAllowed || signature.isValid(signature: signatureText, for: signedPath) else {
+            throw .forbidden("invalid signature")
+        }
+    }
+
     /// The result for `url` as `choice`: from the result cache, or from the work making it (joined or
     /// started), with where it came from. The source fields of a result the work made are stored beside it.
     private func result(for url: ProxyURL, choice: FormatChoice, deadline: ContinuousClock.Instant) async
@@ -219,7 +226,7 @@ public final class ImageProxy: Sendable {
 
     /// The shared outcome for `key`, waited for until the request's `deadline`. Leaving at the deadline
     /// leaves the work to the other requests for it, or cancels it when there are none.
-    private func result(
+    func result(
         for key: ProcessedImageKey, url: ProxyURL, choice: FormatChoice, deadline: ContinuousClock.Instant
     ) async -> ResultCoalescer.Shared {
         await withTaskGroup(of: ResultCoalescer.Shared?.self) { group in
@@ -286,6 +293,7 @@ public final class ImageProxy: Sendable {
     private func fetch(_ url: ProxyURL, choice: FormatChoice, cancellation: JobCancellation) async throws(ProxyError)
         -> ResultCoalescer.Made
     {
+        if let info = url.info { return try await summary(of: url, info: info, cancellation: cancellation) }
         let context = context(for: url, choice: choice, cancellation: cancellation)
         if url.options.raw || !url.options.skipProcessing.isEmpty {
             // The bytes first, undecoded: a source of a skipped format is answered as it came. Any other is
@@ -306,7 +314,7 @@ public final class ImageProxy: Sendable {
     }
 
     /// One downloader call for `url`'s source, its failures turned into the proxy's answers.
-    private func download(
+    func download(
         _ url: ProxyURL, options: ImageDownloaderOptions, context: ImageDownloadContext?,
         cancellation: JobCancellation
     ) async throws(ProxyError) -> ImageDownloadResult {

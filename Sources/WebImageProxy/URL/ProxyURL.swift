@@ -28,6 +28,8 @@ public struct ProxyURL: Sendable, Hashable {
     /// What the proxy's downloader reads for `source` when it is not `source` itself: the checked
     /// `file://` URL of a `local://` source, the unsigned object URL of an `s3://` one. Set by `ImageProxy`.
     var fetchURL: URL?
+    /// What an `/info` URL asks about its source (`ImageProxy+Info.swift`); nil for an image URL.
+    var info: InfoOptions?
 
     /// Parses `path`, the request target's path (still percent-encoded, without the query), starting from
     /// `defaults` (the server's configured options) with the `default` preset of `presets` applied over them,
@@ -147,7 +149,7 @@ public struct ProxyURL: Sendable, Hashable {
     }
 
     /// `…/plain/{url}[@ext]`: the URL is percent-decoded; `@` in it must be written `%40`.
-    private static func plainSource(_ text: Substring, baseURL: String = "") throws(ProxyError)
+    static func plainSource(_ text: Substring, baseURL: String = "") throws(ProxyError)
         -> (URL, ProxyOutputFormat?)
     {
         let (encoded, format) = try splitExtension(text, at: "@")
@@ -158,7 +160,7 @@ public struct ProxyURL: Sendable, Hashable {
     }
 
     /// `…/{base64url}[.ext]`: URL-safe Base64, padding optional, split by `/` anywhere.
-    private static func encodedSource(_ text: Substring, baseURL: String = "") throws(ProxyError)
+    static func encodedSource(_ text: Substring, baseURL: String = "") throws(ProxyError)
         -> (URL, ProxyOutputFormat?)
     {
         let (encoded, format) = try splitExtension(text, at: ".")
