@@ -30,6 +30,7 @@ struct ImgproxyEnvironment {
         "LOCAL_FILESYSTEM_ROOT", "USE_S3", "S3_ENDPOINT", "S3_REGION", "BASE_URL", "FALLBACK_IMAGE_PATH",
         "FALLBACK_IMAGE_DATA", "FALLBACK_IMAGE_HTTP_CODE", "FALLBACK_IMAGE_TTL", "USE_LAST_MODIFIED",
         "CACHE_CONTROL_PASSTHROUGH", "ENABLE_CLIENT_HINTS", "WATERMARK_PATH", "WATERMARK_OPACITY",
+        "ALLOW_SECURITY_OPTIONS",
     ]
 
     /// The variables whose values are credentials: swift-configuration redacts them wherever it prints.

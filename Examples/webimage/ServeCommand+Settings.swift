@@ -191,6 +191,8 @@ extension WebImageCLI.Serve {
         guard configuration.maximumSourceBytes > 0, configuration.maximumSourcePixels > 0,
             configuration.maximumAnimationFrames > 0, configuration.maximumResultDimension > 0
         else { throw ValidationError("the --max-… limits must be greater than 0.") }
+        configuration.allowsSecurityOptions =
+            try allowSecurityOptions || imgproxy.boolean("ALLOW_SECURITY_OPTIONS") == true
         // Seconds become `Duration`s by whole milliseconds: a value past a day (or NaN, or infinite) is
         // refused here rather than overflowing there.
         let seconds = try deadline ?? imgproxy.integer("TIMEOUT", in: 1...Int(Self.longestWait)).map(Double.init) ?? 30

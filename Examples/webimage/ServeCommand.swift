@@ -95,6 +95,13 @@ extension WebImageCLI {
         )
         var maxResultDimension: Int?
 
+        @Flag(
+            help: ArgumentHelp(
+                "Let a URL lower these limits for itself with msr, msfs, maf, mafr and mrd (env "
+                    + "IMGPROXY_ALLOW_SECURITY_OPTIONS); a URL using one is answered 403 otherwise. They never "
+                    + "raise a limit."))
+        var allowSecurityOptions = false
+
         @Option(
             help:
                 "Seconds a request may take, fetch and processing together, before it is answered 504 (env IMGPROXY_TIMEOUT; 30 by default)."

@@ -119,6 +119,7 @@ public final class ImageProxy: Sendable {
             path: request.path, presets: configuration.presets, onlyPresets: configuration.onlyPresets,
             defaults: configuration.defaultOptions, baseURL: configuration.baseURL,
             clientHints: configuration.usesClientHints ? request.clientHints : nil)
+        try checkSecurityOptions(url.options)
         // imgproxy answers a URL past its `expires` with 404, as a URL that does not exist.
         if url.options.expires > 0, url.options.expires < Int64(Date().timeIntervalSince1970) {
             throw ProxyError(status: 404, "the URL has expired")
@@ -204,7 +205,8 @@ public final class ImageProxy: Sendable {
         let cache = downloader.config.processedImageCache
         let cacheKey = downloader(for: url).processedImageKey(
             for: url.fetchURL ?? url.source, options: storageOptions(sourceOptions(for: choice), for: url),
-            context: sourceContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url)
+            context: sourceContext(
+                limitedContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url), for: url)
                 ?? ImageDownloadContext())
         if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
             metrics.resultCache(hit: true)
@@ -322,7 +324,7 @@ public final class ImageProxy: Sendable {
         // Returned once this caller is attached to the URL's operation (started or joined).
         let task = downloader(for: url).imageTask(
             for: url.fetchURL ?? source, options: storageOptions(options, for: url),
-            context: sourceContext(context, for: url))
+            context: sourceContext(limitedContext(context, for: url), for: url))
         state.withLock { $0.sourceRequests += 1 }
         // Cancelling this task (the job's) cancels the image task: its caller leaves the download, and the
         // transfer stops when no other caller of the URL is left.
@@ -360,9 +362,11 @@ public final class ImageProxy: Sendable {
     {
         var context = ImageDownloadContext()
         context.transformer = ProxyTransformer(
-            options: url.options, maximumDimension: configuration.maximumResultDimension,
+            options: url.options,
+            maximumDimension: url.options.limits.resultDimension(under: configuration.maximumResultDimension),
             background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent,
-            maximumAnimationFrames: configuration.maximumAnimationFrames, keepsAnimation: choice.animates,
+            maximumAnimationFrames: url.options.limits.animationFrames(under: configuration.maximumAnimationFrames),
+            keepsAnimation: choice.animates,
             watermark: url.options.watermark.isEnabled ? configuration.watermark : nil)
         context.encoder = JobEncoder(
             base: OutputEncoder(choice: choice, options: url.options, stopCheck: cancellation.stopCheck),
@@ -416,6 +420,9 @@ public final class ImageProxy: Sendable {
             ProxyError(status: 403, "the source's address is not allowed")
         case .badImageData:
             ProxyError(status: 422, "the source is not an image that can be processed")
+        // imgproxy's answer to a source over its file size limit, the server's or the URL's (`msfs`).
+        case .responseTooLarge:
+            ProxyError(status: 422, "the source file is larger than allowed")
         default:
             ProxyError(status: 502, "the source could not be fetched")
         }

@@ -61,6 +61,10 @@ public struct ImageProxyConfiguration: Sendable {
     /// The most frames an animated source may have (more is answered 422). WebP, GIF and JPEG XL results
     /// keep every frame; the other formats use the first. 256 by default.
     public var maximumAnimationFrames = 256
+    /// Whether a URL may set its own limits with imgproxy's security options (`msr`, `msfs`, `maf`, `mafr`,
+    /// `mrd`; imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`); a URL using one is answered 403 otherwise. They
+    /// only ever lower the limits above (`LimitOptions`). `false` by default, as in imgproxy.
+    public var allowsSecurityOptions = false
 
     // MARK: Fallback
 

@@ -42,6 +42,18 @@ public struct ImageDownloadContext: Sendable {
     /// have no encoded bytes) but is still filled. An encoder that throws fails the caller with
     /// `badImageData`; ignored with `avoidDecodeImage`. nil by default.
     public var encoder: (any ImageEncoding)?
+    /// This request's own body limit, under `config.maximumResponseSize` (a larger value changes nothing):
+    /// its transfer stops there with `responseTooLarge`, and so does a cached body larger than it. Requests
+    /// of one URL with different limits never share a transfer. These three limits are part of the image
+    /// caches' keys when set, so nothing made under looser ones reaches this caller from a cache. nil (the
+    /// configuration's) by default.
+    public var maximumResponseSize: Int64?
+    /// This caller's own `maximumImagePixels`, under `config.maximumImagePixels` (a larger value changes
+    /// nothing): its decode refuses a file declaring more, before allocating. nil by default.
+    public var maximumImagePixels: Int?
+    /// This caller's own `maximumAnimationFrames`, under `config.maximumAnimationFrames` (a larger value
+    /// changes nothing): its decode keeps at most this many frames. nil by default.
+    public var maximumAnimationFrames: Int?
 
     /// Creates an empty context.
     public init(

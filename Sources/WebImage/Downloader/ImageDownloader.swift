@@ -223,7 +223,9 @@ public final class ImageDownloader: Sendable {
 
         let decodeRequest = Self.decodeRequest(options: options, context: context, config: config, budget: decodeMemory)
         let trust = RequestTrust(request: request, options: options, config: config, urlCredentials: urlCredentials)
-        let key = MergeKey(url: url, trust: trust)
+        let key = MergeKey(
+            url: url, trust: trust,
+            maximumResponseSize: min(config.maximumResponseSize, context?.maximumResponseSize ?? .max))
         // The decoded-image cache: looked up here, filled by the operation under the same key.
         let imageCacheKey =
             config.imageCache != nil && !decodeRequest.avoidsDecoding ? Self.imageCacheKey(key, decodeRequest) : nil
@@ -351,11 +353,13 @@ public final class ImageDownloader: Sendable {
         var decodeOptions = ImageDecodingOptions(
             thumbnailPixelSize: context?.thumbnailPixelSize,
             scaleDownLargeImages: options.contains(.scaleDownLargeImages),
-            scaleDownLimitBytes: config.scaleDownLimitBytes, maximumImagePixels: config.maximumImagePixels,
+            scaleDownLimitBytes: config.scaleDownLimitBytes,
+            maximumImagePixels: min(config.maximumImagePixels, context?.maximumImagePixels ?? .max),
             decodeFirstFrameOnly: options.contains(.decodeFirstFrameOnly),
             preloadAllFrames: options.contains(.preloadAllFrames))
         decodeOptions.memoryBudget = budget
-        decodeOptions.maximumAnimationFrames = config.maximumAnimationFrames
+        decodeOptions.maximumAnimationFrames = min(
+            config.maximumAnimationFrames, context?.maximumAnimationFrames ?? .max)
         decodeOptions.maximumColorProfileBytes = config.maximumColorProfileBytes
         decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
         decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
@@ -388,7 +392,20 @@ public final class ImageDownloader: Sendable {
             cacheKey: mayCache
                 ? ProcessedImageKey(
                     url: url, transformerKey: decodeRequest.transformer?.key, encoder: encoder,
-                    variant: Self.decodeVariant(decodeRequest.options)) : nil)
+                    variant: Self.decodeVariant(decodeRequest.options) + Self.limitVariant(context, config)) : nil)
+    }
+
+    /// A context's own limits as text for the processed-image key, so a result made under looser limits is
+    /// never served to a caller with stricter ones; empty when it sets none (keys stay what they were).
+    static func limitVariant(_ context: ImageDownloadContext?, _ config: ImageDownloaderConfig) -> String {
+        guard let context,
+            context.maximumResponseSize != nil || context.maximumImagePixels != nil
+                || context.maximumAnimationFrames != nil
+        else { return "" }
+        let bytes = min(config.maximumResponseSize, context.maximumResponseSize ?? .max)
+        let pixels = min(config.maximumImagePixels, context.maximumImagePixels ?? .max)
+        let frames = min(config.maximumAnimationFrames, context.maximumAnimationFrames ?? .max)
+        return ",limits=\(bytes):\(pixels):\(frames)"
     }
 
     /// Joins the live operation for `key`, or makes, chains (LIFO) and queues a new one; `caller` makes
@@ -424,11 +441,14 @@ public final class ImageDownloader: Sendable {
     }
 
     /// The decoded-image cache key: the URL, every option that changes the decoded pixels (the colour space
-    /// and the transformer's key included), and the
-    /// request's trust, so an image fetched under one trust is never served to a request of another.
+    /// and the transformer's key included), the
+    /// request's trust, so an image fetched under one trust is never served to a request of another, and
+    /// its limits, so an image decoded under looser ones is never served to a request with stricter ones.
     static func imageCacheKey(_ key: MergeKey, _ decoding: DecodeRequest) -> String {
         "\(key.url.absoluteString)#\(decodeVariant(decoding.options))"
             + "\(decoding.transformer.map { "#" + $0.key } ?? "")#\(key.trust.cacheKeyComponent)"
+            + "#limits=\(key.maximumResponseSize),\(decoding.options.maximumImagePixels),"
+            + "\(decoding.options.maximumAnimationFrames)"
     }
 
     /// The decode options that change the pixels, as text: part of both image-cache keys

@@ -70,8 +70,11 @@ struct RequestTrust: Hashable, Sendable {
     }
 }
 
-/// The URL → operation table's key: one live operation per URL *and* trust.
+/// The URL → operation table's key: one live operation per URL *and* trust *and* body limit.
 struct MergeKey: Hashable, Sendable {
     var url: URL
     var trust: RequestTrust
+    /// The transfer's body limit (`ImageDownloadContext.maximumResponseSize` under the configuration's): a
+    /// transfer stopped at one caller's limit must not fail another's.
+    var maximumResponseSize: Int64 = .max
 }

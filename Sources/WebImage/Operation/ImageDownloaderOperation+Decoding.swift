@@ -83,11 +83,24 @@ extension ImageDownloaderOperation {
         run.end(self)
     }
 
+    /// The largest body this operation's callers take: the configuration's, or the lower limit of their
+    /// context (callers with different limits never share an operation: `MergeKey`).
+    var maximumBodySize: Int64 {
+        min(environment.config.maximumResponseSize, context?.maximumResponseSize ?? .max)
+    }
+
     /// The body the callers get (`data` as the decryptor returns it, when there is one), or the failure
-    /// every caller gets instead: a decryptor that returned nil, or an empty body.
+    /// every caller gets instead: a body over `maximumBodySize` (one from the HTTP cache, stored by a
+    /// transfer with a larger limit), a decryptor that returned nil, or an empty body.
     private func decryptedPayload(_ data: Data) -> (payload: Data, failure: ImageDownloaderError?) {
         var payload = data
         var failure: ImageDownloaderError?
+        if Int64(data.count) > maximumBodySize {
+            failure = ImageDownloaderError(
+                .responseTooLarge, "the body exceeds the maximum response size of \(maximumBodySize) bytes",
+                url: request.url)
+            return (payload, failure)
+        }
         if let decryptor {
             if let decrypted = decryptor.decryptedData(data, response: response) {
                 payload = decrypted

@@ -14,7 +14,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.totalTimeout = max(0, config.totalTimeout)
         transferRequest.maximumRedirects = config.maximumRedirects
         transferRequest.allowedProtocols = Set(config.allowedProtocols.map { $0.lowercased() })
-        transferRequest.maximumResponseSize = config.maximumResponseSize
+        transferRequest.maximumResponseSize = maximumBodySize
         transferRequest.verifiesTLS = !options.contains(.allowInvalidSSLCertificates)
         transferRequest.caBundlePath = config.caBundlePath
         // The URL's credentials or the configuration's (see RequestTrust), under the same rules.

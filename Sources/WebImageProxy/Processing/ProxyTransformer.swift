@@ -57,6 +57,7 @@ struct ProxyTransformer: ImageTransforming {
         guard image.frameCount <= maximumAnimationFrames else { throw Self.tooManyFrames }
         guard !image.isPartial else { throw Self.truncated }
         guard !keepsAnimation || image.frames.count >= image.frameCount else { throw Self.animationTooLarge }
+        try checkLimits(image)
         // Decoders deliver upright frames; `fileOrientation` says what they turned.
         var current = try ImageTransformer.applyOrientation.transform(image, budget: budget)
         // The plan follows the source's own size, upright, not the (possibly shrunk-on-load) decoded one, so

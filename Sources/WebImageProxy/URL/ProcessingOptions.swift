@@ -141,6 +141,8 @@ public struct ProcessingOptions: Sendable, Hashable {
     public var watermark = WatermarkOption()
     /// `trim`: the background around the image cut off first. Off by default.
     public var trim = TrimOption()
+    /// `msr`, `msfs`, `maf`, `mafr` and `mrd`: the URL's own bounds under the server's. None by default.
+    public var limits = LimitOptions()
 
     // MARK: Output
 
@@ -250,6 +252,7 @@ public struct ProcessingOptions: Sendable, Hashable {
         parts += effects.canonical
         if watermark.isEnabled { parts.append(watermark.canonical) }
         parts += outputCanonical
+        parts += limits.canonical
         return parts.joined(separator: "/")
     }
 }

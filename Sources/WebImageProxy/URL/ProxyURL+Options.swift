@@ -26,6 +26,12 @@
 /// | `pixelate`, `pix` | a block side in pixels (0 or 1: none) |
 /// | `flip`, `fl` | `horizontal[:vertical]`, booleans, after `rotate` |
 /// | `watermark`, `wm` | `opacity[:position:x:y:scale]` (`ProxyURL+Watermark.swift`) |
+/// | `max_src_resolution`, `msr` | megapixels (`ProxyURL+Limits.swift`) |
+/// | `max_src_file_size`, `msfs` | bytes |
+/// | `max_animation_frames`, `maf` | frames, 1 or more |
+/// | `max_animation_frame_resolution`, `mafr` | megapixels |
+/// | `max_result_dimension`, `mrd` | pixels |
+/// | `preserve_hdr`, `ph` | a boolean, accepted and ignored: results are 8 bits a channel |
 ///
 /// `ProxyURL+OutputOptions.swift` has the output, handling and request options and presets.
 ///
@@ -55,6 +61,7 @@ extension ProxyURL {
         if try applyEffectOption(parser, to: &options) { return }
         if try applyWatermarkOption(parser, to: &options) { return }
         if try applyTrimOption(parser, to: &options) { return }
+        if try applyLimitOption(parser, to: &options) { return }
         guard try applyOutputOption(parser, to: &options) else {
             throw .badRequest("unknown option \"\(parser.name)\"")
         }
