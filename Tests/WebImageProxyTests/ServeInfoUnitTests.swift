@@ -33,7 +33,8 @@ struct ServeInfoUnitTests {
             "/sig/w:10/plain/https://example.com/a.jpg", "/sig/bh:10:1/plain/https://example.com/a.jpg",
             "/sig/bh:1/plain/https://example.com/a.jpg", "/sig/th:2/plain/https://example.com/a.jpg",
             "/sig/exp:soon/plain/https://example.com/a.jpg", "/sig/bh:1:1", "/sig/enc/abc",
-            "/sig/plain/ftp://example.com/a.jpg", "/sig/cb:\(String(repeating: "x", count: 257))/plain/https://e.com/a",
+            "/sig/plain/ftp://example.com/a.jpg",
+            "/sig/cb:\(String(repeating: "x", count: 257))/plain/https://example.com/a",
         ] {
             #expect(throws: ProxyError.self, "\(path)") { try ProxyURL(infoPath: path) }
         }
@@ -48,13 +49,13 @@ struct ServeInfoUnitTests {
     @Test("the access log writes an /info URL's signature as -, keeping insecure")
     func loggedPath() {
         #expect(
-            ImageProxy.loggedPath("/info/SECRETSIG/bh:4:3/plain/https://e.com/a.png")
-                == "/info/-/bh:4:3/plain/https://e.com/a.png")
+            ImageProxy.loggedPath("/info/SECRETSIG/bh:4:3/plain/https://example.com/a.png")
+                == "/info/-/bh:4:3/plain/https://example.com/a.png")
         #expect(
-            ImageProxy.loggedPath("/info/insecure/plain/https://e.com/a.png")
-                == "/info/insecure/plain/https://e.com/a.png")
+            ImageProxy.loggedPath("/info/insecure/plain/https://example.com/a.png")
+                == "/info/insecure/plain/https://example.com/a.png")
         #expect(
-            ImageProxy.loggedPath("/info/S/plain/https://u:p%40e.com/a.png")
-                == "/info/-/plain/https://***:***%40e.com/a.png")
+            ImageProxy.loggedPath("/info/S/plain/https://u:p%40example.com/a.png")
+                == "/info/-/plain/https://***:***%40example.com/a.png")
     }
 }
