@@ -12,6 +12,12 @@
 /// program with `DispatchQueue.concurrentPerform` and `Mutex.withLock` reproduces it). TSan intercepts
 /// pthread mutexes, so with this type `swift test --sanitize=thread` reports only real races. Uncontended
 /// cost is the same order as `Mutex` (one atomic instruction each way).
+///
+/// `Value` must not be zero-sized (`Lock(())`): ThreadSanitizer then reports a false race, because the
+/// exclusivity check of a zero-sized stored property is recorded at the object's own address, which
+/// another thread reads (the object's header) when it calls `withLock` before taking the lock. A lock
+/// that guards something outside itself holds that thing (or a count of its uses) as its value. Debug
+/// builds assert this.
 public final class Lock<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only read or written inside `withLock`, between lock and unlock of
     // `mutex`, so no two threads ever touch it at once (the guarantee `Mutex` gives, enforced the same way).
@@ -20,6 +26,7 @@ public final class Lock<Value>: @unchecked Sendable {
 
     /// Creates a lock holding `value`.
     public init(_ value: Value) {
+        assert(MemoryLayout<Value>.size > 0, "Lock's value must not be zero-sized (ThreadSanitizer false positive)")
         self.value = value
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)

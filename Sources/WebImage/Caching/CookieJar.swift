@@ -73,20 +73,21 @@ public final class CookieJar: Sendable {
     public let fileURL: URL?
     /// The share handle holding the cookies, for the downloader's transport; nil only when libcurl could
     /// not initialise (every transfer then fails with that error anyway).
-    var share: CurlShare? { engine.share }
-    /// Used only under `control`'s lock (the engine is not safe for concurrent use).
-    private let engine: CookieEngine
-    /// Serialises the engine's commands and the file writes, so an older snapshot never overwrites a newer.
-    private let control = Lock(())
+    let share: CurlShare?
+    /// The engine, behind the lock that serialises its commands (it is not safe for concurrent use) and the
+    /// file writes, so an older snapshot never overwrites a newer.
+    private let engine: Lock<CookieEngine>
 
     /// Creates a jar, loading `fileURL` when it exists.
     public init(fileURL: URL? = nil) {
         self.fileURL = fileURL
-        engine = CookieEngine()
+        let engine = CookieEngine()
         if let fileURL, FileManager.default.fileExists(atPath: fileURL.path) {
             // A file curl cannot read leaves the jar empty, as a missing file does; save() reports errors.
             try? engine.load(fileURL.path)
         }
+        share = engine.share
+        self.engine = Lock(engine)
     }
 
     deinit {
@@ -97,8 +98,7 @@ public final class CookieJar: Sendable {
     private func withEngine<T>(_ body: (CookieEngine) throws(ImageDownloaderError) -> T)
         throws(ImageDownloaderError) -> T
     {
-        let engine = self.engine
-        let result = control.withLock { _ -> Result<T, ImageDownloaderError> in
+        let result = engine.withLock { engine -> Result<T, ImageDownloaderError> in
             do throws(ImageDownloaderError) {
                 return .success(try body(engine))
             } catch {
@@ -122,8 +122,7 @@ public final class CookieJar: Sendable {
     /// Every cookie in the jar, expired ones excluded.
     public var allCookies: [Cookie] {
         let now = Date()
-        let engine = self.engine
-        return control.withLock { _ in engine.lines() }.compactMap(Self.parse).filter {
+        return engine.withLock { $0.lines() }.compactMap(Self.parse).filter {
             ($0.expires ?? .distantFuture) > now
         }
     }

@@ -20,8 +20,9 @@ struct GIFPalette {
 
     /// `GifQuantizeBuffer` sorts with `qsort` and keeps the axis it sorts on in a file-static variable of
     /// giflib's, so two calls at once (the proxy encodes several results in parallel) would sort with each
-    /// other's axis. Calls are made one at a time under this lock.
-    private static let quantizerLock = Lock(())
+    /// other's axis. Calls are made one at a time under this lock, which counts them (a lock's value is never
+    /// zero-sized, see `Lock`).
+    private static let quantizerCalls = Lock(0)
 
     /// The palette of `frame`, which `EncodingCheck.check` has accepted.
     init(_ frame: ImageFrame) throws {
@@ -108,8 +109,9 @@ struct GIFPalette {
         var mapped = [UInt8](repeating: 0, count: opaqueCount)
         var map = [GifColorType](repeating: GifColorType(), count: 256)
         var size = Int32(limit)
-        let status = quantizerLock.withLock { _ in
-            GifQuantizeBuffer(UInt32(opaqueCount), 1, &size, &red, &green, &blue, &mapped, &map)
+        let status = Self.quantizerCalls.withLock { calls in
+            calls += 1
+            return GifQuantizeBuffer(UInt32(opaqueCount), 1, &size, &red, &green, &blue, &mapped, &map)
         }
         guard status == GIF_OK, (1...limit).contains(Int(size)) else {
             throw ImageCodecError(.encodingFailed, "GIF: giflib could not quantize the frame (out of memory)")
