@@ -423,6 +423,10 @@ public final class ImageProxy: Sendable {
         // imgproxy's answer to a source over its file size limit, the server's or the URL's (`msfs`).
         case .responseTooLarge:
             ProxyError(status: 422, "the source file is larger than allowed")
+        // The server's own shared budget for bodies in flight, full with other requests' sources: not this
+        // source's fault, and the same request can succeed later.
+        case .inFlightBodyLimit:
+            ProxyError(status: 503, "the server is busy; try again shortly")
         default:
             ProxyError(status: 502, "the source could not be fetched")
         }

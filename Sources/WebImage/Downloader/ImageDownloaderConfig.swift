@@ -105,8 +105,8 @@ public struct ImageDownloaderConfig: Sendable {
     /// The most response-body bytes this downloader's downloads may hold together, from each body's first
     /// byte until it was decoded and handed out (or dropped). `maximumResponseSize` bounds one body; this
     /// bounds them all, so that many compressed bodies expanding to just under that size cannot add up to
-    /// gigabytes. A download whose next bytes would pass it fails with `responseTooLarge` (it does not wait
-    /// for room); so does one whose body alone is larger. A redirect's body is never kept: at most 64 KB of
+    /// gigabytes. A download whose next bytes would pass it fails with `inFlightBodyLimit` (it does not wait
+    /// for room; a retry policy retries it); one whose body alone is larger fails with `responseTooLarge`. A redirect's body is never kept: at most 64 KB of
     /// it is read, then the redirect is followed. 1 GiB by default.
     public var maximumInFlightBodyBytes: Int64 = 1 << 30
     /// A PEM bundle of extra CA certificates to trust (e.g. a private CA). nil by default.

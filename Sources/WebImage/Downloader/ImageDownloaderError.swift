@@ -60,6 +60,11 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
         /// 3010: `destinationPolicy` refused every address the download would connect to (the message
         /// names them); nothing was sent.
         public static let destinationNotAllowed = Code(rawValue: 3010)
+        /// 3011: the body bytes this downloader's downloads hold together (`maximumInFlightBodyBytes`) had no
+        /// room for this body's next bytes because other downloads were holding them: the same download can
+        /// succeed later (a retry policy retries it). A body larger than the whole limit on its own fails
+        /// with `responseTooLarge` instead.
+        public static let inFlightBodyLimit = Code(rawValue: 3011)
 
         /// The code's name, e.g. "badImageData".
         public var description: String {
@@ -83,6 +88,7 @@ public struct ImageDownloaderError: Error, Sendable, CustomStringConvertible {
             case .unsupportedProtocol: "unsupportedProtocol"
             case .badContentEncoding: "badContentEncoding"
             case .destinationNotAllowed: "destinationNotAllowed"
+            case .inFlightBodyLimit: "inFlightBodyLimit"
             default: "code\(rawValue)"
             }
         }

@@ -2,8 +2,8 @@ import Foundation
 
 /// When a failed download is tried again (`ImageDownloaderConfig.retryPolicy`).
 ///
-/// A download is retried after a timeout, a lost or refused connection, a transport failure, a 5xx or a
-/// 429, at most `maximumAttempts` times in all; every download is a GET, so repeating one is safe. The
+/// A download is retried after a timeout, a lost or refused connection, a transport failure, no room in
+/// the downloader's in-flight body budget (`inFlightBodyLimit`), a 5xx or a 429, at most `maximumAttempts` times in all; every download is a GET, so repeating one is safe. The
 /// wait before attempt `n + 1` is `baseDelay × 2^(n − 1)`, at most `maximumDelay`, times a random factor
 /// between 0.5 and 1 (jitter, so many clients throttled together do not return together); a 429 or 503
 /// with `Retry-After` (seconds or an HTTP date) waits what it says instead, at most `maximumRetryAfter`.
@@ -39,10 +39,10 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// Whether retrying may help after `error`: timeouts, lost or refused connections, transport
-    /// failures, 5xx and 429.
+    /// failures, a full in-flight body budget, 5xx and 429.
     public static func isRetryable(_ error: ImageDownloaderError) -> Bool {
         switch error.code {
-        case .timedOut, .connectionLost, .cannotConnect, .transport:
+        case .timedOut, .connectionLost, .cannotConnect, .transport, .inFlightBodyLimit:
             return true
         case .invalidDownloadStatusCode:
             guard let status = error.statusCode else { return false }

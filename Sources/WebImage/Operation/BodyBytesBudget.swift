@@ -6,8 +6,9 @@ import Synchronization
 /// responses that each expand to just under that size (a 214-byte brotli body can decode to 256 MB) cannot
 /// add up to many gigabytes. An operation claims each chunk before it keeps it, from the first byte until
 /// it hands the whole body to its callers (after decoding) or drops it (a failure, a cancel). A claim that
-/// does not fit fails: the transfer ends with `responseTooLarge` rather than waiting, so no transfer ever
-/// waits for another one's bytes, and a body larger than the whole limit fails like any other.
+/// does not fit fails rather than waiting, so no transfer ever waits for another one's bytes: with
+/// `inFlightBodyLimit` when other bodies hold the room, with `responseTooLarge` when the body alone is larger
+/// than the whole limit.
 final class BodyBytesBudget: Sendable {
     /// The most bytes the claims may hold together.
     let limit: Int64

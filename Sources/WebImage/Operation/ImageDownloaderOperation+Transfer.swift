@@ -142,8 +142,17 @@ extension ImageDownloaderOperation: TransferDelegate {
     package func transferDidReceiveData(_ bytes: UnsafeRawBufferPointer, totalReceived: Int64) -> (any Error)? {
         let budget = environment.bodyBudget
         guard budget.claim(Int64(bytes.count)) else {
+            // Too large for the whole budget on its own, or only for what other downloads left of it: the
+            // first never fits, the second may fit later.
+            let held = claimedBodyBytes.load(ordering: .relaxed)
+            if Int64(bytes.count) > budget.limit - held {
+                return ImageDownloaderError(
+                    .responseTooLarge,
+                    "the body alone exceeds maximumInFlightBodyBytes (\(budget.limit) bytes)",
+                    url: request.url, response: response)
+            }
             return ImageDownloaderError(
-                .responseTooLarge,
+                .inFlightBodyLimit,
                 "the bodies this downloader holds would exceed maximumInFlightBodyBytes (\(budget.limit) bytes)",
                 url: request.url, response: response)
         }

@@ -3,7 +3,7 @@
 /// The sentence is for the person who wrote the URL: it names the option or rule at fault and never
 /// carries internal detail (addresses, library messages, paths); those go to the log.
 public struct ProxyError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The HTTP status: 400, 403, 404, 405, 422, 502 or 504.
+    /// The HTTP status: 400, 403, 404, 405, 422, 502, 503 or 504.
     public var status: Int
     /// The response body.
     public var message: String
