@@ -3,6 +3,7 @@ import LocalImageServer
 import ServerTestSupport
 import TestSupport
 import Testing
+import WebImage
 
 /// `webimage bulk` run with img2dataset's command line, and its outputs read as img2dataset's readers
 /// read them: field names and types in the records, the `.json` sidecars, the Parquet file and the stats.
@@ -92,12 +93,17 @@ struct BulkImg2datasetTests {
             (["--output-format", "lmdb"], "--output-format takes files, webdataset, parquet, tfrecord or dummy"),
             (["--extract_exif"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
             (["--extract_exif", "True"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
-            (["--skip_reencode=True"], "img2dataset's --skip_reencode is not supported by webimage bulk yet"),
+            (["--skip_reencode=maybe"], "--skip_reencode takes True or False, got 'maybe'"),
             (["--enable_wandb", "True"], "img2dataset's --enable_wandb is not supported by webimage bulk"),
             (["--wandb_project", "x"], "img2dataset's --wandb_project is not supported by webimage bulk"),
             (["--distributor", "pyspark"], "img2dataset's --distributor is not supported by webimage bulk as pyspark"),
-            (["--upscale_interpolation", "bicubic"], "img2dataset's --upscale_interpolation is not supported"),
-            (["--downscale-interpolation", "area"], "img2dataset's --downscale-interpolation is not supported"),
+            (
+                ["--upscale_interpolation", "bicubic"],
+                "img2dataset's --upscale_interpolation is not supported by webimage bulk as bicubic"
+            ),
+            (["--upscale_interpolation", "area"], "as area (it resizes with Lanczos-3: give lanczos or lanczos4)"),
+            (["--downscale-interpolation", "nearest"], "img2dataset's --downscale-interpolation is not supported"),
+            (["--downscale_interpolation", "box"], "--downscale_interpolation takes one of nearest, linear"),
             (
                 ["--incremental_mode", "overwrite"],
                 "img2dataset's --incremental_mode is not supported by webimage bulk"
@@ -130,10 +136,67 @@ struct BulkImg2datasetTests {
         #expect(
             mismatch.status == 2 && mismatch.stderr.contains("--input_format tsv does not match"), "\(mismatch.stderr)")
 
+        // --skip_reencode with webimage's --encode none: nothing to skip (exit 2, as for a bad option value).
+        let keepAll = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", folder.appendingPathComponent("k").path, "--skip_reencode", "--encode",
+                "none", "--resize-mode", "none",
+            ])
+        #expect(
+            keepAll.status == 2 && keepAll.stderr.contains("--skip-reencode applies to an --encode format"),
+            "\(keepAll.stderr)")
+
         // --help keeps webimage's own names.
         let help = try await CLIRunner.run("webimage", ["bulk", "--help"])
         #expect(help.stdout.contains("--output <dir>") && help.stdout.contains("--size <size>"), "\(help.stdout)")
         #expect(!help.stdout.contains("--img2dataset-input-format"), "\(help.stdout)")
+    }
+
+    @Test("--skip_reencode keeps a file already in the encode format, unresized and opaque, byte for byte")
+    func skipReencodeKeepsTheBytes() async throws {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        var pixels: [UInt8] = []
+        for index in 0..<(24 * 16) { pixels += [UInt8(index % 256), 120, UInt8(255 - index % 256), 255] }
+        let frame = ImageFrame(width: 24, height: 16, bytesPerRow: 96, pixels: pixels)
+        let jpeg = try JPEGEncoder(quality: 70).encode(Image(format: .png, width: 24, height: 16, frames: [frame]))
+        let png = try PNGEncoder().encode(frame)
+        server.route("/photo.jpg") { _ in
+            LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/jpeg")], body: .data(jpeg))
+        }
+        server.route("/photo.png") { _ in
+            LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/png")], body: .data(png))
+        }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try Self.list(
+            [server.url("/photo.jpg").absoluteString, server.url("/photo.png").absoluteString], in: folder)
+        /// The saved files of a run with `options`, in key order.
+        func saved(_ options: [String]) async throws -> [Data] {
+            let output = folder.appendingPathComponent("out-\(UUID().uuidString)")
+            let run = try await CLIRunner.run(
+                "webimage",
+                [
+                    "bulk", "--url_list", list.path, "--output_folder", output.path, "--output_format", "files",
+                    "--encode_format", "jpg", "--encode_quality", "95", "--allow-destination", "127.0.0.0/8",
+                ] + options)
+            #expect(run.status == 0, "\(options): \(run.stderr)")
+            let shard = output.appendingPathComponent("00000")
+            return try ["000000000.jpg", "000000001.jpg"].map {
+                try Data(contentsOf: shard.appendingPathComponent($0))
+            }
+        }
+        // Unresized JPEG: kept as it came; the PNG becomes a JPEG all the same.
+        let skipped = try await saved(["--resize_mode", "no", "--skip_reencode", "True"])
+        #expect(skipped[0] == jpeg)
+        #expect(skipped[1] != png && skipped[1].starts(with: [0xFF, 0xD8]))
+        // Without the option, and when the resize changes the size, the JPEG is encoded again.
+        let encoded = try await saved(["--resize_mode", "no"])
+        #expect(encoded[0] != jpeg && encoded[0].starts(with: [0xFF, 0xD8]))
+        let resized = try await saved(["--resize_mode", "keep_ratio", "--image_size", "8", "--skip_reencode"])
+        #expect(resized[0] != jpeg && resized[0].starts(with: [0xFF, 0xD8]))
     }
 
     @Test("records, .json sidecars, Parquet and stats carry img2dataset's field names and types; url as given")

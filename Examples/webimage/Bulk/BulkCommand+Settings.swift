@@ -25,6 +25,7 @@ extension WebImageCLI.Bulk {
         job.quality = quality
         job.lossless = lossless
         job.optimizesJPEGHuffmanTables = optimizeJpeg
+        job.skipsReencoding = skipReencode
         job.minimumImageSize = minImageSize
         job.maximumImageArea = maxImageArea
         job.maximumAspectRatio = maxAspectRatio

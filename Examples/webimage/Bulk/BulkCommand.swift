@@ -156,6 +156,13 @@ extension WebImageCLI {
                 """)
         var optimizeJpeg = false
 
+        @Flag(
+            help: """
+                Keep a file already in the --encode format byte for byte when the resize and blur leave it as it \
+                was (same size, no boxes) and it has no alpha channel, as img2dataset's skip_reencode.
+                """)
+        var skipReencode = false
+
         @Option(
             name: [.customLong("min-image-size"), .customLong("min-size")],
             help: ArgumentHelp(

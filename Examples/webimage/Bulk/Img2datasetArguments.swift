@@ -256,17 +256,27 @@ enum Img2datasetArguments {
             return ["--resize-mode", modes[option.value] ?? option.value]
         case .resizeOnlyIfBigger: return try option.flag(["--resize-only-if-bigger"])
         case .upscaleInterpolation, .downscaleInterpolation:
-            throw option.unsupported(" (its resize is Lanczos-3 both ways, not an OpenCV interpolation of choice)")
+            // WebImage resizes with Lanczos-3 both ways (its support widened when it shrinks, so every source
+            // pixel counts, as OpenCV's area does): img2dataset's defaults, lanczos up and area down, and
+            // lanczos either way are what it does; a cheaper filter of choice is not.
+            let accepted = name == .upscaleInterpolation ? ["lanczos", "lanczos4"] : ["area", "lanczos", "lanczos4"]
+            guard accepted.contains(option.value.lowercased()) else {
+                let known = ["nearest", "linear", "bilinear", "cubic", "bicubic", "area", "lanczos", "lanczos4"]
+                guard known.contains(option.value.lowercased()) else {
+                    throw Unsupported(
+                        "\(option.spelling) takes one of \(known.joined(separator: ", ")), got '\(option.value)'.")
+                }
+                throw option.unsupported(
+                    " as \(option.value) (it resizes with Lanczos-3: give \(accepted.joined(separator: " or ")))")
+            }
+            return []
         case .encodeFormat:
             let formats = ["jpg": "jpeg", "png": "png", "webp": "webp"]
             guard let format = formats[option.value] else {
                 throw Unsupported("\(option.spelling) takes jpg, png or webp, got '\(option.value)'.")
             }
             return ["--encode", format]
-        case .skipReencode:
-            return try option.flag(
-                [],
-                unsupportedWhenTrue: " yet (an unresized image is re-encoded; --encode none keeps every file's bytes)")
+        case .skipReencode: return try option.flag(["--skip-reencode"])
         case .outputFormat:
             switch option.value {
             case "files", "webdataset", "parquet", "tfrecord", "dummy": return ["--format", option.value]

@@ -305,7 +305,13 @@ struct BulkShardRunner: Sendable {
         }
         sample.width = image.width
         sample.height = image.height
-        if let encoder = settings.encoder {
+        if let encoder = settings.encoder, settings.skipsReencoding, image.format == encoder.format, !image.hasAlpha,
+            sample.row.boxes.isEmpty, image.width == image.originalWidth, image.height == image.originalHeight
+        {
+            // As img2dataset's skip_reencode: the encoder would only write the same pixels again.
+            sample.bytes = result.data
+            sample.fileExtension = encoder.format == .jpeg ? "jpg" : encoder.format.rawValue
+        } else if let encoder = settings.encoder {
             do {
                 sample.bytes = try encoder.encode(image)
                 sample.fileExtension = encoder.format == .jpeg ? "jpg" : encoder.format.rawValue

@@ -85,6 +85,8 @@ public struct BulkJob: Sendable {
     public var lossless = false
     /// Whether JPEG's Huffman tables are made for each image; only with `.jpeg`. `false` by default.
     public var optimizesJPEGHuffmanTables = false
+    /// ``BulkSettings/skipsReencoding``; needs an encoding. `false` by default.
+    public var skipsReencoding = false
     /// ``BulkSettings/minimumSize``; 0 by default.
     public var minimumImageSize = 0
     /// ``BulkSettings/maximumArea``; no limit by default.
@@ -278,6 +280,12 @@ public struct BulkJob: Sendable {
             throw BulkJobError(
                 option: "--optimize-jpeg", "--optimize-jpeg applies to --encode jpeg only, not \(encodingName).")
         }
+        if skipsReencoding && encoding == nil {
+            throw BulkJobError(
+                option: "--skip-reencode",
+                "--skip-reencode applies to an --encode format; --encode none keeps every file.")
+        }
+        settings.skipsReencoding = skipsReencoding
         switch encoding {
         case .jpeg: settings.encoder = JPEGEncoder(quality: quality, optimizesHuffmanTables: optimizesJPEGHuffmanTables)
         case .webp: settings.encoder = WebPEncoder(quality: quality, lossless: lossless)

@@ -57,6 +57,10 @@ public struct BulkSettings: Sendable {
     public var resize: BulkResize?
     /// The encoder; nil keeps the downloaded bytes as they came.
     public var encoder: (any ImageEncoding)?
+    /// img2dataset's `skip_reencode`: a file already in the encoder's format that the resize and the blur
+    /// left as it was (same size, no boxes) and that has no alpha channel is kept byte for byte instead of
+    /// being decoded and encoded again; `false` by default.
+    public var skipsReencoding = false
     /// Images whose smaller side (the file's, before resizing) is below this fail with `tooSmall`; 0 by
     /// default.
     public var minimumSize = 0
