@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "WebImageDataset", targets: ["WebImageDataset"]),
         // The S3 client the dataset engine and the proxy share: SigV4, multipart uploads, listing, presigned URLs.
         .library(name: "WebImageObjectStore", targets: ["WebImageObjectStore"]),
+        // The image proxy as a library: mount it in a Hummingbird application (`addProxyRoutes(_:under:)`).
+        // Needs the `Tools` trait, which brings its server stack.
+        .library(name: "WebImageProxy", targets: ["WebImageProxy"]),
         .executable(name: "webimage", targets: ["webimage"]),
         .executable(name: "thumbnailer", targets: ["thumbnailer"]),
     ],
@@ -260,6 +263,8 @@ let package = Package(
             dependencies: [
                 "WebImageProxy", "WebImage", "WebImageCodecs", "LocalImageServer", "Locking", "TestSupport",
                 "ServerTestSupport",
+                // ProxyRoutesTests mounts the proxy in a Hummingbird application of its own.
+                .product(name: "Hummingbird", package: "hummingbird", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

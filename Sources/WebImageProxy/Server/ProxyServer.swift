@@ -64,18 +64,7 @@ public struct ProxyServer: Sendable {
     public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let proxy = self.proxy
         let responder = CallbackResponder<BasicRequestContext> { request, _ in
-            let answer = await proxy.respond(
-                to: ProxyRequest(
-                    method: request.method.rawValue, path: request.uri.path, accept: request.headers[.accept],
-                    ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
-                    clientHints: Self.clientHints(request.headers), authorization: request.headers[.authorization]))
-            var fields = HTTPFields()
-            for (name, value) in answer.headers {
-                if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
-            }
-            return Response(
-                status: HTTPResponse.Status(code: answer.status), headers: fields,
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+            Response(await proxy.respond(to: ProxyRequest(request, path: request.uri.path)))
         }
         let port = self.port
         let listening = Lock(false)
