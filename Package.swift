@@ -141,6 +141,8 @@ let package = Package(
             dependencies: [
                 "WebImage", "WebImageCodecs", "WebImageObjectStore", "Locking",
                 .product(name: "Hummingbird", package: "hummingbird", condition: tools),
+                // The connection limit and the idle timeout (`ProxyServer.maximumConnections`, `readTimeout`).
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: tools),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: tools),
                 .product(name: "Crypto", package: "swift-crypto", condition: tools),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: tools),

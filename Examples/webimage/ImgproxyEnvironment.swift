@@ -19,7 +19,8 @@ import WebImageProxy
 struct ImgproxyEnvironment {
     /// The names after `IMGPROXY_` that `webimage serve` reads; any other `IMGPROXY_*` variable is reported
     /// by `unread` (a misspelt name must not pass silently). imgproxy's deprecated names that it still reads
-    /// (`ENABLE_WEBP_DETECTION`, `ENABLE_AVIF_DETECTION`) are here too, and `ENABLE_JXL_DETECTION` by analogy.
+    /// (`ENABLE_WEBP_DETECTION`, `ENABLE_AVIF_DETECTION`, `READ_TIMEOUT`) are here too, and
+    /// `ENABLE_JXL_DETECTION` by analogy.
     static let names: Set<String> = [
         "KEY", "SALT", "SIGNATURE_SIZE", "SECRET", "BIND", "TTL", "TIMEOUT", "WORKERS", "REQUESTS_QUEUE_SIZE",
         "QUALITY", "FORMAT_QUALITY", "AUTO_ROTATE", "STRIP_METADATA", "KEEP_COPYRIGHT", "MAX_SRC_RESOLUTION",
@@ -30,7 +31,9 @@ struct ImgproxyEnvironment {
         "LOCAL_FILESYSTEM_ROOT", "USE_S3", "S3_ENDPOINT", "S3_REGION", "BASE_URL", "FALLBACK_IMAGE_PATH",
         "FALLBACK_IMAGE_DATA", "FALLBACK_IMAGE_HTTP_CODE", "FALLBACK_IMAGE_TTL", "USE_LAST_MODIFIED",
         "CACHE_CONTROL_PASSTHROUGH", "ENABLE_CLIENT_HINTS", "WATERMARK_PATH", "WATERMARK_OPACITY",
-        "ALLOW_SECURITY_OPTIONS",
+        "ALLOW_SECURITY_OPTIONS", "PATH_PREFIX", "READ_REQUEST_TIMEOUT", "READ_TIMEOUT", "DOWNLOAD_TIMEOUT",
+        "MAX_CLIENTS", "PROMETHEUS_BIND", "PROMETHEUS_NAMESPACE", "WATERMARK_URL", "WATERMARK_DATA",
+        "FALLBACK_IMAGE_URL", "MAX_ANIMATION_FRAMES",
     ]
 
     /// The variables whose values are credentials: swift-configuration redacts them wherever it prints.
@@ -146,9 +149,17 @@ struct ImgproxyEnvironment {
     /// imgproxy's `BIND`: `host:port`, `:port` (every address; `0.0.0.0`) or `[v6]:port`.
     func address(_ name: String) throws -> (host: String, port: Int)? {
         guard let text = text(name) else { return nil }
+        guard let address = Self.address(text) else {
+            throw Self.malformed(name, text, "host:port or :port, such as :8080")
+        }
+        return address
+    }
+
+    /// `text` read as `BIND` is; nil when it is not one.
+    static func address(_ text: String) -> (host: String, port: Int)? {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
             (0...65_535).contains(port)
-        else { throw Self.malformed(name, text, "host:port or :port, such as :8080") }
+        else { return nil }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host.isEmpty ? "0.0.0.0" : host, port)
@@ -156,11 +167,40 @@ struct ImgproxyEnvironment {
 
     /// imgproxy's URL path settings (`URLPath`): the query and fragment cut, one leading `/`, no trailing one.
     func urlPath(_ name: String) -> String? {
-        guard var path = text(name) else { return nil }
+        text(name).flatMap(Self.urlPath)
+    }
+
+    /// `text` as imgproxy's `URLPath` keeps it; nil when nothing is left.
+    static func urlPath(_ text: String) -> String? {
+        var path = text
         if let cut = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = String(path[..<cut]) }
         if path.hasSuffix("/") { path.removeLast() }
         if !path.isEmpty, !path.hasPrefix("/") { path = "/" + path }
         return path.isEmpty ? nil : path
+    }
+
+    /// Base64 bytes (imgproxy's `…_DATA` settings), whitespace around them ignored.
+    func base64(_ name: String) throws -> Data? {
+        guard let text = text(name) else { return nil }
+        guard let data = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ValidationError("IMGPROXY_\(name) must be Base64.")
+        }
+        return data
+    }
+
+    /// An absolute `http` or `https` URL (imgproxy's `…_URL` settings).
+    func url(_ name: String) throws -> URL? {
+        guard let text = text(name) else { return nil }
+        guard let url = Self.httpURL(text) else { throw Self.malformed(name, text, "an http or https URL") }
+        return url
+    }
+
+    /// `text` as an absolute `http` or `https` URL with a host; nil otherwise.
+    static func httpURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            url.host?.isEmpty == false
+        else { return nil }
+        return url
     }
 
     /// A detection switch from its `AUTO_` name, or imgproxy's older `ENABLE_…_DETECTION` one when the new

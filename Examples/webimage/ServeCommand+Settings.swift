@@ -11,9 +11,31 @@ struct ServeSettings {
     var port = 8080
     /// `IMGPROXY_*` variables present that serve does not read, logged once at start.
     var unreadVariables: [String] = []
-    /// The watermark's file (read in `run()`, once) and its base opacity.
-    var watermarkPath: String?
+    /// The watermark (read or fetched in `run()`, once) and its base opacity.
+    var watermark: StartImage?
     var watermarkOpacity = 1.0
+    /// The fallback image's URL, fetched in `run()`, once; a file or Base64 one is in `configuration`.
+    var fallbackImage: StartImage?
+    /// How long a connection may take to send a request part (`ProxyServer.readTimeout`).
+    var readTimeout: Duration? = .seconds(10)
+    /// The most connections open at once; 0 for no limit.
+    var maximumConnections = 2048
+    /// The metrics' own listener, when they have one.
+    var metricsAddress: (host: String, port: Int)?
+}
+
+/// An image `webimage serve` is configured with (the watermark, the fallback image), as it was given: a
+/// file, Base64 text or a URL, and the flag or variable that gave it, named in an error.
+struct StartImage {
+    enum Origin {
+        case file(String)
+        case data(Data)
+        case url(URL)
+    }
+
+    var origin: Origin
+    /// The flag or variable that gave it, such as `IMGPROXY_WATERMARK_URL`.
+    var name: String
 }
 
 extension WebImageCLI.Serve {
@@ -30,8 +52,9 @@ extension WebImageCLI.Serve {
         try applyPresets(imgproxy, to: &settings.configuration)
         try applyLimits(imgproxy, to: &settings.configuration)
         try applyListener(environment, imgproxy, to: &settings)
-        try applyStorage(environment, imgproxy, to: &settings.configuration)
+        try applyStorage(environment, imgproxy, to: &settings)
         try applyResponses(imgproxy, to: &settings)
+        try applyConnections(imgproxy, to: &settings)
         return settings
     }
 
@@ -184,7 +207,12 @@ extension WebImageCLI.Serve {
         configuration.maximumSourceBytes = bytes ?? defaults.maximumSourceBytes
         configuration.maximumSourcePixels =
             try maxSourcePixels ?? imgproxy.megapixels("MAX_SRC_RESOLUTION") ?? defaults.maximumSourcePixels
-        configuration.maximumAnimationFrames = maxAnimationFrames
+        // imgproxy processes at most MAX_ANIMATION_FRAMES frames, the first; 1 (its default) makes stills.
+        // More than 1 is the most a source may have here, as --max-animation-frames (and `maf`) are.
+        let frames = try imgproxy.integer("MAX_ANIMATION_FRAMES", in: 1...Int(Int32.max))
+        configuration.maximumAnimationFrames =
+            maxAnimationFrames ?? frames.flatMap { $0 > 1 ? $0 : nil } ?? defaults.maximumAnimationFrames
+        configuration.keepsAnimations = maxAnimationFrames != nil || frames != 1
         configuration.maximumResultDimension =
             try maxResultDimension ?? imgproxy.integer("MAX_RESULT_DIMENSION", in: 1...Int.max)
             ?? defaults.maximumResultDimension
@@ -200,6 +228,16 @@ extension WebImageCLI.Serve {
             throw ValidationError("--deadline must be greater than 0 and at most \(Int(Self.longestWait)) seconds.")
         }
         configuration.requestDeadline = Self.duration(seconds)
+        // imgproxy's DOWNLOAD_TIMEOUT: the fetch's own limit, within the deadline.
+        let download =
+            try downloadTimeout ?? imgproxy.integer("DOWNLOAD_TIMEOUT", in: 1...Int(Self.longestWait)).map(Double.init)
+        if let download {
+            guard download > 0, download <= Self.longestWait else {
+                throw ValidationError(
+                    "--download-timeout must be greater than 0 and at most \(Int(Self.longestWait)) seconds.")
+            }
+            configuration.sourceTimeout = Self.duration(min(download, seconds))
+        }
         configuration.cacheMaxAge = try ttl ?? imgproxy.integer("TTL", in: 0...Int(Int32.max)) ?? defaults.cacheMaxAge
         guard configuration.cacheMaxAge >= 0 else { throw ValidationError("--ttl must be 0 or more.") }
         configuration.maximumConcurrentJobs =
@@ -233,6 +271,56 @@ extension WebImageCLI.Serve {
             settings.port = bind?.port ?? 8080
         }
         guard (0...65_535).contains(settings.port) else { throw ValidationError("--port must be 0…65535.") }
+    }
+
+    /// The connections: the read timeout and the most open at once (`--read-timeout` else
+    /// IMGPROXY_READ_REQUEST_TIMEOUT or its older name IMGPROXY_READ_TIMEOUT, `--max-clients` else
+    /// IMGPROXY_MAX_CLIENTS); the paths' prefix; and the metrics' listener and namespace.
+    func applyConnections(_ imgproxy: ImgproxyEnvironment, to settings: inout ServeSettings) throws {
+        let longest = Int(Self.longestWait)
+        let read =
+            try readTimeout
+            ?? (imgproxy.integer("READ_REQUEST_TIMEOUT", in: 1...longest)
+            ?? imgproxy.integer("READ_TIMEOUT", in: 1...longest)).map(Double.init) ?? 10
+        guard read > 0, read <= Self.longestWait else {
+            throw ValidationError("--read-timeout must be greater than 0 and at most \(longest) seconds.")
+        }
+        settings.readTimeout = Self.duration(read)
+        settings.maximumConnections = try maxClients ?? imgproxy.integer("MAX_CLIENTS", in: 0...Int(Int32.max)) ?? 2048
+        guard settings.maximumConnections >= 0 else { throw ValidationError("--max-clients must be 0 or more.") }
+
+        if let prefix = pathPrefix.flatMap(ImgproxyEnvironment.urlPath) ?? imgproxy.urlPath("PATH_PREFIX") {
+            guard !prefix.contains(where: { $0 == " " || $0 == "%" }) else {
+                throw ValidationError(
+                    "--path-prefix (IMGPROXY_PATH_PREFIX) takes a path such as /images, got '\(prefix)'.")
+            }
+            settings.configuration.pathPrefix = prefix
+        }
+
+        if let metricsBind {
+            guard let address = ImgproxyEnvironment.address(metricsBind) else {
+                throw ValidationError("--metrics-bind takes host:port or :port, such as :9464, got '\(metricsBind)'.")
+            }
+            settings.metricsAddress = address
+        } else {
+            settings.metricsAddress = try imgproxy.address("PROMETHEUS_BIND")
+        }
+        if let address = settings.metricsAddress {
+            guard address.port == 0 || address != (settings.host, settings.port) else {
+                throw ValidationError(
+                    "--metrics-bind (IMGPROXY_PROMETHEUS_BIND) must differ from the main address, "
+                        + "\(address.host):\(address.port).")
+            }
+            settings.configuration.servesMetrics = false
+        }
+        if let namespace = metricsNamespace ?? imgproxy.text("PROMETHEUS_NAMESPACE") {
+            guard ImageProxyConfiguration.isValidMetricsNamespace(namespace) else {
+                let name = metricsNamespace == nil ? "IMGPROXY_PROMETHEUS_NAMESPACE" : "--metrics-namespace"
+                throw ValidationError(
+                    "\(name) must be letters, digits and _, not starting with a digit, got '\(namespace)'.")
+            }
+            settings.configuration.metricsNamespace = namespace
+        }
     }
 
     /// Seconds as a `Duration`, by whole milliseconds.

@@ -86,8 +86,12 @@ extension WebImageCLI {
         )
         var maxSourcePixels: Int?
 
-        @Option(help: "The most frames an animated source may have (the first frame is served).")
-        var maxAnimationFrames = ImageProxyConfiguration().maximumAnimationFrames
+        @Option(
+            help: ArgumentHelp(
+                "The most frames an animated source may have; more is answered 422 (env "
+                    + "IMGPROXY_MAX_ANIMATION_FRAMES, whose 1 makes every result a still of the first frame; 256 by "
+                    + "default).", valueName: "count"))
+        var maxAnimationFrames: Int?
 
         @Option(
             help:
@@ -178,6 +182,47 @@ extension WebImageCLI {
         var maxQueue: Int?
 
         @Option(
+            help: ArgumentHelp(
+                "Seconds a source's whole download may take, redirects included, however steadily it sends, before "
+                    + "the request is answered 504; at most --deadline (env IMGPROXY_DOWNLOAD_TIMEOUT; --deadline's "
+                    + "by default).", valueName: "seconds"))
+        var downloadTimeout: Double?
+
+        @Option(
+            help: ArgumentHelp(
+                "Seconds a connection may go without sending a whole request head (or body part), idle between "
+                    + "requests included, before it is closed (env IMGPROXY_READ_REQUEST_TIMEOUT; 10 by default).",
+                valueName: "seconds"))
+        var readTimeout: Double?
+
+        @Option(
+            help: ArgumentHelp(
+                "The most connections open at once, 0 for no limit; more wait unaccepted until one closes (env "
+                    + "IMGPROXY_MAX_CLIENTS; 2048 by default).", valueName: "count"))
+        var maxClients: Int?
+
+        @Option(
+            name: .customLong("path-prefix"),
+            help: ArgumentHelp(
+                "Answer every path under this prefix, such as /images: image and /info URLs, /health, "
+                    + "/health/ready and /metrics; other paths are 404, and a signature covers the path after it "
+                    + "(env IMGPROXY_PATH_PREFIX); none by default.", valueName: "path"))
+        var pathPrefix: String?
+
+        @Option(
+            name: .customLong("metrics-bind"),
+            help: ArgumentHelp(
+                "Answer the metrics on this address, host:port or :port, instead of /metrics on the main port (env "
+                    + "IMGPROXY_PROMETHEUS_BIND).", valueName: "host:port"))
+        var metricsBind: String?
+
+        @Option(
+            name: .customLong("metrics-namespace"),
+            help: ArgumentHelp(
+                "Start every metric name with this and _ (env IMGPROXY_PROMETHEUS_NAMESPACE).", valueName: "name"))
+        var metricsNamespace: String?
+
+        @Option(
             help:
                 "Seconds requests in flight may take to finish once the listener closed (after --drain-delay); then they are cut."
         )
@@ -207,6 +252,14 @@ extension WebImageCLI {
                 "An image drawn where a URL asks for wm:opacity[:position:x:y:scale], read once at the start (env "
                     + "IMGPROXY_WATERMARK_PATH); without one, wm: draws nothing.", valueName: "file"))
         var watermarkPath: String?
+
+        @Option(
+            name: .customLong("watermark-url"),
+            help: ArgumentHelp(
+                "The watermark fetched once at the start from this URL, as sources are (env IMGPROXY_WATERMARK_URL; "
+                    + "IMGPROXY_WATERMARK_DATA in Base64, then IMGPROXY_WATERMARK_PATH, come first as in imgproxy).",
+                valueName: "url"))
+        var watermarkURL: String?
 
         @Option(
             help: ArgumentHelp(
@@ -244,6 +297,14 @@ extension WebImageCLI {
                 valueName: "file"))
         var fallbackImagePath: String?
 
+        @Option(
+            name: .customLong("fallback-image-url"),
+            help: ArgumentHelp(
+                "The fallback image fetched once at the start from this URL, as sources are (env "
+                    + "IMGPROXY_FALLBACK_IMAGE_URL; IMGPROXY_FALLBACK_IMAGE_DATA, then _PATH, come first as in "
+                    + "imgproxy).", valueName: "url"))
+        var fallbackImageURL: String?
+
         func validate() throws {
             _ = try self.settings(ProcessInfo.processInfo.environment)
             guard (ImageProxyConfiguration.byteCount(cacheSize) ?? 0) > 0 else {
@@ -262,14 +323,7 @@ extension WebImageCLI {
         func run() async throws {
             let settings = try self.settings(ProcessInfo.processInfo.environment)  // checked in validate()
             var configuration = settings.configuration
-            if let watermarkPath = settings.watermarkPath {
-                do throws(ProxyWatermark.LoadError) {
-                    configuration.watermark = try ProxyWatermark(
-                        contentsOfFile: watermarkPath, opacity: settings.watermarkOpacity)
-                } catch {
-                    throw CLIError(error.description)
-                }
-            }
+            try await loadImages(settings, into: &configuration)
             let logger = Logger(label: "webimage.serve")
             for name in settings.unreadVariables {
                 let hint = ImgproxyEnvironment.suggestion(for: name).map { " (did you mean \($0)?)" } ?? ""
@@ -291,9 +345,12 @@ extension WebImageCLI {
                 logger.warning("--allow-unsigned: requests signed 'insecure' are served; never use this in production")
             }
             let host = settings.host
-            let server = ProxyServer(
+            var server = ProxyServer(
                 proxy: ImageProxy(configuration: configuration, logger: logger), host: host, port: settings.port,
                 drainTimeout: Self.duration(drainTimeout), drainDelay: Self.duration(drainDelay), logger: logger)
+            server.readTimeout = settings.readTimeout
+            server.maximumConnections = settings.maximumConnections
+            server.metricsAddress = settings.metricsAddress
             try await server.run { port in
                 Console.write("webimage serve: listening on http://\(host):\(port)\n", to: .standardOutput)
             }

@@ -31,6 +31,8 @@ extension ImageProxy {
     /// - `GET /metrics`: the metrics in Prometheus's text format (see `ProxyMetrics`).
     ///
     /// and `/info/{signature}/{info options}/{source}`, JSON about the source (`ImageProxy+Info.swift`).
+    /// With a `pathPrefix`, every one of these paths is answered under it, and any other path with 404;
+    /// `/metrics` is answered only while `servesMetrics`.
     ///
     /// Each request is counted in the metrics and logged once to the access logger, at `.info` (`.debug`
     /// for those three paths, which probes and scrapers ask every few seconds): message `request`, with
@@ -41,20 +43,31 @@ extension ImageProxy {
         let started = ContinuousClock.now
         var response: ProxyResponse
         var isOperational = true
-        switch request.path {
-        case "/health", configuration.healthCheckPath:
+        var request = request
+        let fullPath = request.path
+        // An image URL's path is logged with its signature hidden, after the prefix.
+        var loggedPath = fullPath
+        switch Self.path(request.path, under: configuration.pathPrefix) {
+        case nil:
+            isOperational = false
+            loggedPath = Self.loggedPath(fullPath)
+            response = ProxyResponse(error: ProxyError(status: 404, "not found"))
+        case let path? where path == "/health" || path == configuration.healthCheckPath:
             response = ProxyResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Data("ok\n".utf8))
-        case "/health/ready":
+        case "/health/ready"?:
             response =
                 isDraining
                 ? ProxyResponse(status: 503, contentType: "text/plain; charset=utf-8", body: Data("draining\n".utf8))
                 : ProxyResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Data("ready\n".utf8))
-        case "/metrics":
-            response = ProxyResponse(
-                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
-                body: Data(metrics.exposition(load: limiter.snapshot)))
-        default:
+        case "/metrics"?:
+            // On a listener of their own, the metrics are not answered here (imgproxy's PROMETHEUS_BIND).
+            response =
+                configuration.servesMetrics
+                ? metricsResponse() : ProxyResponse(error: ProxyError(status: 404, "not found"))
+        case let path?:
             isOperational = false
+            loggedPath = configuration.pathPrefix + Self.loggedPath(path)
+            request.path = path
             response = await respondToImageRequest(request)
         }
         if request.method == "HEAD" {
@@ -69,12 +82,30 @@ extension ImageProxy {
             level: isOperational ? .debug : .info, "request",
             metadata: [
                 "method": "\(request.method)",
-                "path": "\(isOperational ? request.path : Self.loggedPath(request.path))",
+                "path": "\(loggedPath)",
                 "status": "\(response.status)", "bytes": "\(response.body.count)",
                 "duration_ms": "\(Self.milliseconds(elapsed))", "cache": "\(response.cacheStatus?.rawValue ?? "-")",
                 "format": "\(format ?? "-")",
             ])
         return response
+    }
+
+    /// The metrics in Prometheus's text format (see `ProxyMetrics`), as `GET /metrics` answers them; for a
+    /// metrics listener of its own (`ProxyServer.metricsAddress`).
+    public func metricsResponse() -> ProxyResponse {
+        ProxyResponse(
+            status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8",
+            body: Data(metrics.exposition(load: limiter.snapshot)))
+    }
+
+    /// `path` after `prefix` (`/` for the prefix alone), as imgproxy's router matches it: the prefix must
+    /// end at a `/` or at the end. nil when `path` is not under it; `path` itself without a prefix.
+    static func path(_ path: String, under prefix: String) -> String? {
+        guard !prefix.isEmpty else { return path }
+        guard path.hasPrefix(prefix) else { return nil }
+        let rest = path.dropFirst(prefix.count)
+        if rest.isEmpty { return "/" }
+        return rest.hasPrefix("/") ? String(rest) : nil
     }
 
     /// Makes `/health/ready` answer 503 from now on; image requests are still served. `ProxyServer` calls

@@ -61,7 +61,7 @@ public final class ImageProxy: Sendable {
         self.signature = URLSignature(keys: configuration.signingKeys, size: configuration.signatureSize)
         self.logger = logger
         self.accessLogger = accessLogger
-        self.metrics = ProxyMetrics(registry: metricsRegistry)
+        self.metrics = ProxyMetrics(registry: metricsRegistry, namespace: configuration.metricsNamespace)
         self.limiter = WorkLimiter(
             maximumRunning: configuration.maximumConcurrentJobs, maximumQueued: configuration.maximumQueuedJobs)
         var config = ImageDownloaderConfig.default
@@ -72,9 +72,12 @@ public final class ImageProxy: Sendable {
         config.maximumResponseSize = configuration.maximumSourceBytes
         config.maximumImagePixels = configuration.maximumSourcePixels
         config.maximumAnimationFrames = configuration.maximumAnimationFrames
-        let seconds = Self.seconds(configuration.requestDeadline)
-        config.totalTimeout = seconds
-        config.downloadTimeout = min(max(Self.seconds(configuration.sourceIdleTimeout), 0.001), seconds)
+        // The download's own limit is inside the request's: the deadline also covers the decode and encode.
+        let seconds = min(
+            Self.seconds(configuration.requestDeadline),
+            Self.seconds(configuration.sourceTimeout ?? configuration.requestDeadline))
+        config.totalTimeout = max(seconds, 0.001)
+        config.downloadTimeout = min(max(Self.seconds(configuration.sourceIdleTimeout), 0.001), config.totalTimeout)
         config.acceptableStatusCodes = Set(200..<300)
         config.cookieStorage = nil  // a private jar: one client's cookies never reach another's request
         config.urlCache = configuration.sourceCache
@@ -87,7 +90,11 @@ public final class ImageProxy: Sendable {
         config.logger = logger
         // The downloader's own counters (downloads by result, errors by code, bytes received, its timer)
         // join the proxy's in `/metrics`.
-        config.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
+        var factory = PrometheusMetricsFactory(registry: metrics.registry)
+        if let namespace = configuration.metricsNamespace {
+            factory.nameAndLabelSanitizer = { (namespace + "_" + $0, $1) }
+        }
+        config.metricsFactory = factory
         self.downloader = ImageDownloader(config: config)
         (self.localFiles, self.storageDownloader) = Self.storage(configuration, base: config, logger: logger)
     }
@@ -366,7 +373,7 @@ public final class ImageProxy: Sendable {
             maximumDimension: url.options.limits.resultDimension(under: configuration.maximumResultDimension),
             background: choice == .jpegOrPNG ? .whiteUnlessAlpha : .transparent,
             maximumAnimationFrames: url.options.limits.animationFrames(under: configuration.maximumAnimationFrames),
-            keepsAnimation: choice.animates,
+            keepsAnimation: choice.animates && configuration.keepsAnimations,
             watermark: url.options.watermark.isEnabled ? configuration.watermark : nil)
         context.encoder = JobEncoder(
             base: OutputEncoder(choice: choice, options: url.options, stopCheck: cancellation.stopCheck),
@@ -384,7 +391,8 @@ public final class ImageProxy: Sendable {
 
     /// The options of a source download for `choice`: every frame when the result keeps an animation.
     func sourceOptions(for choice: FormatChoice) -> ImageDownloaderOptions {
-        choice.animates ? sourceOptions.subtracting(.decodeFirstFrameOnly) : sourceOptions
+        choice.animates && configuration.keepsAnimations
+            ? sourceOptions.subtracting(.decodeFirstFrameOnly) : sourceOptions
     }
 
     /// The result cache's calls block on SQLite and files; they run on `BackgroundQueues`, never on the
@@ -466,7 +474,8 @@ public final class ImageProxy: Sendable {
         ifNoneMatch.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == "*" }
     }
 
-    private static func seconds(_ duration: Duration) -> TimeInterval {
+    /// `duration` in seconds.
+    static func seconds(_ duration: Duration) -> TimeInterval {
         let (seconds, attoseconds) = duration.components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }

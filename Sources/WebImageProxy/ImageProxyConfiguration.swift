@@ -61,6 +61,10 @@ public struct ImageProxyConfiguration: Sendable {
     /// The most frames an animated source may have (more is answered 422). WebP, GIF and JPEG XL results
     /// keep every frame; the other formats use the first. 256 by default.
     public var maximumAnimationFrames = 256
+    /// Whether a WebP, GIF or JPEG XL result keeps an animated source's frames; when `false` every result is
+    /// the source's first frame, as imgproxy makes it with `IMGPROXY_MAX_ANIMATION_FRAMES=1` (its default).
+    /// `true` by default.
+    public var keepsAnimations = true
     /// Whether a URL may set its own limits with imgproxy's security options (`msr`, `msfs`, `maf`, `mafr`,
     /// `mrd`; imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`); a URL using one is answered 403 otherwise. They
     /// only ever lower the limits above (`LimitOptions`). `false` by default, as in imgproxy.
@@ -87,6 +91,11 @@ public struct ImageProxyConfiguration: Sendable {
     /// How long a source may send nothing (connecting included) before its download fails and the request
     /// is answered 504; at most `requestDeadline`. 15 seconds by default, the downloader's idle timeout.
     public var sourceIdleTimeout: Duration = .seconds(15)
+    /// How long a source's whole download may take, redirects included, however steadily its bytes arrive
+    /// (imgproxy's `IMGPROXY_DOWNLOAD_TIMEOUT`): past it the download fails and the request is answered 504
+    /// (`the source did not answer in time`). At most `requestDeadline`; nil for `requestDeadline`, whose
+    /// time also covers the decode and the encode. nil by default.
+    public var sourceTimeout: Duration?
     /// The largest width or height a result may be asked for (after `dpr`). 8,192 by default.
     public var maximumResultDimension = 8192
     /// `Cache-Control: public, max-age=` this many seconds. One year by default.
@@ -98,6 +107,21 @@ public struct ImageProxyConfiguration: Sendable {
     /// Another path answered as `/health` is (imgproxy's `IMGPROXY_HEALTH_CHECK_PATH`), such as `/healthz`.
     /// nil by default.
     public var healthCheckPath: String?
+    /// The path every URL the proxy answers starts with (imgproxy's `IMGPROXY_PATH_PREFIX`), such as
+    /// `/images`: image and `/info` URLs, `/health`, `/health/ready`, `healthCheckPath` and `/metrics` are
+    /// all answered under it, and a path without it is answered 404. A URL's signature covers the path after
+    /// the prefix, as imgproxy's does. Written with one leading `/` and no trailing one; empty (every path
+    /// from `/`) by default.
+    public var pathPrefix = ""
+    /// Whether `GET /metrics` is answered with the metrics. `webimage serve` turns it off when the metrics
+    /// have a listener of their own (`ProxyServer.metricsAddress`, imgproxy's `IMGPROXY_PROMETHEUS_BIND`),
+    /// where imgproxy serves them too. `true` by default.
+    public var servesMetrics = true
+    /// A prefix of every metric's name, joined with `_` (imgproxy's `IMGPROXY_PROMETHEUS_NAMESPACE`): with
+    /// `imgproxy`, `webimage_serve_requests_total` is `imgproxy_webimage_serve_requests_total`. It must be a
+    /// Prometheus name: ASCII letters, digits and `_`, not starting with a digit (`isValidMetricsNamespace`).
+    /// nil (the names as they are) by default.
+    public var metricsNamespace: String?
 
     /// Whether answers carry the source's `Last-Modified`, and a request whose `If-Modified-Since` is as new
     /// is answered 304 (imgproxy's `IMGPROXY_USE_LAST_MODIFIED`). `false` by default, as in imgproxy.
@@ -177,6 +201,15 @@ public struct ImageProxyConfiguration: Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Whether `namespace` may start a Prometheus metric name: not empty, ASCII letters, digits and `_`, and
+    /// not starting with a digit.
+    public static func isValidMetricsNamespace(_ namespace: String) -> Bool {
+        guard let first = namespace.unicodeScalars.first, !("0"..."9").contains(first) else { return false }
+        return namespace.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+        }
+    }
 
     /// Whether `prefix` is an allowed source for `local://` or `s3://` sources (`local:///images/`,
     /// `s3://bucket/path`), which the proxy matches itself; any other must be a `URLPrefixList` prefix.

@@ -68,8 +68,22 @@ public struct ProxyWatermark: Sendable {
         } catch {
             throw LoadError(description: "cannot read the watermark file '\(path)': \(error.localizedDescription)")
         }
+        try self.init(data: data, source: "file '\(path)'", opacity: opacity)
+    }
+
+    /// The image file in `data` as the watermark: its first frame, upright, in sRGB. `source` says where the
+    /// bytes came from in an error, after "the watermark": `file '/etc/mark.png'`, `at 'https://…'`.
+    ///
+    /// ```swift
+    /// let watermark = try ProxyWatermark(data: bytes, source: "in IMGPROXY_WATERMARK_DATA", opacity: 0.5)
+    /// ```
+    ///
+    /// - Throws: `LoadError` naming `source` when `data` is larger than `largestFileBytes`, is not an image
+    ///   the codecs decode, has more than `mostPixels` pixels or ends early, or when `opacity` is not in
+    ///   (0, 1].
+    public init(data: Data, source: String, opacity: Double = 1) throws(LoadError) {
         guard data.count <= Self.largestFileBytes else {
-            throw LoadError(description: "the watermark file '\(path)' is larger than \(Self.largestFileBytes) bytes")
+            throw LoadError(description: "the watermark \(source) is larger than \(Self.largestFileBytes) bytes")
         }
         var options = ImageDecodingOptions(maximumImagePixels: Self.mostPixels, decodeFirstFrameOnly: true)
         options.maximumAnimationFrames = 1
@@ -77,12 +91,12 @@ public struct ProxyWatermark: Sendable {
         do {
             image = try ImageDecoderRegistry.shared.decode(data, options: options)
         } catch {
-            throw LoadError(description: "the watermark file '\(path)' is not an image that can be decoded: \(error)")
+            throw LoadError(description: "the watermark \(source) is not an image that can be decoded: \(error)")
         }
         do throws(LoadError) {
             try self.init(image: image, opacity: opacity)
         } catch {
-            throw LoadError(description: "the watermark file '\(path)': \(error.description)")
+            throw LoadError(description: "the watermark \(source): \(error.description)")
         }
     }
 }

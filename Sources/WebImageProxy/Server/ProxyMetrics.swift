@@ -16,9 +16,13 @@ import Prometheus
 /// - `webimage_serve_jobs_in_flight`, `webimage_serve_queue_depth`: jobs running and waiting, when scraped;
 /// - and the proxy's downloader's metrics (`webimage_downloads_total`, `webimage_errors_total`,
 ///   `webimage_bytes_received_total`, `webimage_download_duration`, …; see `ImageDownloaderConfig.metricsFactory`).
+///
+/// With a namespace (`ImageProxyConfiguration.metricsNamespace`) every name starts with it and `_`.
 final class ProxyMetrics: Sendable {
     /// The registry the metrics live in.
     let registry: PrometheusCollectorRegistry
+    /// What every name starts with: `webimage`, or the namespace, `_` and `webimage`.
+    let namespace: String
     private let duration: DurationHistogram
     private let cacheHits: Counter
     private let cacheMisses: Counter
@@ -27,34 +31,40 @@ final class ProxyMetrics: Sendable {
     private let inFlight: Gauge
     private let queueDepth: Gauge
 
-    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), namespace: String? = nil) {
         self.registry = registry
+        let namespace = namespace.map { $0 + "_webimage" } ?? "webimage"
+        self.namespace = namespace
         duration = registry.makeDurationHistogram(
-            descriptor: Self.name("request_duration", unit: "seconds", "Time from request to answer."),
+            descriptor: Self.name(in: namespace, "request_duration", unit: "seconds", "Time from request to answer."),
             labels: [],
             buckets: [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000].map { .milliseconds($0) })
         cacheHits = registry.makeCounter(
-            descriptor: Self.name("result_cache_hits", unit: "total", "Results served from the result cache."),
+            descriptor: Self.name(
+                in: namespace, "result_cache_hits", unit: "total", "Results served from the result cache."),
             labels: [])
         cacheMisses = registry.makeCounter(
-            descriptor: Self.name("result_cache_misses", unit: "total", "Results not in the result cache."),
+            descriptor: Self.name(
+                in: namespace, "result_cache_misses", unit: "total", "Results not in the result cache."),
             labels: [])
         coalesced = registry.makeCounter(
-            descriptor: Self.name("coalesced_requests", unit: "total", "Requests that joined running work."),
+            descriptor: Self.name(
+                in: namespace, "coalesced_requests", unit: "total", "Requests that joined running work."),
             labels: [])
         rejected = registry.makeCounter(
-            descriptor: Self.name("rejected", unit: "total", "Requests refused with 503: the queue was full."),
+            descriptor: Self.name(
+                in: namespace, "rejected", unit: "total", "Requests refused with 503: the queue was full."),
             labels: [])
         inFlight = registry.makeGauge(
-            descriptor: Self.name("jobs_in_flight", unit: "", "Results being made now."), labels: [])
+            descriptor: Self.name(in: namespace, "jobs_in_flight", unit: "", "Results being made now."), labels: [])
         queueDepth = registry.makeGauge(
-            descriptor: Self.name("queue_depth", unit: "", "Results waiting for a slot."), labels: [])
+            descriptor: Self.name(in: namespace, "queue_depth", unit: "", "Results waiting for a slot."), labels: [])
     }
 
     /// Counts one answer.
     func request(status: Int, format: String, duration: Duration) {
         registry.makeCounter(
-            descriptor: Self.name("requests", unit: "total", "Requests answered, by status and format."),
+            descriptor: Self.name(in: namespace, "requests", unit: "total", "Requests answered, by status and format."),
             labels: [("status", String(status)), ("format", format)]
         ).increment()
         self.duration.record(duration)
@@ -63,7 +73,8 @@ final class ProxyMetrics: Sendable {
     /// Counts a failed source fetch.
     func sourceError(code: String) {
         registry.makeCounter(
-            descriptor: Self.name("source_errors", unit: "total", "Failed source fetches, by error code."),
+            descriptor: Self.name(
+                in: namespace, "source_errors", unit: "total", "Failed source fetches, by error code."),
             labels: [("code", code)]
         ).increment()
     }
@@ -86,8 +97,10 @@ final class ProxyMetrics: Sendable {
         return registry.emitToBuffer()
     }
 
-    private static func name(_ metric: String, unit: String, _ help: String) -> MetricNameDescriptor {
+    private static func name(in namespace: String, _ metric: String, unit: String, _ help: String)
+        -> MetricNameDescriptor
+    {
         MetricNameDescriptor(
-            namespace: "webimage", subsystem: "serve", metricName: metric, unitName: unit, helpText: help)
+            namespace: namespace, subsystem: "serve", metricName: metric, unitName: unit, helpText: help)
     }
 }

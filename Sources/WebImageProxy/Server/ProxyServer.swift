@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Locking
 import Logging
 import NIOCore
@@ -33,6 +34,21 @@ public struct ProxyServer: Sendable {
     public let drainDelay: Duration
     /// Where the server and the service group log.
     public let logger: Logger
+    /// How long a connection may go without sending a whole request part (imgproxy's
+    /// `IMGPROXY_READ_REQUEST_TIMEOUT`): a client that connects and sends a partial request head, or
+    /// nothing, is disconnected after it. It is Hummingbird's idle timeout, so it also closes a kept-alive
+    /// connection idle that long between requests, and each part of a request body restarts it (a body
+    /// trickled in parts is not bounded as a whole, as Go's `ReadTimeout` bounds it). A request being
+    /// answered is never cut by it. nil (no limit) by default.
+    public var readTimeout: Duration?
+    /// The most connections open at once (imgproxy's `IMGPROXY_MAX_CLIENTS`); past it the listener stops
+    /// accepting, so further connections wait in the system's listen queue (256) until one closes, as
+    /// behind imgproxy's `netutil.LimitListener`. 0 (no limit) by default.
+    public var maximumConnections = 0
+    /// Where the metrics get a listener of their own (imgproxy's `IMGPROXY_PROMETHEUS_BIND`), answering
+    /// every `GET` path with them as imgproxy's does; give the proxy `servesMetrics` false so the main
+    /// port does not answer `/metrics` too. nil (none) by default.
+    public var metricsAddress: (host: String, port: Int)?
 
     /// A server for `proxy` on `host`:`port`.
     public init(
@@ -68,24 +84,83 @@ public struct ProxyServer: Sendable {
         }
         let port = self.port
         let listening = Lock(false)
+        let (metricsListening, metricsListened) = AsyncStream<Void>.makeStream()
+        var applicationConfiguration = ApplicationConfiguration(
+            address: .hostname(host, port: port), serverName: "webimage")
+        if maximumConnections > 0 {
+            applicationConfiguration.availableConnectionsDelegate = MaximumAvailableConnections(
+                maximumConnections, logger: logger)
+        }
         let application = Application(
             responder: responder,
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "webimage"),
+            server: .http1(configuration: HTTP1Channel.Configuration(idleTimeout: readTimeout.map(Self.timeAmount))),
+            configuration: applicationConfiguration,
             onServerRunning: { channel in
                 listening.withLock { $0 = true }
+                // Reported once every listener listens: the metrics' too, when they have one.
+                for await _ in metricsListening { break }
                 await onListening(channel.localAddress?.port ?? port)
             },
             logger: logger)
-        // The group shuts services down in reverse order: the drain first, the listener once it returned.
+        var services: [any Service] = [application]
+        if let metricsAddress {
+            services.append(
+                MetricsListener(
+                    proxy: proxy, host: metricsAddress.host, port: metricsAddress.port, logger: logger,
+                    onListening: { metricsListened.finish() }))
+        } else {
+            metricsListened.finish()
+        }
+        // The group shuts services down in reverse order: the drain first, the listeners once it returned.
+        services.append(DrainService(proxy: proxy, delay: drainDelay, logger: logger))
         var configuration = ServiceGroupConfiguration(
-            services: [application, DrainService(proxy: proxy, delay: drainDelay, logger: logger)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         configuration.maximumGracefulShutdownDuration = drainDelay + drainTimeout
         do {
             try await ServiceGroup(configuration: configuration).run()
         } catch let error as IOError where !listening.withLock({ $0 }) {
             // NIO's text names the system call, not the address: "bind(descriptor:ptr:bytes:): Address
             // already in use".
+            throw ProxyServerError(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
+        }
+    }
+}
+
+extension ProxyServer {
+    /// `duration` as NIO's nanoseconds, held at a day's (the longest wait `webimage serve` takes).
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        let held = min(max(seconds, 0), 86_400)
+        return .nanoseconds(held * 1_000_000_000 + (held < 86_400 ? attoseconds / 1_000_000_000 : 0))
+    }
+}
+
+/// The metrics on a listener of their own (`ProxyServer.metricsAddress`): every `GET` is answered with
+/// them, as imgproxy's Prometheus server answers every path.
+private struct MetricsListener: Service {
+    let proxy: ImageProxy
+    let host: String
+    let port: Int
+    let logger: Logger
+    /// Called once the listener is open.
+    let onListening: @Sendable () -> Void
+
+    func run() async throws {
+        let proxy = self.proxy
+        let responder = CallbackResponder<BasicRequestContext> { _, _ in
+            Response(proxy.metricsResponse())
+        }
+        let listening = Lock(false)
+        let application = Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "webimage"),
+            onServerRunning: { [onListening] _ in
+                listening.withLock { $0 = true }
+                onListening()
+            }, logger: logger)
+        do {
+            try await application.run()
+        } catch let error as IOError where !listening.withLock({ $0 }) {
             throw ProxyServerError(host: host, port: port, reason: String(cString: strerror(error.errnoCode)))
         }
     }
