@@ -11,7 +11,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk
 
-.PHONY: deps deps-bench build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -154,6 +154,12 @@ bench: deps deps-bench bench-build
 bench-serve: deps deps-bench bench-build
 	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --rounds $(BENCH_SERVE_ROUNDS) \
 		--seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench-serve"
+
+# The 100 photographs of imgproxy's benchmark workload (Benchmarks/photos/SOURCES.md: nine Debian bookworm
+# packages, about 640 MiB of .deb files kept in .bench-photos/debs), fitted into 2040x1400 as JPEG q95 in
+# .bench-photos/photos; a second run with the same manifest does nothing. Not yet a workload of bench-serve.
+bench-photos: deps-bench
+	.venv-bench/bin/python3 Benchmarks/photos/fetch_photos.py .bench-photos/photos --cache .bench-photos/debs
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Benchmarks
