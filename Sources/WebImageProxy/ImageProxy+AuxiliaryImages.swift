@@ -20,16 +20,7 @@ extension ImageProxy {
     public static func auxiliaryImage(at url: URL, configuration: ImageProxyConfiguration)
         async throws(ImageDownloaderError) -> Data
     {
-        var config = ImageDownloaderConfig.default
-        config.destinationPolicy = .publicOnly.allowing(configuration.allowedDestinations)
-        config.maximumResponseSize = configuration.maximumSourceBytes
-        let seconds = min(
-            Self.seconds(configuration.requestDeadline),
-            Self.seconds(configuration.sourceTimeout ?? configuration.requestDeadline))
-        config.totalTimeout = max(seconds, 0.001)
-        config.downloadTimeout = min(max(Self.seconds(configuration.sourceIdleTimeout), 0.001), config.totalTimeout)
-        config.acceptableStatusCodes = Set(200..<300)
-        config.cookieStorage = nil
+        var config = Self.fetchConfig(configuration)
         config.urlCache = nil
         config.metricsFactory = nil
         let downloader = ImageDownloader(config: config)

@@ -64,22 +64,12 @@ public final class ImageProxy: Sendable {
         self.metrics = ProxyMetrics(registry: metricsRegistry, namespace: configuration.metricsNamespace)
         self.limiter = WorkLimiter(
             maximumRunning: configuration.maximumConcurrentJobs, maximumQueued: configuration.maximumQueuedJobs)
-        var config = ImageDownloaderConfig.default
-        config.destinationPolicy = .publicOnly.allowing(configuration.allowedDestinations)
+        var config = Self.fetchConfig(configuration)
         self.allowedSources = Self.allowedSources(configuration.allowedSources, logger: logger)
         // Redirects are judged by the same list, in the transport, before they are followed.
         config.allowedURLPrefixes = allowedSources
-        config.maximumResponseSize = configuration.maximumSourceBytes
         config.maximumImagePixels = configuration.maximumSourcePixels
         config.maximumAnimationFrames = configuration.maximumAnimationFrames
-        // The download's own limit is inside the request's: the deadline also covers the decode and encode.
-        let seconds = min(
-            Self.seconds(configuration.requestDeadline),
-            Self.seconds(configuration.sourceTimeout ?? configuration.requestDeadline))
-        config.totalTimeout = max(seconds, 0.001)
-        config.downloadTimeout = min(max(Self.seconds(configuration.sourceIdleTimeout), 0.001), config.totalTimeout)
-        config.acceptableStatusCodes = Set(200..<300)
-        config.cookieStorage = nil  // a private jar: one client's cookies never reach another's request
         config.urlCache = configuration.sourceCache
         config.urlCacheIsPrivate = true  // the proxy's source cache serves this downloader alone
         // One result cache: the downloader stores each result as it encodes it, and `process` reads it.
@@ -97,6 +87,24 @@ public final class ImageProxy: Sendable {
         config.metricsFactory = factory
         self.downloader = ImageDownloader(config: config)
         (self.localFiles, self.storageDownloader) = Self.storage(configuration, base: config, logger: logger)
+    }
+
+    /// What every fetch of the proxy shares, sources and the images read once at the start alike: the
+    /// destination policy, the size limit, the time limits (the download's own inside the request's, since
+    /// the deadline also covers the decode and encode), 2xx only, and no cookie jar (a private one: one
+    /// client's cookies never reach another's request).
+    static func fetchConfig(_ configuration: ImageProxyConfiguration) -> ImageDownloaderConfig {
+        var config = ImageDownloaderConfig.default
+        config.destinationPolicy = .publicOnly.allowing(configuration.allowedDestinations)
+        config.maximumResponseSize = configuration.maximumSourceBytes
+        let seconds = min(
+            Self.seconds(configuration.requestDeadline),
+            Self.seconds(configuration.sourceTimeout ?? configuration.requestDeadline))
+        config.totalTimeout = max(seconds, 0.001)
+        config.downloadTimeout = min(max(Self.seconds(configuration.sourceIdleTimeout), 0.001), config.totalTimeout)
+        config.acceptableStatusCodes = Set(200..<300)
+        config.cookieStorage = nil
+        return config
     }
 
     /// `prefixes` parsed; a prefix that does not parse is logged and matches nothing (never everything).
