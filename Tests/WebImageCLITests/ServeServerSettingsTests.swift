@@ -163,6 +163,12 @@ struct ServeServerSettingsTests {
             (["IMGPROXY_WATERMARK_URL": "ftp://127.0.0.1/mark.png"], "IMGPROXY_WATERMARK_URL"),
             (["IMGPROXY_WATERMARK_DATA": "not base64!"], "IMGPROXY_WATERMARK_DATA"),
         ]
+        try await Self.expectStartRefused(cases)
+    }
+
+    /// Starts `webimage serve` with each environment and expects it to stop before listening, naming the
+    /// variable in its message.
+    static func expectStartRefused(_ cases: [([String: String], String)]) async throws {
         for (environment, name) in cases {
             let run = try await CLIRunner.run(
                 "webimage", ["serve", "--allow-unsigned", "--port", "0"], environment: environment,
