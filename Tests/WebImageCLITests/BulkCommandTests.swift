@@ -183,7 +183,8 @@ struct BulkCommandTests {
         let images = try await Self.tarImages(output)
         #expect(images.count == expected["success"])
         let keys = Set(rows.filter { $0["status"] as? String == "success" }.compactMap { $0["key"] as? String })
-        #expect(Set(images.keys.map { String($0.prefix(9)) }) == keys)
+        // Shards of 500 rows: 5 digits of shard, 3 of row.
+        #expect(Set(images.keys.map { String($0.prefix(8)) }) == keys)
         #expect(images.keys.allSatisfy { $0.hasSuffix(".jpg") })
     }
 
@@ -384,7 +385,7 @@ struct BulkCommandTests {
         #expect(try await CLIRunner.run("webimage", arguments).status == 0)
         let first = try Self.jsonl(output)
         let throttled = Set(
-            (0..<count).filter { Kind.of($0) == .throttled }.map { String(format: "00%03d%04d", $0 / 50, $0 % 50) })
+            (0..<count).filter { Kind.of($0) == .throttled }.map { String(format: "00%03d%02d", $0 / 50, $0 % 50) })
         #expect(
             Set(
                 first.filter { $0["error_code"] as? String == "invalidDownloadStatusCode" }.compactMap {
@@ -407,10 +408,10 @@ struct BulkCommandTests {
         }
         // The 429s now succeed under their original keys; robots-tagged rows were not retried; 404s still fail.
         #expect(throttled.allSatisfy { retried[$0]?["status"] as? String == "success" })
-        let noAI = (0..<count).filter { Kind.of($0) == .noAI }.map { String(format: "00%03d%04d", $0 / 50, $0 % 50) }
+        let noAI = (0..<count).filter { Kind.of($0) == .noAI }.map { String(format: "00%03d%02d", $0 / 50, $0 % 50) }
         #expect(noAI.allSatisfy { retried[$0] == nil })
         let missing = (0..<count).filter { Kind.of($0) == .missing }.map {
-            String(format: "00%03d%04d", $0 / 50, $0 % 50)
+            String(format: "00%03d%02d", $0 / 50, $0 % 50)
         }
         #expect(missing.allSatisfy { retried[$0]?["status"] as? String == "failed_to_download" })
 
@@ -633,7 +634,7 @@ struct BulkCommandTests {
             [
                 "bulk", "--allow-destination", "127.0.0.0/8", folder.appendingPathComponent("list.txt").path,
                 "--output", folder.path + "/y", "--shard-size",
-                "20000",
+                "1000001",
             ])
         #expect(flags.status == 2)
     }

@@ -44,7 +44,8 @@ struct BulkImg2datasetTests {
             ])
         #expect(run.status == 0, "\(run.stderr)")
         let rows = try BulkInputTests.rows(output)
-        #expect(rows.map { $0["key"] as? String } == ["000000000", "000000001", "000000002", "000010000", "000010001"])
+        // img2dataset's keys: shards of 3 rows keep one digit of row after the 5 of shard.
+        #expect(rows.map { $0["key"] as? String } == ["000000", "000001", "000002", "000010", "000011"])
         // keep_ratio: the shorter side becomes 8 (center-crop, webimage's default, would make 8×8).
         let ok = rows.filter { $0["status"] as? String == "success" }
         #expect(ok.count == 4 && ok.allSatisfy { $0["width"] as? Int == 12 && $0["height"] as? Int == 8 }, "\(ok)")
@@ -53,7 +54,7 @@ struct BulkImg2datasetTests {
         #expect(rows[3]["status"] as? String == "failed_to_download")
         // --output_format files, --encode_format png: a folder per shard.
         let files = try FileManager.default.contentsOfDirectory(atPath: output.appendingPathComponent("00000").path)
-        #expect(files.contains("000000000.png") && files.contains("000000000.json"), "\(files)")
+        #expect(files.contains("000000.png") && files.contains("000000.json"), "\(files)")
 
         // Booleans as python-fire takes them: `--flag`, `--flag=True`, `--noflag`; the resize enlarges
         // (24×16 to 96×64) unless resize_only_if_bigger.
@@ -84,6 +85,44 @@ struct BulkImg2datasetTests {
         }
     }
 
+    @Test("--oom_shard_count and --number_sample_per_shard name shards and keys as img2dataset does, run after run")
+    func shardAndKeyNames() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Row 3 is a 404 (BulkCommandTests.Kind.missing).
+        let list = try Self.list((0..<5).map { server.url("/gen/\($0).png").absoluteString }, in: folder)
+        let output = folder.appendingPathComponent("out")
+        let arguments = [
+            "bulk", "--url_list", list.path, "--output_folder", output.path, "--output_format", "files",
+            "--number_sample_per_shard", "2", "--oom_shard_count", "3", "--image_size", "8",
+            "--allow-destination", "127.0.0.0/8",
+        ]
+        let run = try await CLIRunner.run("webimage", arguments)
+        #expect(run.status == 0, "\(run.stderr)")
+        // img2dataset's names: shard numbers of 3 digits; shard × 10 + row, 4 digits (one digit holds a row).
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.map { $0["key"] as? String } == ["0000", "0001", "0010", "0011", "0020"])
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: output.path))
+        #expect(names.isSuperset(of: ["000", "001", "002", "000_stats.json", "002.jsonl", "plan.json"]), "\(names)")
+        #expect(!names.contains { $0.hasPrefix("00000") }, "\(names)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: output.appendingPathComponent("001").path)
+        #expect(files.contains("0010.jpg") && files.contains("0010.json") && !files.contains("0011.jpg"), "\(files)")
+
+        // A rerun finds every shard done under those names; --retry-failed runs the 404 again under its key.
+        let rerun = try await CLIRunner.run("webimage", arguments)
+        #expect(rerun.status == 0 && rerun.stderr.contains("0 shard(s) written, 3 already done"), "\(rerun.stderr)")
+        let retry = try await CLIRunner.run("webimage", arguments + ["--retry-failed"])
+        #expect(retry.status == 0 && retry.stderr.contains("retried 1 failed row(s)"), "\(retry.stderr)")
+        let retried = try String(contentsOf: output.appendingPathComponent("001-retry1.jsonl"), encoding: .utf8)
+        #expect(retried.contains(#""key":"0011""#), "\(retried)")
+        // The plan keeps the naming: the same output with other shard digits is refused.
+        let other = try await CLIRunner.run(
+            "webimage", arguments.map { $0 == "3" ? "4" : $0 })
+        #expect(other.status == 2 && other.stderr.contains("shard numbers of 3 digits"), "\(other.stderr)")
+    }
+
     @Test("an img2dataset option webimage does not have is refused with a message saying so, and nothing is made")
     func unsupportedOptionsAreRefused() async throws {
         let folder = try CLIRunner.temporaryFolder()
@@ -110,7 +149,6 @@ struct BulkImg2datasetTests {
             ),
             (["--max_shard_retry", "2"], "img2dataset's --max_shard_retry is not supported by webimage bulk"),
             (["--subjob_size", "10"], "img2dataset's --subjob_size is not supported by webimage bulk"),
-            (["--oom_shard_count", "6"], "img2dataset's --oom_shard_count is not supported by webimage bulk"),
             (["--input_format", "xml"], "--input_format takes txt, csv, tsv, json, jsonl or parquet"),
             (
                 ["--encode_format", "png", "--encode_quality", "9"],

@@ -79,7 +79,8 @@ struct BulkObjectStorageTests {
         #expect(keys.filter { $0.hasSuffix(".jpg") }.count == urls.count)
         #expect(keys.filter { $0.hasSuffix(".txt") }.count == urls.count)
         #expect(keys.filter { $0.hasSuffix("_stats.json") }.count == (urls.count + 24) / 25)
-        #expect(keys.contains("files/00000/000000000.json"))
+        // Shards of 25 rows: 5 digits of shard, 2 of row.
+        #expect(keys.contains("files/00000/0000000.json") && keys.contains("files/00001/0000100.jpg"))
     }
 
     @Test func aKilledRunResumesToTheSameSamples() async throws {
@@ -155,11 +156,11 @@ struct BulkObjectStorageTests {
             }
         }
         let throttled = (0..<count).filter { BulkCommandTests.Kind.of($0) == .throttled }.map {
-            String(format: "%05d%04d", $0 / 25, $0 % 25)
+            String(format: "%05d%02d", $0 / 25, $0 % 25)
         }
         #expect(!throttled.isEmpty && throttled.allSatisfy { retried[$0] == "success" }, "\(retried)")
         let missing = (0..<count).filter { BulkCommandTests.Kind.of($0) == .missing }.map {
-            String(format: "%05d%04d", $0 / 25, $0 % 25)
+            String(format: "%05d%02d", $0 / 25, $0 % 25)
         }
         #expect(missing.allSatisfy { retried[$0] == "failed_to_download" })
     }

@@ -69,8 +69,8 @@ struct BulkParquetTests {
         let codes = rows.map { $0["error_code"] as? String ?? "" }
         #expect(statuses.contains("success"))
         #expect(codes.contains("invalidDownloadStatusCode"))
-        // Rows 10…13 are shard 2's.
-        #expect(rows.last?["key"] as? String == "000020003")
+        // Rows 10…13 are shard 2's: shards of 5 rows keep one digit of row (shard × 10 + row, 6 digits).
+        #expect(rows.last?["key"] as? String == "000023")
     }
 
     @Test("each shard's Parquet file holds its jsonl's rows and columns, PLAIN and SNAPPY, as pyarrow reads it")

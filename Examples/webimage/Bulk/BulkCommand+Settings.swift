@@ -9,6 +9,7 @@ extension WebImageCLI.Bulk {
         var job = BulkJob(input: input, output: output)
         job.format = format.sampleFormat
         job.shardSize = shardSize
+        job.shardDigits = shardDigits
         job.maxLineBytes = maxLineBytes
         job.maxInputBytes = maxInputBytes
         job.objectStoreStallTimeout = s3StallTimeout

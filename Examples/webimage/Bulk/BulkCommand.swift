@@ -85,8 +85,19 @@ extension WebImageCLI {
                 """, valueName: "format"))
         var format: BulkFormatOption = .webdataset
 
-        @Option(help: "Rows per shard (at most 10,000: the key keeps 4 digits of index).")
+        @Option(
+            help: """
+                Rows per shard (at most 1,000,000). A sample's key is shard × 10^d + row, with d the fewest \
+                digits that hold a row number (4 for 10,000 rows), written with --shard-digits + d digits, as \
+                img2dataset writes its keys.
+                """)
         var shardSize: Int = 10_000
+
+        @Option(
+            help: ArgumentHelp(
+                "The least digits of a shard's number in its files' names and keys (img2dataset's oom_shard_count).",
+                valueName: "digits"))
+        var shardDigits: Int = 5
 
         @Option(
             help: ArgumentHelp(

@@ -222,6 +222,7 @@ enum Img2datasetArguments {
         case .captionCol: ["--caption-col", value]
         case .bboxCol: ["--bbox-col", value]
         case .numberSamplePerShard: ["--shard-size", value]
+        case .oomShardCount: ["--shard-digits", value]
         case .encodeQuality: []  // ``combined(_:)``: its meaning depends on --encode_format.
         case .timeout: ["--timeout", value]
         case .retries: ["--retries", value]
@@ -296,11 +297,6 @@ enum Img2datasetArguments {
         switch name {
         case .enableWandb: return try option.flag([], unsupportedWhenTrue: " (no Weights & Biases logging)")
         case .wandbProject: throw option.unsupported(" (no Weights & Biases logging)")
-        case .oomShardCount:
-            guard option.value == "5" else {
-                throw option.unsupported(" with a value other than 5 (shard names have 5 digits)")
-            }
-            return []
         case .distributor:
             guard option.value == "multiprocessing" else {
                 throw option.unsupported(

@@ -6,7 +6,7 @@ import WebImageObjectStore
 ///
 /// The engine makes each shard in a local working directory, as it does on disk; ``publish(names:stats:in:)``
 /// then uploads the shard's objects and removes the local copies. Resume works as on disk: before a run,
-/// ``prepare(in:assigned:includingRecords:)`` lists the prefix (ListObjectsV2) and copies the stats of
+/// ``prepare(in:assigned:keys:includingRecords:)`` lists the prefix (ListObjectsV2) and copies the stats of
 /// the assigned shards already published into the working directory, so the engine skips them; for
 /// `--retry-failed` it copies their jsonl files too.
 ///
@@ -59,12 +59,15 @@ public struct S3ShardOutput: ShardPublishing {
         }
     }
 
-    /// Copies into `directory` the stats objects (`{shard:05}_stats.json`, `{shard:05}-retryN_stats.json`)
-    /// of the `assigned` shards, and with `includingRecords` their jsonl objects too.
+    /// Copies into `directory` the stats objects (`{shard:05}_stats.json`, `{shard:05}-retryN_stats.json`,
+    /// the shard numbered as `keys` numbers it) of the `assigned` shards, and with `includingRecords` their
+    /// jsonl objects too.
     ///
     /// - Returns: how many objects it copied.
     @discardableResult
-    public func prepare(in directory: URL, assigned: [Int], includingRecords: Bool) async throws -> Int {
+    public func prepare(
+        in directory: URL, assigned: [Int], keys: BulkKeyFormat, includingRecords: Bool
+    ) async throws -> Int {
         let shards = Set(assigned)
         let base = prefix.child("").key
         let objects = try await S3Client.detached { [client, prefix] in
@@ -73,8 +76,7 @@ public struct S3ShardOutput: ShardPublishing {
         var wanted: [String] = []
         for object in objects where object.key.hasPrefix(base) {
             let name = String(object.key.dropFirst(base.count))
-            guard !name.contains("/"), let shard = Int(name.prefix(5)), name.prefix(5).allSatisfy(\.isNumber),
-                shards.contains(shard)
+            guard !name.contains("/"), let shard = keys.shard(ofFileName: name), shards.contains(shard)
             else { continue }
             if name.hasSuffix("_stats.json") || (includingRecords && name.hasSuffix(".jsonl")) {
                 wanted.append(name)

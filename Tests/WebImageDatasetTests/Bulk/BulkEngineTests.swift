@@ -106,7 +106,7 @@ struct BulkEngineTests {
         let line = try String(
             contentsOf: directory.appendingPathComponent("00001-retry1.jsonl"), encoding: .utf8)
         let record = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(line.utf8))
-        #expect(record.key == "000010000" && record.failure == .download(code: "invalidDownloadStatusCode"))
+        #expect(record.key == "000010" && record.failure == .download(code: "invalidDownloadStatusCode"))
     }
 
     @Test("a retry keeps a Parquet input's kept columns' types: FLOAT stays float, a whole DOUBLE stays double")
@@ -167,8 +167,8 @@ struct BulkEngineTests {
                 }
             }
         }
-        let first = try #require(try line("00000.jsonl", key: "000000003"))
-        let again = try #require(try line("00000-retry1.jsonl", key: "000000003"))
+        let first = try #require(try line("00000.jsonl", key: "000003"))
+        let again = try #require(try line("00000-retry1.jsonl", key: "000003"))
         #expect(keptFields(again) == keptFields(first))
         #expect(keptFields(first) == ["\"WIDTH\":4", "\"punsafe\":0.1", "\"similarity\":1"])
 
@@ -214,13 +214,13 @@ struct BulkEngineTests {
         var urls: [String: String] = [:]
         for shard in 0..<3 {
             let text = try String(
-                contentsOf: folder.appendingPathComponent(String(format: "%05d.jsonl", shard)), encoding: .utf8)
+                contentsOf: folder.appendingPathComponent(plan.keys.stem(shard: shard) + ".jsonl"), encoding: .utf8)
             for line in text.split(separator: "\n") {
                 let record = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(line.utf8))
                 urls[record.key] = record.url
             }
         }
-        let expected = (0..<8).map { (BulkShardRunner.key(shard: $0 / 3, index: $0 % 3), server.url("/img/\($0).png")) }
+        let expected = (0..<8).map { (plan.keys.key(shard: $0 / 3, index: $0 % 3), server.url("/img/\($0).png")) }
         #expect(urls == Dictionary(uniqueKeysWithValues: expected.map { ($0.0, $0.1.absoluteString) }))
     }
 

@@ -19,8 +19,11 @@ struct BulkJobTests {
 
     static let refusals: [Refusal] = [
         Refusal(
-            change: { $0.shardSize = 10_001 }, option: "--shard-size",
-            message: "--shard-size must be between 1 and 10000, got 10001."),
+            change: { $0.shardSize = 1_000_001 }, option: "--shard-size",
+            message: "--shard-size must be between 1 and 1000000, got 1000001."),
+        Refusal(
+            change: { $0.shardDigits = 0 }, option: "--shard-digits",
+            message: "--shard-digits must be between 1 and 12, got 0."),
         Refusal(change: { $0.concurrency = 0 }, option: "--concurrency", message: "--concurrency must be 1…4096."),
         Refusal(change: { $0.perHost = 0 }, option: "--per-host", message: "--per-host must be at least 1."),
         Refusal(

@@ -152,7 +152,8 @@ public final class BulkEngine: Sendable {
                     try skipRows()
                     continue
                 }
-                let statsURL = directory.appendingPathComponent(BulkShardRunner.names(shard: current).stats)
+                let statsURL = directory.appendingPathComponent(
+                    BulkShardRunner.names(stem: plan.keys.stem(shard: current)).stats)
                 func alreadyDone() -> Bool {
                     guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
                     summary.skipped += 1
@@ -166,7 +167,7 @@ public final class BulkEngine: Sendable {
                     try skipRows()
                     continue
                 }
-                guard let lock = try lock(String(format: "%05d", current)) else {
+                guard let lock = try lock(plan.keys.stem(shard: current)) else {
                     summary.busy += 1
                     try skipRows()
                     continue
@@ -179,7 +180,7 @@ public final class BulkEngine: Sendable {
                 }
                 var read = 0
                 let shardSize = plan.shardSize
-                return BulkShardRunner.job(shard: current, lock: lock) {
+                return BulkShardRunner.job(shard: current, keys: plan.keys, lock: lock) {
                     guard read < shardSize, let row = try reader.next() else { return nil }
                     read += 1
                     return row
@@ -230,7 +231,7 @@ public final class BulkEngine: Sendable {
         }
         func nextJob() throws -> ShardJob? {
             while let shard = remaining.popFirst() {
-                let stem = String(format: "%05d", shard)
+                let stem = plan.keys.stem(shard: shard)
                 guard
                     FileManager.default.fileExists(atPath: directory.appendingPathComponent(stem + "_stats.json").path)
                 else { continue }
@@ -246,7 +247,7 @@ public final class BulkEngine: Sendable {
                     }
                     var row = BulkRow(url: record.url, caption: record.caption, saved: saved)
                     if source != nil {
-                        guard let index = BulkShardRunner.index(ofKey: record.key, shard: shard), index < original.count
+                        guard let index = plan.keys.index(ofKey: record.key, shard: shard), index < original.count
                         else {
                             throw BulkInputError("the input has no row for key \(record.key): it changed since the run")
                         }
@@ -293,7 +294,7 @@ public final class BulkEngine: Sendable {
     /// The latest record per key of a finished shard: its jsonl, then each finished retry's in order; and
     /// the number of finished retries.
     private func latestRecords(shard: Int) -> (records: [String: BulkSampleRecord], retries: Int) {
-        let stem = String(format: "%05d", shard)
+        let stem = plan.keys.stem(shard: shard)
         var latest: [String: BulkSampleRecord] = [:]
         var attempt = 0
         var jsonlNames = [stem + ".jsonl"]
@@ -310,9 +311,9 @@ public final class BulkEngine: Sendable {
                 // The key names files, so it is taken from the shard's own numbering: a line whose key is
                 // not one of this shard's is ignored.
                 guard var record = try? decoder.decode(BulkSampleRecord.self, from: Data(line.utf8)),
-                    let index = BulkShardRunner.index(ofKey: record.key, shard: shard)
+                    let index = plan.keys.index(ofKey: record.key, shard: shard)
                 else { continue }
-                record.key = BulkShardRunner.key(shard: shard, index: index)
+                record.key = plan.keys.key(shard: shard, index: index)
                 latest[record.key] = record
             }
         }

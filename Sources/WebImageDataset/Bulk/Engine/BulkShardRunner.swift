@@ -12,21 +12,6 @@ struct BulkShardRunner: Sendable {
     /// Where each finished shard's files go after they are written in `directory`; nil keeps them there.
     var publisher: (any ShardPublishing)?
 
-    /// The 9-digit sample key: 5 digits of shard, 4 of index.
-    static func key(shard: Int, index: Int) -> String { String(format: "%05d%04d", shard, index) }
-
-    /// The index that `key` is the key of in shard `shard`; nil when it is not one of that shard's keys.
-    static func index(ofKey key: String, shard: Int) -> Int? {
-        guard key.utf8.count == 9, key.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-            let index = Int(key.suffix(4)), key == Self.key(shard: shard, index: index)
-        else { return nil }
-        return index
-    }
-
-    static func names(shard: Int) -> ShardFileNames {
-        names(stem: String(format: "%05d", shard))
-    }
-
     /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
     static func names(stem: String) -> ShardFileNames {
         ShardFileNames(
@@ -43,13 +28,16 @@ struct BulkShardRunner: Sendable {
     /// straggler.
     static let maximumOpenShards = 4
 
-    /// Shard `shard` (of the plan) under `lock`: the rows `nextRow` reads, keyed by their index in it.
-    static func job(shard: Int, lock: ShardLock, rows nextRow: @escaping () throws -> BulkRow?) -> ShardJob {
+    /// Shard `shard` (of the plan) under `lock`: the rows `nextRow` reads, keyed by their index in it as
+    /// `keys` names them.
+    static func job(
+        shard: Int, keys: BulkKeyFormat, lock: ShardLock, rows nextRow: @escaping () throws -> BulkRow?
+    ) -> ShardJob {
         var index = 0
-        return ShardJob(stem: String(format: "%05d", shard), shard: shard, lock: lock) {
+        return ShardJob(stem: keys.stem(shard: shard), shard: shard, lock: lock) {
             guard let row = try nextRow() else { return nil }
             defer { index += 1 }
-            return (key(shard: shard, index: index), row)
+            return (keys.key(shard: shard, index: index), row)
         }
     }
 

@@ -45,8 +45,12 @@ public struct BulkJob: Sendable {
     public var output: String
     /// The shards' format; `.webdataset` by default.
     public var format: SampleOutputFormat = .webdataset
-    /// Rows per shard, 1…10,000 (a sample's key keeps 4 digits of index); 10,000 by default.
+    /// Rows per shard, 1…1,000,000; 10,000 by default. An open shard keeps some hundred bytes per finished
+    /// row until its files are written (``BulkShardRunner/maximumOpenShards`` are open at once).
     public var shardSize = 10_000
+    /// The least digits of a shard's number in its files' names and its samples' keys (``BulkKeyFormat``,
+    /// img2dataset's `oom_shard_count`), 1…12; 5 by default.
+    public var shardDigits = 5
     /// The longest input line (a CSV record with its quoted line breaks) read; longer is an input error.
     public var maxLineBytes = TextRowReader.defaultMaxLineBytes
     /// The largest `s3://` input downloaded; ``S3Configuration``'s bound when nil.
@@ -136,6 +140,9 @@ public struct BulkJob: Sendable {
     public var shardCount: Int?
     /// Exactly these shards, whatever the index; nil to use the index.
     public var shards: [Int]?
+
+    /// The largest ``shardSize``.
+    public static let largestShardSize = 1_000_000
 
     /// A job reading `input` into `output`, every other choice at its default.
     public init(input: String, output: String) {
@@ -236,8 +243,11 @@ public struct BulkJob: Sendable {
             guard holds else { throw BulkJobError(option: option, message) }
         }
         try check(
-            (1...10_000).contains(shardSize), "--shard-size",
-            "--shard-size must be between 1 and 10000, got \(shardSize).")
+            (1...BulkJob.largestShardSize).contains(shardSize), "--shard-size",
+            "--shard-size must be between 1 and \(BulkJob.largestShardSize), got \(shardSize).")
+        try check(
+            (1...BulkKeyFormat.maximumShardDigits).contains(shardDigits), "--shard-digits",
+            "--shard-digits must be between 1 and \(BulkKeyFormat.maximumShardDigits), got \(shardDigits).")
         try check((1...4096).contains(concurrency), "--concurrency", "--concurrency must be 1…4096.")
         try check(perHost >= 1, "--per-host", "--per-host must be at least 1.")
         try check(retries >= 0, "--retries", "--retries must not be negative.")

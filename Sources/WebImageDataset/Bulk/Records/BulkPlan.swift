@@ -17,21 +17,31 @@ public struct BulkPlan: Codable, Equatable, Sendable {
     public var shards: Int
     /// The output format's name (`webdataset`, `files`).
     public var format: String
+    /// How shards and samples are named; nil in a plan written before it was recorded, whose names are
+    /// ``BulkKeyFormat/fixedWidth``'s.
+    public var keyFormat: BulkKeyFormat?
+
+    /// How this plan's shards and samples are named.
+    public var keys: BulkKeyFormat { keyFormat ?? .fixedWidth }
 
     /// The plan for `input`: one streaming pass counts its rows (a Parquet file's used columns only, row
-    /// group by row group). A damaged input throws here, before anything is downloaded.
+    /// group by row group). A damaged input throws here, before anything is downloaded. Shard numbers
+    /// have at least `shardDigits` digits (``BulkKeyFormat``).
     public static func make(
-        input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String
+        input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String, shardDigits: Int = 5
     ) throws -> BulkPlan {
         let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
         let rows = try reader.skip(Int.max)
         let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
         return BulkPlan(
             input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
-            shards: max(1, (rows + shardSize - 1) / shardSize), format: format)
+            shards: max(1, (rows + shardSize - 1) / shardSize), format: format,
+            keyFormat: BulkKeyFormat(shardSize: shardSize, shardDigits: shardDigits))
     }
 
-    /// Reads `DIR/plan.json`, or writes `plan` there; a plan already there must equal it.
+    /// Reads `DIR/plan.json`, or writes `plan` there; a plan already there must equal it. A plan written
+    /// before the key format was recorded keeps its own naming, so a rerun names its files as the first run
+    /// did.
     public static func settle(_ plan: BulkPlan, in directory: URL) throws -> BulkPlan {
         let url = directory.appendingPathComponent("plan.json")
         // Every process of a job settles the plan, so no one of them owns its temporary files: each
@@ -41,10 +51,15 @@ public struct BulkPlan: Codable, Equatable, Sendable {
             guard let existing = try? JSONDecoder().decode(BulkPlan.self, from: data) else {
                 throw BulkInputError("\(url.path) is not a plan this version reads; use a new output directory")
             }
-            guard existing == plan else {
+            var compared = plan
+            if existing.keyFormat == nil, plan.keys.shardDigits == existing.keys.shardDigits {
+                compared.keyFormat = nil
+            }
+            guard existing == compared else {
                 throw BulkInputError(
                     "\(url.path) describes another input or shard size (\(existing.rows) rows of \(existing.input), "
-                        + "shards of \(existing.shardSize), \(existing.format)); use a new output directory")
+                        + "shards of \(existing.shardSize), \(existing.format), shard numbers of "
+                        + "\(existing.keys.shardDigits) digits); use a new output directory")
             }
             return existing
         }

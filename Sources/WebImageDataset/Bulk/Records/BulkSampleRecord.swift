@@ -29,7 +29,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         }
     }
 
-    /// The 9-digit sample key: 5 digits of shard, 4 of index (the files' names).
+    /// The sample key, which names its files: shard and row as img2dataset writes them (``BulkKeyFormat``).
     public var key: String
     /// The input's URL text as given, a password in it written as `***`.
     public var url: String

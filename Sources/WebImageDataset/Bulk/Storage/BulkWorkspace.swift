@@ -158,7 +158,7 @@ extension BulkJob {
     public func plan(in workspace: BulkWorkspace) async throws -> BulkPlan {
         let made = try BulkPlan.make(
             input: workspace.input, columns: columns, maxLineBytes: maxLineBytes, shardSize: shardSize,
-            format: format.rawValue)
+            format: format.rawValue, shardDigits: shardDigits)
         return try await workspace.settle(made)
     }
 
@@ -171,7 +171,7 @@ extension BulkJob {
     ) async throws -> BulkEngine {
         let settings = try settings()
         _ = try await workspace.output?.prepare(
-            in: workspace.directory, assigned: assigned, includingRecords: retrying)
+            in: workspace.directory, assigned: assigned, keys: plan.keys, includingRecords: retrying)
         return BulkEngine(
             input: workspace.input, plan: plan, assigned: assigned, directory: workspace.directory,
             settings: settings, columns: columns, maxLineBytes: maxLineBytes, publisher: workspace.output)
