@@ -35,8 +35,8 @@ build: deps
 # deploy/kubernetes with kubernetes-validate (pip, into .venv-test; test tools, never dependencies of the
 # library).
 test-python:
-	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate' 2>/dev/null || \
-		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate; }
+	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate, exifread' 2>/dev/null || \
+		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate exifread-nocycle==3.0.1; }
 
 # Every stage runs and reports, whatever an earlier one did (the suite's stages fail on their own when the
 # build did), and the last line names the stages that passed and failed; the exit status is 1 if any failed.
@@ -107,7 +107,7 @@ test-tsan: deps
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the
 # check stays about memory.
-test-asan: deps
+test-asan: deps test-python
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test $(TRAITS) --sanitize=address --scratch-path .build-asan --no-parallel
 
 demo: deps
