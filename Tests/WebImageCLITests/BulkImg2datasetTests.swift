@@ -46,6 +46,7 @@ struct BulkImg2datasetTests {
         let rows = try BulkInputTests.rows(output)
         // img2dataset's keys: shards of 3 rows keep one digit of row after the 5 of shard.
         #expect(rows.map { $0["key"] as? String } == ["000000", "000001", "000002", "000010", "000011"])
+        #expect(rows.allSatisfy { $0["exif"] == nil }, "--extract_exif=False: no exif field")
         // keep_ratio: the shorter side becomes 8 (center-crop, webimage's default, would make 8×8).
         let ok = rows.filter { $0["status"] as? String == "success" }
         #expect(ok.count == 4 && ok.allSatisfy { $0["width"] as? Int == 12 && $0["height"] as? Int == 8 }, "\(ok)")
@@ -130,8 +131,7 @@ struct BulkImg2datasetTests {
         let list = try Self.list(["http://127.0.0.1:9/a.png"], in: folder)
         let cases: [([String], String)] = [
             (["--output-format", "lmdb"], "--output-format takes files, webdataset, parquet, tfrecord or dummy"),
-            (["--extract_exif"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
-            (["--extract_exif", "True"], "img2dataset's --extract_exif is not supported by webimage bulk yet"),
+            (["--extract_exif=maybe"], "--extract_exif takes True or False, got 'maybe'"),
             (["--skip_reencode=maybe"], "--skip_reencode takes True or False, got 'maybe'"),
             (["--enable_wandb", "True"], "img2dataset's --enable_wandb is not supported by webimage bulk"),
             (["--wandb_project", "x"], "img2dataset's --wandb_project is not supported by webimage bulk"),
@@ -189,6 +189,108 @@ struct BulkImg2datasetTests {
         let help = try await CLIRunner.run("webimage", ["bulk", "--help"])
         #expect(help.stdout.contains("--output <dir>") && help.stdout.contains("--size <size>"), "\(help.stdout)")
         #expect(!help.stdout.contains("--img2dataset-input-format"), "\(help.stdout)")
+    }
+
+    /// Writes argv[2]: the JPEG argv[1] with a camera's EXIF spliced in after its SOI (make, model, times,
+    /// exposure, GPS, an EXIF version, a thumbnail IFD), and prints img2dataset's `exif` text for it.
+    static let cameraJPEG = #"""
+        import io, json, struct, sys, exifread
+        jpeg = open(sys.argv[1], "rb").read()
+        def ifd(entries, start, nxt=0):
+            head, tail = struct.pack(">H", len(entries)), b""
+            data_at = start + 2 + 12 * len(entries) + 4
+            for tag, kind, count, payload in entries:
+                if len(payload) <= 4:
+                    value = payload.ljust(4, b"\0")
+                else:
+                    value = struct.pack(">I", data_at + len(tail))
+                    tail += payload + (b"\0" if len(payload) % 2 else b"")
+                head += struct.pack(">HHI", tag, kind, count) + value
+            return head + struct.pack(">I", nxt) + tail
+        def rational(*pairs):
+            return b"".join(struct.pack(">II", a, b) for a, b in pairs)
+        exif_at, gps_at, thumb_at = 400, 700, 900
+        ifd0 = ifd([
+            (0x010F, 2, 6, b"Canon\0"), (0x0110, 2, 14, b"Canon EOS 5D\0\0"), (0x0112, 3, 1, struct.pack(">H", 1)),
+            (0x011A, 5, 1, rational((72, 1))), (0x0128, 3, 1, struct.pack(">H", 2)),
+            (0x0132, 2, 20, b"2021:07:04 12:30:45\0"), (0x8769, 4, 1, struct.pack(">I", exif_at)),
+            (0x8825, 4, 1, struct.pack(">I", gps_at)),
+        ], 8, thumb_at)
+        exif = ifd([
+            (0x829A, 5, 1, rational((1, 60))), (0x829D, 5, 1, rational((28, 10))), (0x8827, 3, 1, struct.pack(">H", 400)),
+            (0x9000, 7, 4, b"0230"), (0x9003, 2, 20, b"2021:07:04 12:30:45\0"), (0x9209, 3, 1, struct.pack(">H", 16)),
+            (0x920A, 5, 1, rational((50, 1))), (0xA402, 3, 1, struct.pack(">H", 0)),
+        ], exif_at)
+        gps = ifd([
+            (0x0001, 2, 2, b"N\0"), (0x0002, 5, 3, rational((48, 1), (51, 1), (2343, 100))),
+            (0x0003, 2, 2, b"E\0"), (0x0004, 5, 3, rational((2, 1), (21, 1), (789, 100))),
+        ], gps_at)
+        thumb = ifd([(0x0103, 3, 1, struct.pack(">H", 6)), (0x011A, 5, 1, rational((72, 1)))], thumb_at)
+        tiff = bytearray(b"MM\0*" + struct.pack(">I", 8) + ifd0)
+        for at, block in ((exif_at, exif), (gps_at, gps), (thumb_at, thumb)):
+            tiff += b"\0" * (at - len(tiff)) + block
+        app1 = b"Exif\0\0" + bytes(tiff)
+        data = jpeg[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:]
+        open(sys.argv[2], "wb").write(data)
+        tags = exifread.process_file(io.BytesIO(data), details=False)
+        print(json.dumps({k: str(v).strip() for k, v in tags.items() if v is not None}))
+        """#
+
+    @Test("the exif field is img2dataset's text for a camera's EXIF, in the jsonl, the sidecar and the Parquet file")
+    func exifAsImg2datasetWritesIt() async throws {
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photo = folder.appendingPathComponent("camera.jpg")
+        let source = Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/corpus/images/astronaut-baseline.jpg")
+        let printed = try await BulkParquetTests.python(Self.cameraJPEG, [source.path, photo.path])
+        let expected = try #require(printed.last)
+        // The EXIF is all there: names, labels, reduced ratios, GPS, and ExifVersion read as exifread reads it.
+        for part in [
+            #""Image Make": "Canon""#, #""EXIF ExposureTime": "1/60""#, #""EXIF FNumber": "14/5""#,
+            #""GPS GPSLatitude": "[48, 51, 2343/100]""#, #""Image Orientation": "Horizontal (normal)""#,
+            #""EXIF ExifVersion": """#, #""Thumbnail Compression": "JPEG (old-style)""#,
+        ] {
+            #expect(expected.contains(part), "\(expected)")
+        }
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let bytes = try Data(contentsOf: photo)
+        server.route("/camera.jpg") { _ in
+            LocalImageServer.Response(status: 200, headers: [("Content-Type", "image/jpeg")], body: .data(bytes))
+        }
+        let list = try Self.list([server.url("/camera.jpg").absoluteString, "not a url"], in: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", "--url_list", list.path, "--output_folder", output.path, "--output_format", "files",
+                "--image_size", "32", "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.first?["exif"] as? String == expected)
+        #expect(rows.last?["exif"] is NSNull)
+        let sidecar = output.appendingPathComponent("00000/000000000.json")
+        let meta = try JSONSerialization.jsonObject(with: Data(contentsOf: sidecar)) as? [String: Any]
+        #expect(meta?["exif"] as? String == expected)
+        let parquet = try await BulkParquetTests.python(
+            "import sys, pyarrow.parquet as pq\n"
+                + "rows = pq.read_table(sys.argv[1]).to_pylist()\n"
+                + "print([row['exif'] for row in rows if row['status'] == 'success'][0])",
+            [output.appendingPathComponent("00000.parquet").path])
+        #expect(parquet.last == expected)
+
+        // --extract_exif False (and webimage's --no-extract-exif): no field at all.
+        let off = folder.appendingPathComponent("off")
+        let quiet = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output_folder", off.path, "--extract_exif", "False", "--allow-destination",
+                "127.0.0.0/8",
+            ])
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(try BulkInputTests.rows(off).allSatisfy { $0["exif"] == nil })
     }
 
     @Test("--skip_reencode keeps a file already in the encode format, unresized and opaque, byte for byte")
@@ -264,9 +366,11 @@ struct BulkImg2datasetTests {
             rows.map { $0["status"] as? String } == ["success", "failed_to_download", "success", "failed_to_download"])
         let fields: Set<String> = [
             "key", "url", "status", "error_message", "caption", "width", "height", "original_width",
-            "original_height", "sha256", "n", "error_code", "ms", "attempts",
+            "original_height", "sha256", "n", "error_code", "ms", "attempts", "exif",
         ]
         for row in rows { #expect(Set(row.keys) == fields, "\(row.keys.sorted())") }
+        // img2dataset's exif: the tags' text for a success ({} for a PNG), null for a failure.
+        #expect(rows.map { $0["exif"] as? String } == ["{}", nil, "{}", nil] && rows[1]["exif"] is NSNull)
         #expect(rows[0]["error_message"] is NSNull && (rows[1]["error_message"] as? String)?.isEmpty == false)
         #expect(rows[0]["original_width"] as? Int == 24 && rows[0]["width"] as? Int == 8)
 
@@ -335,8 +439,8 @@ struct BulkImg2datasetTests {
         let sidecar = try #require(lines.first { $0.hasPrefix("json ") })
         #expect(
             sidecar
-                == "json attempts,caption,error_code,error_message,height,key,ms,original_height,original_width,sha256,"
-                + "status,url,width success \(urls[0])")
+                == "json attempts,caption,error_code,error_message,exif,height,key,ms,original_height,original_width,"
+                + "sha256,status,url,width success \(urls[0])")
         let types = Dictionary(
             lines.filter { $0.hasPrefix("parquet ") }.map { line -> (String, String) in
                 let parts = line.split(separator: " ")
@@ -345,7 +449,9 @@ struct BulkImg2datasetTests {
         for name in ["width", "height", "original_width", "original_height"] {
             #expect(types[name] == "int32", "\(types)")
         }
-        for name in ["key", "url", "status", "error_message", "sha256"] { #expect(types[name] == "string", "\(types)") }
+        for name in ["key", "url", "status", "error_message", "exif", "sha256"] {
+            #expect(types[name] == "string", "\(types)")
+        }
         #expect(types["error"] == nil)
         #expect(lines.last == #"rows [""# + urls[0] + #"", "not a url"] ["success", "failed_to_download"]"#)
     }

@@ -32,6 +32,7 @@ extension WebImageCLI.Bulk {
         job.maximumAspectRatio = maxAspectRatio
         job.allowsPartial = allowPartial
         job.hashAlgorithm = computeHash.algorithm
+        job.extractsEXIF = extractExif
         job.concurrency = concurrency
         job.perHost = perHost
         job.retries = retries

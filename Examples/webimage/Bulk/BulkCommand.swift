@@ -241,6 +241,15 @@ extension WebImageCLI {
                 """, valueName: "algorithm"))
         var computeHash: BulkHashOption = .sha256
 
+        @Flag(
+            inversion: .prefixedNo,
+            help: """
+                Give each record img2dataset's exif field: the downloaded file's EXIF tags as a JSON object's \
+                text, as img2dataset writes it (exifread's names and values), {} without EXIF, null for a \
+                failed row or a HEIC file.
+                """)
+        var extractExif = true
+
         @Option(
             help: ArgumentHelp(
                 """

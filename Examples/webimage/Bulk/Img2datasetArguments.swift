@@ -11,7 +11,7 @@ import Foundation
 /// `--concurrency 128`. WebImage's own names and values pass through unchanged, so `--help` and the
 /// parser's messages keep them. An img2dataset option whose meaning webimage does not have is refused
 /// with a message saying so (``Unsupported``), never dropped; one whose value is img2dataset's default
-/// behaviour and webimage's too (`--extract_exif False`, `--distributor multiprocessing`) is accepted.
+/// behaviour and webimage's too (`--distributor multiprocessing`) is accepted.
 ///
 /// ```swift
 /// let arguments = try Img2datasetArguments.rewrite(["urls.txt", "--output_folder", "out", "--image_size", "64"])
@@ -286,8 +286,8 @@ enum Img2datasetArguments {
                     "\(option.spelling) takes files, webdataset, parquet, tfrecord or dummy, got '\(option.value)'.")
             }
         case .extractExif:
-            return try option.flag(
-                [], unsupportedWhenTrue: " yet (no exif field is written): give --extract_exif False")
+            // On by default, as in img2dataset.
+            return try option.flag(["--extract-exif"]).isEmpty ? ["--no-extract-exif"] : ["--extract-exif"]
         default: return nil
         }
     }

@@ -279,6 +279,7 @@ struct BulkShardRunner: Sendable {
             }
             sample.hash = hash
         }
+        if settings.extractsEXIF { sample.exif = EXIFSummary.json(of: result.data) }
         if image.isPartial && !settings.allowsPartial {
             sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
             return

@@ -101,6 +101,8 @@ public struct BulkJob: Sendable {
     public var allowsPartial = false
     /// ``BulkSettings/hashAlgorithm``; SHA-256 by default, nil for none.
     public var hashAlgorithm: BulkHashAlgorithm? = .sha256
+    /// ``BulkSettings/extractsEXIF``; `true` by default.
+    public var extractsEXIF = true
 
     // MARK: Downloading
 
@@ -207,6 +209,7 @@ public struct BulkJob: Sendable {
             settings.disallowedHeaderDirectives = []
         }
         settings.hashAlgorithm = hashAlgorithm
+        settings.extractsEXIF = extractsEXIF
         if verifyHashColumn != nil {
             guard hashAlgorithm != nil else {
                 throw BulkJobError(

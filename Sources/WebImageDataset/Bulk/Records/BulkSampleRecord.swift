@@ -59,14 +59,18 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
     /// The digest of the downloaded file (not of the saved, re-encoded image: img2dataset's, so it can be
     /// checked against a dataset's own hash column), lowercase hex; nil on failure.
     public var hash: String?
+    /// Whether the record has img2dataset's `exif` field (``BulkSettings/extractsEXIF``).
+    public var recordsEXIF: Bool
+    /// The downloaded file's EXIF as img2dataset writes it (``EXIFSummary``): a JSON object's text, `{}`
+    /// without EXIF; nil on failure, or where img2dataset's reader would fail.
+    public var exif: String?
     /// The kept columns (`--save-cols`), in their order.
     public var saved: [BulkColumnValue]
 
-    /// The field names of the record itself, every hash algorithm's included, and `exif`, which img2dataset
-    /// reserves; a kept column may not use one of them.
+    /// The field names of the record itself, every hash algorithm's and `exif` included; a kept column may
+    /// not use one of them.
     public static let fieldNames: Set<String> = Set(
-        Field.allCases.filter { $0 != .hash }.map(\.rawValue) + BulkHashAlgorithm.allCases.map(\.rawValue)
-            + ["exif"])
+        Field.allCases.filter { $0 != .hash }.map(\.rawValue) + BulkHashAlgorithm.allCases.map(\.rawValue))
 
     /// The record's own fields, in the order a Parquet file's columns list them; ``hash`` is named after
     /// its algorithm.
@@ -79,6 +83,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         case attempts, width, height
         case originalWidth = "original_width"
         case originalHeight = "original_height"
+        case exif
         case hash
     }
 
@@ -87,7 +92,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         key: String, url: String, status: Status, errorMessage: String? = nil, errorCode: String? = nil,
         caption: String? = nil, milliseconds: Int = 0, attempts: Int = 1, width: Int? = nil, height: Int? = nil,
         originalWidth: Int? = nil, originalHeight: Int? = nil, hashAlgorithm: BulkHashAlgorithm? = .sha256,
-        hash: String? = nil, saved: [BulkColumnValue] = []
+        hash: String? = nil, recordsEXIF: Bool = false, exif: String? = nil, saved: [BulkColumnValue] = []
     ) {
         self.key = key
         self.url = url
@@ -103,6 +108,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         self.originalHeight = originalHeight
         self.hashAlgorithm = hashAlgorithm
         self.hash = hash
+        self.recordsEXIF = recordsEXIF
+        self.exif = exif
         self.saved = saved
     }
 
@@ -148,6 +155,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         originalHeight = try field(.originalHeight, Int.self)
         hashAlgorithm = BulkHashAlgorithm.allCases.first { container.contains(Key($0.rawValue)) }
         hash = try hashAlgorithm.flatMap { try container.decodeIfPresent(String.self, forKey: Key($0.rawValue)) }
+        recordsEXIF = container.contains(Key(Field.exif.rawValue))
+        exif = try field(.exif, String.self)
         saved = try container.allKeys.filter {
             !Self.fieldNames.contains($0.stringValue) && !(legacyMessage && $0.stringValue == "error")
         }
@@ -178,6 +187,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         try put(height, .height)
         try put(originalWidth, .originalWidth)
         try put(originalHeight, .originalHeight)
+        if recordsEXIF { try put(exif, .exif) }
         if let hashAlgorithm {
             try container.encode(hash, forKey: Key(hashAlgorithm.rawValue))
         }

@@ -47,6 +47,10 @@ public struct BulkSettings: Sendable {
     /// The digest each record carries of the downloaded file, under the algorithm's name; SHA-256 by
     /// default, nil for none.
     public var hashAlgorithm: BulkHashAlgorithm? = .sha256
+    /// Whether each record has img2dataset's `exif` field: the downloaded file's EXIF as img2dataset
+    /// writes it (``EXIFSummary``), null for a failed row; `true` by default, as img2dataset's
+    /// `extract_exif`.
+    public var extractsEXIF = true
     /// Whether every row must carry the expected digest (``BulkColumns/verifyHash`` is set): a row without
     /// one fails with `hashMismatch`, as img2dataset's `verify_hash` fails it; `false` by default.
     public var verifiesHash = false
@@ -116,6 +120,8 @@ struct BulkSample: Sendable {
     var failure: BulkFailure?
     /// The digest of the downloaded file (``BulkSettings/hashAlgorithm``).
     var hash: String?
+    /// The downloaded file's EXIF text (``BulkSettings/extractsEXIF``).
+    var exif: String?
     var errorMessage: String?
     var width: Int?
     var height: Int?
@@ -136,7 +142,7 @@ struct BulkSample: Sendable {
     /// The record of this sample under `key`. Its URL is the input's text as given, as img2dataset
     /// writes it (not re-encoded: `not a url` stays `not a url`), unless it carries credentials: then it is
     /// `URL.redactedString` (a password written as `***`), since a dataset's metadata is often shared.
-    func record(key: String, hashAlgorithm: BulkHashAlgorithm?) -> BulkSampleRecord {
+    func record(key: String, hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool = false) -> BulkSampleRecord {
         let url = URL(string: row.url).flatMap { $0.hasUserInfo ? $0.redactedString : nil } ?? row.url
         return BulkSampleRecord(
             key: key, url: url,
@@ -144,7 +150,7 @@ struct BulkSample: Sendable {
             errorMessage: errorMessage, errorCode: failure?.code, caption: row.caption, milliseconds: milliseconds,
             attempts: attempts, width: width, height: height, originalWidth: originalWidth,
             originalHeight: originalHeight, hashAlgorithm: hashAlgorithm, hash: succeeded ? hash : nil,
-            saved: row.saved)
+            recordsEXIF: recordsEXIF, exif: succeeded ? exif : nil, saved: row.saved)
     }
 }
 

@@ -11,7 +11,7 @@ public final class ParquetSampleWriter: SampleWriter {
     public init(url: URL, settings: BulkSettings) throws {
         parquet = try ShardParquetWriter(
             url: url, savedColumns: settings.savedColumns, hashAlgorithm: settings.hashAlgorithm,
-            imageColumn: settings.imageFieldName)
+            recordsEXIF: settings.extractsEXIF, imageColumn: settings.imageFieldName)
     }
 
     /// Adds the row, its image or a null.

@@ -32,10 +32,13 @@ final class ShardParquetWriter {
 
     /// The writer of `url`'s rows; with `imageColumn`, each row's image goes in a last binary column of
     /// that name.
-    init(url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?, imageColumn: String? = nil) throws {
+    init(
+        url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool = false,
+        imageColumn: String? = nil
+    ) throws {
         self.url = url
         self.savedColumns = savedColumns
-        fields = Self.fields(hashAlgorithm: hashAlgorithm)
+        fields = Self.fields(hashAlgorithm: hashAlgorithm, recordsEXIF: recordsEXIF)
         if let imageColumn,
             savedColumns.contains(imageColumn) || fields.contains(where: { $0.column.name == imageColumn })
         {
@@ -113,11 +116,12 @@ final class ShardParquetWriter {
 
     /// The schema and the columns of `records`, in the record's field order, the kept columns after; the
     /// hash column is named after `hashAlgorithm`, and absent without one. What ``finish()`` writes for
-    /// the same records.
+    /// the same records. The `exif` column is there with `recordsEXIF`.
     static func table(
-        _ records: [BulkSampleRecord], savedColumns: [String], hashAlgorithm: BulkHashAlgorithm? = .sha256
+        _ records: [BulkSampleRecord], savedColumns: [String], hashAlgorithm: BulkHashAlgorithm? = .sha256,
+        recordsEXIF: Bool = false
     ) -> (ParquetSchema, [[ParquetValue]]) {
-        let fields = fields(hashAlgorithm: hashAlgorithm)
+        let fields = fields(hashAlgorithm: hashAlgorithm, recordsEXIF: recordsEXIF)
         var columns = fields.map(\.column)
         var values = fields.map { field in records.map { cell(field.field, of: $0) } }
         for name in savedColumns {
@@ -130,17 +134,19 @@ final class ShardParquetWriter {
     }
 
     /// The record's own fields and their columns, in the record's field order; the hash column is named
-    /// after `hashAlgorithm`, and absent without one.
+    /// after `hashAlgorithm`, and absent without one; `exif` is there with `recordsEXIF`.
     private static func fields(
-        hashAlgorithm: BulkHashAlgorithm?
+        hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool
     ) -> [(field: BulkSampleRecord.Field, column: ParquetColumn)] {
-        BulkSampleRecord.Field.allCases.filter { $0 != .hash || hashAlgorithm != nil }.map { field in
+        BulkSampleRecord.Field.allCases.filter {
+            ($0 != .hash || hashAlgorithm != nil) && ($0 != .exif || recordsEXIF)
+        }.map { field in
             // The sizes are int32, as img2dataset's schema has them; WebImage's own counts are int64.
             let type: ParquetColumnType
             let nullable: Bool
             switch field {
             case .key, .url, .status: (type, nullable) = (.string, false)
-            case .errorMessage, .errorCode, .caption, .hash: (type, nullable) = (.string, true)
+            case .errorMessage, .errorCode, .caption, .exif, .hash: (type, nullable) = (.string, true)
             case .milliseconds, .attempts: (type, nullable) = (.int64, false)
             case .width, .height, .originalWidth, .originalHeight: (type, nullable) = (.int32, true)
             }
@@ -168,6 +174,7 @@ final class ShardParquetWriter {
         case .height: side(record.height)
         case .originalWidth: side(record.originalWidth)
         case .originalHeight: side(record.originalHeight)
+        case .exif: text(record.exif)
         case .hash: text(record.hash)
         }
     }

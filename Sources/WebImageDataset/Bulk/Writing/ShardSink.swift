@@ -120,11 +120,11 @@ final class ShardSink {
             settings.writesParquet && format.writesRecordParquet
             ? try ShardParquetWriter(
                 url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns,
-                hashAlgorithm: settings.hashAlgorithm) : nil
+                hashAlgorithm: settings.hashAlgorithm, recordsEXIF: settings.extractsEXIF) : nil
     }
 
     func add(_ sample: BulkSample, key: String) throws {
-        let record = sample.record(key: key, hashAlgorithm: settings.hashAlgorithm)
+        let record = sample.record(key: key, hashAlgorithm: settings.hashAlgorithm, recordsEXIF: settings.extractsEXIF)
         let json = try record.jsonData()
         try jsonl?.write(contentsOf: json + Data("\n".utf8))
         try parquet?.append(record)

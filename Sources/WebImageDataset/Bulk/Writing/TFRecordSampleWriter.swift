@@ -71,6 +71,7 @@ public final class TFRecordSampleWriter: SampleWriter {
             ("attempts", whole(record.attempts)), ("width", whole(record.width)), ("height", whole(record.height)),
             ("original_width", whole(record.originalWidth)), ("original_height", whole(record.originalHeight)),
         ]
+        if record.recordsEXIF { features.append(("exif", text(record.exif))) }
         if let algorithm = record.hashAlgorithm { features.append((algorithm.rawValue, text(record.hash))) }
         for column in record.saved {
             let feature: TFExample.Feature =
