@@ -246,7 +246,7 @@ extension WebImageCLI {
             help: """
                 Give each record img2dataset's exif field: the downloaded file's EXIF tags as a JSON object's \
                 text, as img2dataset writes it (exifread's names and values), {} without EXIF, null for a \
-                failed row or a HEIC file.
+                failed row or a HEIC file (as img2dataset's reader gives).
                 """)
         var extractExif = true
 

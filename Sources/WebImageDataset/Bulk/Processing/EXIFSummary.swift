@@ -9,7 +9,9 @@ import Foundation
 /// It reads what exifread reads, as exifread reads it, so the text is the same byte for byte:
 /// - the TIFF header of a TIFF file, the first `Exif` APP1 segment among a JPEG's first segments (within
 ///   4,000 bytes of the segments it skips, as exifread looks), or a WebP's `EXIF` chunk (extended WebP);
-///   any other file (PNG, GIF, AVIF) has none. HEIC is not read yet: its `exif` is nil.
+///   any other file (PNG, GIF, AVIF) has none. A HEIC file (brand `heic`) is nil: exifread's HEIC reader
+///   raises at the first box of the `meta` box it has no parser for, and a well-formed `meta` starts with
+///   its handler (`hdlr`), so img2dataset writes null for every such file.
 /// - the chain of IFDs (`Image`, `Thumbnail`, `IFD 2`…), then the `EXIF` IFD, and the `GPS` and
 ///   `Interoperability` IFDs where a tag points to them; the maker note, user comment and XP tags are
 ///   skipped, as `details=False` skips them.
@@ -54,7 +56,7 @@ struct TIFFLocation {
         if head.count >= 2, head[0] == head[1], head[0] == 0x49 || head[0] == 0x4D {
             found = (0, head[0])
         } else if head.count >= 12, head[4..<12].elementsEqual("ftypheic".utf8) {
-            // exifread's HEIC reader is not emulated: unknown, not empty.
+            // exifread's HEIC reader raises on the handler box a HEIC file's meta box starts with.
             throw EXIFSummary.Raised()
         } else if head.count >= 12, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("WEBP".utf8) {
             found = try webP(bytes)
