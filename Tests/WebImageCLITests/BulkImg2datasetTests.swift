@@ -38,7 +38,8 @@ struct BulkImg2datasetTests {
                 "--save_additional_columns", #"["n"]"#, "--output_format", "files", "--encode_format", "png",
                 "--number_sample_per_shard", "3", "--extract_exif=False", "--compute_hash", "md5",
                 "--enable_wandb", "False", "--distributor", "multiprocessing", "--incremental_mode", "incremental",
-                "--oom_shard_count", "5", "--max_image_area", "inf", "--max-aspect-ratio", "inf", "--retries", "0",
+                "--oom_shard_count", "5", "--max_shard_retry", "2", "--max_image_area", "inf", "--max-aspect-ratio",
+                "inf", "--retries", "0",
                 "--timeout", "10", "--min_image_size", "0", "--disallowed_header_directives", "[]",
                 "--allow-destination", "127.0.0.0/8",
             ])
@@ -147,7 +148,6 @@ struct BulkImg2datasetTests {
                 ["--incremental_mode", "overwrite"],
                 "img2dataset's --incremental_mode is not supported by webimage bulk"
             ),
-            (["--max_shard_retry", "2"], "img2dataset's --max_shard_retry is not supported by webimage bulk"),
             (["--subjob_size", "10"], "img2dataset's --subjob_size is not supported by webimage bulk"),
             (["--input_format", "xml"], "--input_format takes txt, csv, tsv, json, jsonl or parquet"),
             (

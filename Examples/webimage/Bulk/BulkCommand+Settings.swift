@@ -33,6 +33,7 @@ extension WebImageCLI.Bulk {
         job.allowsPartial = allowPartial
         job.hashAlgorithm = computeHash.algorithm
         job.extractsEXIF = extractExif
+        job.maxShardRetry = maxShardRetry
         job.concurrency = concurrency
         job.perHost = perHost
         job.retries = retries

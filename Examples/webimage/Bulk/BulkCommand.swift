@@ -241,6 +241,13 @@ extension WebImageCLI {
                 """, valueName: "algorithm"))
         var computeHash: BulkHashOption = .sha256
 
+        @Option(
+            help: """
+                When a shard fails (its files, the object store), the pass stops and the shards not done run \
+                again, up to this many more times (img2dataset's max_shard_retry); finished shards stay done.
+                """)
+        var maxShardRetry = 1
+
         @Flag(
             inversion: .prefixedNo,
             help: """

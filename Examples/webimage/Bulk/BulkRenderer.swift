@@ -28,6 +28,16 @@ final class BulkRenderer: Sendable {
                 draw(now)
             case .shardFinished(let stats):
                 interrupt(snapshot) { report(stats) }
+            case .retryingShards(let reason, let retry, let of):
+                interrupt(snapshot) {
+                    if json {
+                        Self.writeJSONLine(["event": "retry", "reason": reason, "retry": retry, "of": of])
+                    } else {
+                        Console.write(
+                            "webimage bulk: \(reason); running the shards not done again (retry \(retry) of \(of))\n",
+                            to: .standardError)
+                    }
+                }
             case .shardBusy(let stem, let owner):
                 interrupt(snapshot) {
                     if json {

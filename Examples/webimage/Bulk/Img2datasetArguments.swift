@@ -223,6 +223,7 @@ enum Img2datasetArguments {
         case .bboxCol: ["--bbox-col", value]
         case .numberSamplePerShard: ["--shard-size", value]
         case .oomShardCount: ["--shard-digits", value]
+        case .maxShardRetry: ["--max-shard-retry", value]
         case .encodeQuality: []  // ``combined(_:)``: its meaning depends on --encode_format.
         case .timeout: ["--timeout", value]
         case .retries: ["--retries", value]
@@ -321,9 +322,6 @@ enum Img2datasetArguments {
             default:
                 throw Unsupported("\(option.spelling) takes incremental, overwrite or extend, got '\(option.value)'.")
             }
-        case .maxShardRetry:
-            throw option.unsupported(
-                " (a shard that fails stops the run; a rerun redoes it, --retry-failed retries its failed rows)")
         case .ignoreSSLCertificate: return try option.flag(["--insecure"])
 
         default:

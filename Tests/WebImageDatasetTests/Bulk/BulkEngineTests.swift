@@ -254,13 +254,22 @@ struct BulkEngineTests {
             var calls: [(names: [String], stats: String, present: Bool)] = []
             func append(_ call: (names: [String], stats: String, present: Bool)) { calls.append(call) }
         }
+        /// The stats names already refused once (``failsOnce``).
+        actor Refusals {
+            var refused: Set<String> = []
+            func first(_ stats: String) -> Bool { refused.insert(stats).inserted }
+        }
         let calls = Calls()
+        let refusals = Refusals()
         var fails = false
+        /// The stats whose first publish is refused.
+        var failsOnce: Set<String> = []
 
         struct Refused: Error {}
 
         func publish(names: [String], stats: String, in directory: URL) async throws {
             if fails { throw Refused() }
+            if failsOnce.contains(stats), await refusals.first(stats) { throw Refused() }
             let present = (names + [stats]).allSatisfy {
                 FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
             }
@@ -306,11 +315,36 @@ struct BulkEngineTests {
             calls.map { Set($0.names) }
                 == (0..<3).map { Set(["0000\($0).tar", "0000\($0).jsonl", "0000\($0).parquet"]) })
 
-        // A publisher that fails fails the run: the shard is not counted done.
+        // A publisher that fails fails the run, after the one more pass img2dataset's max_shard_retry
+        // gives by default: the shard is not counted done.
         var failing = RecordingPublisher()
         failing.fails = true
         await #expect(throws: RecordingPublisher.Refused.self) {
             _ = try await engine(folder.appendingPathComponent("failed"), failing).run()
+        }
+
+        // A shard whose publish fails once is run again in a second pass; the shards the first pass
+        // finished are not run again, nor counted twice.
+        var flaky = RecordingPublisher()
+        flaky.failsOnce = ["00001_stats.json"]
+        let retrying = try engine(folder.appendingPathComponent("flaky"), flaky)
+        let (again, events) = try await Self.collect(retrying) { try await retrying.run() }
+        #expect(again.written == 3 && again.skipped == 0 && again.succeeded + again.failed == 7, "\(again)")
+        let retries = events.compactMap { event -> Int? in
+            if case .retryingShards(_, let retry, let of) = event, of == 1 { return retry }
+            return nil
+        }
+        #expect(retries == [1])
+        let published = await flaky.calls.calls.map(\.stats)
+        #expect(published.sorted() == ["00000_stats.json", "00001_stats.json", "00002_stats.json"], "\(published)")
+        #expect(published.filter { $0 == "00001_stats.json" }.count == 1)
+
+        // With no retry, the first failure ends the run.
+        var once = RecordingPublisher()
+        once.failsOnce = ["00001_stats.json"]
+        settings.maxShardRetry = 0
+        await #expect(throws: RecordingPublisher.Refused.self) {
+            _ = try await engine(folder.appendingPathComponent("no-retry"), once).run()
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageObjectStore
 
 /// The end of a ``BulkEngine/run(progress:)``.
 public struct BulkRunSummary: Sendable, Equatable {
@@ -64,6 +65,8 @@ public final class BulkEngine: Sendable {
     private let columns: BulkColumns
     private let maxLineBytes: Int
     private let progress: BulkProgress
+    /// ``BulkSettings/maxShardRetry``.
+    private let maxShardRetry: Int
     /// The downloader the engine made (and stops when its run ends); nil when the caller gave one.
     private let ownDownloader: ImageDownloader?
 
@@ -113,6 +116,7 @@ public final class BulkEngine: Sendable {
         self.directory = directory
         self.columns = columns
         self.maxLineBytes = maxLineBytes
+        maxShardRetry = settings.maxShardRetry
         let rows = self.assigned.reduce(0) { $0 + max(0, min(plan.shardSize, plan.rows - $1 * plan.shardSize)) }
         progress = BulkProgress(shards: self.assigned.count, expectedImages: rows)
         var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
@@ -128,20 +132,62 @@ public final class BulkEngine: Sendable {
     /// start, once the shard may open; other shards' rows are read past. With `progress`, ``events`` carries
     /// ``BulkEvent/progress(_:)`` at its pace.
     ///
+    /// A shard that fails (its files, its publisher: any error but the input's) stops the pass, whose other
+    /// open shards are dropped unfinished; the shards still not done then run in another pass, up to
+    /// ``BulkSettings/maxShardRetry`` more (img2dataset's `max_shard_retry`), each announced by
+    /// ``BulkEvent/retryingShards(reason:retry:of:)``. Shards a pass finished stay done.
+    ///
     /// - Throws: ``BulkInputError`` for damaged input, ``BulkFileError`` for the output's files.
     public func run(progress ticks: BulkProgressTicks? = nil) async throws -> BulkRunSummary {
-        try await stoppingDownloader { try await runShards(progress: ticks) }
+        try await stoppingDownloader {
+            let ticker = ticks.map { startTicking($0) }
+            defer {
+                ticker?.cancel()
+                continuation.finish()
+            }
+            var record = RunRecord()
+            var retry = 0
+            while true {
+                do {
+                    try await runShards(&record)
+                    return record.summary
+                } catch  where retry < maxShardRetry && Self.isShardFailure(error) {
+                    retry += 1
+                    record.summary.busy = 0
+                    continuation.yield(.retryingShards(reason: "\(error)", retry: retry, of: maxShardRetry))
+                }
+            }
+        }
     }
 
-    private func runShards(progress ticks: BulkProgressTicks?) async throws -> BulkRunSummary {
-        let ticker = ticks.map { startTicking($0) }
-        defer {
-            ticker?.cancel()
-            continuation.finish()
+    /// Whether another pass may get past `error`: not the input's, a cancellation or a store's refusal.
+    private static func isShardFailure(_ error: any Error) -> Bool {
+        if error is BulkInputError || error is CancellationError { return false }
+        if let error = error as? S3Error { return !error.isPermanent }
+        return true
+    }
+
+    /// What the passes of one ``run(progress:)`` have done.
+    private struct RunRecord {
+        var summary = BulkRunSummary(written: 0, skipped: 0, busy: 0)
+        /// The shards a pass finished and counted.
+        var written: Set<Int> = []
+        /// The shards a pass started.
+        var started: Set<Int> = []
+
+        mutating func count(_ stats: BulkShardStats) {
+            written.insert(stats.shard)
+            summary.written += 1
+            summary.succeeded += stats.successes
+            summary.failed += stats.count - stats.successes
+            for (code, rows) in stats.failures { summary.failures[code, default: 0] += rows }
         }
+    }
+
+    /// One pass: the assigned shards without stats run.
+    private func runShards(_ record: inout RunRecord) async throws {
         let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
         var shard = 0
-        var summary = BulkRunSummary(written: 0, skipped: 0, busy: 0)
         func nextJob() throws -> ShardJob? {
             while shard < plan.shards {
                 let current = shard
@@ -152,32 +198,22 @@ public final class BulkEngine: Sendable {
                     try skipRows()
                     continue
                 }
-                let statsURL = directory.appendingPathComponent(
-                    BulkShardRunner.names(stem: plan.keys.stem(shard: current)).stats)
-                func alreadyDone() -> Bool {
-                    guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
-                    summary.skipped += 1
-                    let done = (try? Data(contentsOf: statsURL)).flatMap {
-                        try? JSONDecoder().decode(BulkShardStats.self, from: $0)
-                    }
-                    progress.recordShard(skipped: done)
-                    return true
-                }
-                if alreadyDone() {
+                if isDone(current, &record) {
                     try skipRows()
                     continue
                 }
                 guard let lock = try lock(plan.keys.stem(shard: current)) else {
-                    summary.busy += 1
+                    record.summary.busy += 1
                     try skipRows()
                     continue
                 }
                 // Checked again under the lock: another process may have finished the shard since.
-                if alreadyDone() {
+                if isDone(current, &record) {
                     lock.finish()
                     try skipRows()
                     continue
                 }
+                record.started.insert(current)
                 var read = 0
                 let shardSize = plan.shardSize
                 return BulkShardRunner.job(shard: current, keys: plan.keys, lock: lock) {
@@ -189,14 +225,30 @@ public final class BulkEngine: Sendable {
             return nil
         }
         try await runner.run(jobs: nextJob) { stats in
-            summary.written += 1
-            summary.succeeded += stats.successes
-            summary.failed += stats.count - stats.successes
-            for (code, rows) in stats.failures { summary.failures[code, default: 0] += rows }
+            record.count(stats)
             progress.recordShard()
             continuation.yield(.shardFinished(stats))
         }
-        return summary
+    }
+
+    /// Whether `shard` has its stats: counted as skipped (an earlier run's), or as written when a pass of
+    /// this run started it and finished it as another shard's failure ended the pass.
+    private func isDone(_ shard: Int, _ record: inout RunRecord) -> Bool {
+        let statsURL = directory.appendingPathComponent(BulkShardRunner.names(stem: plan.keys.stem(shard: shard)).stats)
+        guard FileManager.default.fileExists(atPath: statsURL.path) else { return false }
+        guard !record.written.contains(shard) else { return true }
+        let done = (try? Data(contentsOf: statsURL)).flatMap {
+            try? JSONDecoder().decode(BulkShardStats.self, from: $0)
+        }
+        if record.started.contains(shard), let done {
+            record.count(done)
+            progress.recordShard()
+            continuation.yield(.shardFinished(done))
+        } else {
+            record.summary.skipped += 1
+            progress.recordShard(skipped: done)
+        }
+        return true
     }
 
     /// `--retry-failed`: for each assigned finished shard, the rows that failed in it and in its earlier

@@ -176,7 +176,13 @@ struct BulkShardRunner: Sendable {
         let (names, lock, directory) = (shard.names, shard.job.lock, directory)
         let written = names.written(in: directory)
         group.addTask {
-            try await publisher.publish(names: written, stats: names.stats, in: directory)
+            do {
+                try await publisher.publish(names: written, stats: names.stats, in: directory)
+            } catch {
+                // Not published, not done: the stats here would make another pass skip the shard.
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(names.stats))
+                throw error
+            }
             lock?.finish()
             return .published(stats)
         }

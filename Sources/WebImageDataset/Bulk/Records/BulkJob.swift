@@ -103,6 +103,8 @@ public struct BulkJob: Sendable {
     public var hashAlgorithm: BulkHashAlgorithm? = .sha256
     /// ``BulkSettings/extractsEXIF``; `true` by default.
     public var extractsEXIF = true
+    /// ``BulkSettings/maxShardRetry``, at least 0; 1 by default.
+    public var maxShardRetry = 1
 
     // MARK: Downloading
 
@@ -210,6 +212,7 @@ public struct BulkJob: Sendable {
         }
         settings.hashAlgorithm = hashAlgorithm
         settings.extractsEXIF = extractsEXIF
+        settings.maxShardRetry = maxShardRetry
         if verifyHashColumn != nil {
             guard hashAlgorithm != nil else {
                 throw BulkJobError(
@@ -253,6 +256,7 @@ public struct BulkJob: Sendable {
             "--shard-digits must be between 1 and \(BulkKeyFormat.maximumShardDigits), got \(shardDigits).")
         try check((1...4096).contains(concurrency), "--concurrency", "--concurrency must be 1…4096.")
         try check(perHost >= 1, "--per-host", "--per-host must be at least 1.")
+        try check(maxShardRetry >= 0, "--max-shard-retry", "--max-shard-retry must not be negative.")
         try check(retries >= 0, "--retries", "--retries must not be negative.")
         try check((1...100).contains(quality), "--quality", "--quality must be 1…100.")
         try check(size >= 1, "--size", "--size must be at least 1.")

@@ -9,6 +9,9 @@ public enum BulkEvent: Sendable {
     case shardFinished(BulkShardStats)
     /// Another live process holds the lock of the files named `stem` (it is writing them): skipped.
     case shardBusy(stem: String, owner: String)
+    /// A shard failed (`reason`) and stopped the pass: the shards not done run again, in pass `retry` of
+    /// ``BulkSettings/maxShardRetry`` (`of`).
+    case retryingShards(reason: String, retry: Int, of: Int)
 }
 
 /// When ``BulkEvent/progress(_:)`` events come.

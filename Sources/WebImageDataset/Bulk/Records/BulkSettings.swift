@@ -47,6 +47,9 @@ public struct BulkSettings: Sendable {
     /// The digest each record carries of the downloaded file, under the algorithm's name; SHA-256 by
     /// default, nil for none.
     public var hashAlgorithm: BulkHashAlgorithm? = .sha256
+    /// How many more passes ``BulkEngine/run(progress:)`` makes over the shards still not done after a
+    /// shard fails (img2dataset's `max_shard_retry`); 1 by default, as img2dataset's.
+    public var maxShardRetry = 1
     /// Whether each record has img2dataset's `exif` field: the downloaded file's EXIF as img2dataset
     /// writes it (``EXIFSummary``), null for a failed row; `true` by default, as img2dataset's
     /// `extract_exif`.
