@@ -213,6 +213,63 @@ struct BulkModesTests {
                 == JPEGDecoder().decode(Data(optimised), options: .default).frames[0].pixels)
     }
 
+    @Test("--dedup exact keeps one row per identical file, across shards and runs sharing the output")
+    func exactDeduplication() async throws {
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // /gen/N.png serves one of 8 files (N % 8): rows 0, 8 and 16 are one file, 1 and 9 another, 2 and 10
+        // a third; shards of 3 rows put them in different shards.
+        let numbers = [0, 1, 2, 8, 9, 10, 16]
+        let list = try BulkCommandTests.writeList(
+            numbers.map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        func arguments(_ extra: [String]) -> [String] {
+            [
+                "bulk", list.path, "--output", output.path, "--shard-size", "3", "--size", "8", "--dedup", "exact",
+                "--allow-destination", "127.0.0.0/8",
+            ] + extra
+        }
+        // Two workers of an array job, one after the other, on one output.
+        for index in ["0", "1"] {
+            let run = try await CLIRunner.run("webimage", arguments(["--shard-index", index, "--shard-count", "2"]))
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.count == numbers.count)
+        let byFile = Dictionary(grouping: zip(numbers, rows), by: { $0.0 % 8 })
+        for (file, group) in byFile {
+            let kept = group.filter { $0.1["status"] as? String == "success" }
+            #expect(kept.count == 1, "file \(file): \(group.map(\.1))")
+            let key = kept.first?.1["key"] as? String ?? "?"
+            for (_, row) in group where row["status"] as? String != "success" {
+                #expect(row["status"] as? String == "failed_to_download" && row["error_code"] as? String == "duplicate")
+                #expect((row["error_message"] as? String)?.hasPrefix("duplicate of \(key):") == true, "\(row)")
+            }
+        }
+        // Duplicates are not retried: nothing a retry can change.
+        let retry = try await CLIRunner.run("webimage", arguments(["--retry-failed"]))
+        #expect(retry.status == 0 && retry.stderr.contains("retried 0 failed row(s)"), "\(retry.stderr)")
+        // A rerun of a shard finds its own keys in the index: what it kept stays kept.
+        let shard0 = output.appendingPathComponent("00000_stats.json")
+        let before = try BulkInputTests.rows(output).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
+        try FileManager.default.removeItem(at: shard0)
+        let redo = try await CLIRunner.run("webimage", arguments(["--shards", "0"]))
+        #expect(redo.status == 0, "\(redo.stderr)")
+        let after = try BulkInputTests.rows(output).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
+        #expect(after.map { $0["status"] as? String } == before.map { $0["status"] as? String })
+
+        // s3:// and phash are refused, naming the option.
+        for (extra, message) in [
+            (["--dedup", "phash"], "--dedup phash (near-duplicates) is not supported yet"),
+            (["--output", "s3://bucket/x", "--dedup", "exact"], "--dedup keeps its index beside the shards"),
+        ] {
+            let refused = try await CLIRunner.run("webimage", ["bulk", list.path, "--output", output.path] + extra)
+            #expect(refused.status == 2 && refused.stderr.contains(message), "\(refused.stderr)")
+        }
+    }
+
     @Test("--bbox-col blurs each row's boxes (JSON Lines arrays) and leaves the rest of the image as it was")
     func boxBlur() async throws {
         let server = try Self.server()

@@ -34,6 +34,14 @@ extension WebImageCLI.Bulk {
         job.hashAlgorithm = computeHash.algorithm
         job.extractsEXIF = extractExif
         job.maxShardRetry = maxShardRetry
+        switch dedup {
+        case nil: break
+        case "exact": job.deduplication = .exact
+        case "phash":
+            throw ValidationError(
+                "--dedup phash (near-duplicates) is not supported yet; --dedup exact drops identical files.")
+        case let other?: throw ValidationError("--dedup takes exact, got '\(other)'.")
+        }
         job.concurrency = concurrency
         job.perHost = perHost
         job.retries = retries

@@ -242,6 +242,15 @@ extension WebImageCLI {
         var computeHash: BulkHashOption = .sha256
 
         @Option(
+            help: ArgumentHelp(
+                """
+                exact: a row whose downloaded file is byte for byte one another row kept fails with error code \
+                duplicate (its error_message names the kept key), through an index in DIR/.dedup shared by every \
+                process writing DIR. phash is not supported yet.
+                """, valueName: "exact"))
+        var dedup: String?
+
+        @Option(
             help: """
                 When a shard fails (its files, the object store), the pass stops and the shards not done run \
                 again, up to this many more times (img2dataset's max_shard_retry); finished shards stay done.

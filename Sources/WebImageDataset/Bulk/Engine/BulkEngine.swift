@@ -122,6 +122,7 @@ public final class BulkEngine: Sendable {
         var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
         runner.progress = progress
         runner.publisher = publisher
+        if settings.deduplication != nil { runner.deduplicationIndex = BulkDeduplicationIndex(directory: directory) }
         self.runner = runner
     }
 

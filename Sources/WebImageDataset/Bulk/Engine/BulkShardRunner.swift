@@ -11,6 +11,8 @@ struct BulkShardRunner: Sendable {
     var progress: BulkProgress?
     /// Where each finished shard's files go after they are written in `directory`; nil keeps them there.
     var publisher: (any ShardPublishing)?
+    /// The output's index of kept files, with ``BulkSettings/deduplication``.
+    var deduplicationIndex: BulkDeduplicationIndex?
 
     /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
     static func names(stem: String) -> ShardFileNames {
@@ -284,6 +286,19 @@ struct BulkShardRunner: Sendable {
                 return
             }
             sample.hash = hash
+        }
+        if let index = deduplicationIndex {
+            let digest =
+                settings.hashAlgorithm == .sha256 ? sample.hash ?? "" : BulkHashAlgorithm.sha256.hex(result.data)
+            switch index.claim(digest: digest, key: sample.key) {
+            case .kept: break
+            case .duplicate(let holder):
+                sample.fail(.duplicate, "duplicate of \(holder): the same file (sha256 \(digest))")
+                return
+            case .failed(let message):
+                sample.fail(.download(code: "deduplicationIndex"), message)
+                return
+            }
         }
         if settings.extractsEXIF { sample.exif = EXIFSummary.json(of: result.data) }
         if image.isPartial && !settings.allowsPartial {

@@ -18,6 +18,8 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     case aspectRatio
     /// The downloaded file's digest is not the one the row's hash column gives.
     case hashMismatch
+    /// The downloaded file is byte for byte one another row of the output kept (``BulkDeduplication``).
+    case duplicate
     /// The image data ends early (only part of it decoded).
     case truncated
     /// The image could not be encoded in the output format.
@@ -35,6 +37,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case "areaTooLarge": self = .areaTooLarge
         case "aspectRatio": self = .aspectRatio
         case "hashMismatch": self = .hashMismatch
+        case "duplicate": self = .duplicate
         case "truncated": self = .truncated
         case "encoding": self = .encoding
         default: self = .download(code: code)
@@ -59,6 +62,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case .areaTooLarge: "areaTooLarge"
         case .aspectRatio: "aspectRatio"
         case .hashMismatch: "hashMismatch"
+        case .duplicate: "duplicate"
         case .truncated: "truncated"
         case .encoding: "encoding"
         case .download(let code): code
@@ -78,15 +82,16 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .tooSmall, .areaTooLarge, .aspectRatio, .truncated, .encoding: true
         case .download(let code): code == "badImageData"
-        case .invalidURL, .robotsTag, .hashMismatch: false
+        case .invalidURL, .robotsTag, .hashMismatch, .duplicate: false
         }
     }
 
     /// Whether no later attempt can change the outcome: an invalid URL, the robots tag, the size, area
-    /// and aspect-ratio filters, and a file whose digest is not the expected one. `--retry-failed` leaves these rows alone.
+    /// and aspect-ratio filters, a file whose digest is not the expected one, and a duplicate.
+    /// `--retry-failed` leaves these rows alone.
     public var isPermanent: Bool {
         switch self {
-        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio, .hashMismatch: true
+        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio, .hashMismatch, .duplicate: true
         case .truncated, .encoding, .download: false
         }
     }

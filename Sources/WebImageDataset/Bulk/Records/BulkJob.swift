@@ -105,6 +105,9 @@ public struct BulkJob: Sendable {
     public var extractsEXIF = true
     /// ``BulkSettings/maxShardRetry``, at least 0; 1 by default.
     public var maxShardRetry = 1
+    /// ``BulkSettings/deduplication``: its index is in the output directory, so an `s3://` output is
+    /// refused; none by default.
+    public var deduplication: BulkDeduplication?
 
     // MARK: Downloading
 
@@ -213,6 +216,12 @@ public struct BulkJob: Sendable {
         settings.hashAlgorithm = hashAlgorithm
         settings.extractsEXIF = extractsEXIF
         settings.maxShardRetry = maxShardRetry
+        if deduplication != nil, output.hasPrefix("s3://") {
+            throw BulkJobError(
+                option: "--dedup",
+                "--dedup keeps its index beside the shards: it needs a local or shared --output directory, not s3://.")
+        }
+        settings.deduplication = deduplication
         if verifyHashColumn != nil {
             guard hashAlgorithm != nil else {
                 throw BulkJobError(

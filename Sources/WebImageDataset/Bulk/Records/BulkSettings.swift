@@ -47,6 +47,9 @@ public struct BulkSettings: Sendable {
     /// The digest each record carries of the downloaded file, under the algorithm's name; SHA-256 by
     /// default, nil for none.
     public var hashAlgorithm: BulkHashAlgorithm? = .sha256
+    /// Whether rows whose file another row of the output kept fail as duplicates (``BulkDeduplication``),
+    /// through the index in the output directory; none by default.
+    public var deduplication: BulkDeduplication?
     /// How many more passes ``BulkEngine/run(progress:)`` makes over the shards still not done after a
     /// shard fails (img2dataset's `max_shard_retry`); 1 by default, as img2dataset's.
     public var maxShardRetry = 1
