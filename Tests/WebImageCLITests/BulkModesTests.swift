@@ -262,11 +262,50 @@ struct BulkModesTests {
 
         // s3:// and phash are refused, naming the option.
         for (extra, message) in [
-            (["--dedup", "phash"], "--dedup phash (near-duplicates) is not supported yet"),
+            (["--dedup", "phash", "--dedup-threshold", "8"], "--dedup-threshold must be 0…7"),
             (["--output", "s3://bucket/x", "--dedup", "exact"], "--dedup keeps its index beside the shards"),
         ] {
             let refused = try await CLIRunner.run("webimage", ["bulk", list.path, "--output", output.path] + extra)
             #expect(refused.status == 2 && refused.stderr.contains(message), "\(refused.stderr)")
+        }
+    }
+
+    @Test("--dedup phash keeps one row per picture: the same photograph in other files is a duplicate")
+    func perceptualDeduplication() async throws {
+        let corpus = Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/corpus/images")
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Two pictures in two files each, and one alone.
+        let names = [
+            "astronaut-baseline.jpg", "coffee-rgb.png", "astronaut-lossy.webp", "camera-gray.png",
+            "coffee-progressive.jpg",
+        ]
+        for name in names {
+            let bytes = try Data(contentsOf: corpus.appendingPathComponent(name))
+            server.route("/\(name)") { _ in LocalImageServer.Response(status: 200, headers: [], body: .data(bytes)) }
+        }
+        let list = try BulkCommandTests.writeList(names.map { server.url("/\($0)").absoluteString }, to: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--shard-size", "2", "--size", "64", "--dedup", "phash",
+                "--concurrency", "1", "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let rows = try BulkInputTests.rows(output)
+        #expect(rows.count == names.count)
+        #expect(rows.allSatisfy { ($0["phash"] as? String)?.count == 16 }, "\(rows)")
+        let kept = rows.filter { $0["status"] as? String == "success" }
+        let duplicates = rows.filter { $0["error_code"] as? String == "duplicate" }
+        #expect(kept.count == 3 && duplicates.count == 2, "\(rows)")
+        let keptKeys = Set(kept.compactMap { $0["key"] as? String })
+        for row in duplicates {
+            let message = row["error_message"] as? String ?? ""
+            #expect(keptKeys.contains { message.hasPrefix("duplicate of \($0): the same picture") }, "\(message)")
         }
     }
 

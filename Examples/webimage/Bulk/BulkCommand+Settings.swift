@@ -37,11 +37,10 @@ extension WebImageCLI.Bulk {
         switch dedup {
         case nil: break
         case "exact": job.deduplication = .exact
-        case "phash":
-            throw ValidationError(
-                "--dedup phash (near-duplicates) is not supported yet; --dedup exact drops identical files.")
-        case let other?: throw ValidationError("--dedup takes exact, got '\(other)'.")
+        case "phash": job.deduplication = .phash
+        case let other?: throw ValidationError("--dedup takes exact or phash, got '\(other)'.")
         }
+        job.deduplicationThreshold = dedupThreshold
         job.concurrency = concurrency
         job.perHost = perHost
         job.retries = retries

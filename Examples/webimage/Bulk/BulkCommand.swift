@@ -245,10 +245,14 @@ extension WebImageCLI {
             help: ArgumentHelp(
                 """
                 exact: a row whose downloaded file is byte for byte one another row kept fails with error code \
-                duplicate (its error_message names the kept key), through an index in DIR/.dedup shared by every \
-                process writing DIR. phash is not supported yet.
-                """, valueName: "exact"))
+                duplicate (its error_message names the kept key); phash: one whose image's 64-bit perceptual hash \
+                (the record's phash field) is within --dedup-threshold bits of a kept one. The index is in \
+                DIR/.dedup, shared by every process writing DIR.
+                """, valueName: "exact|phash"))
         var dedup: String?
+
+        @Option(help: "The most bits two perceptual hashes may differ in to be one picture (--dedup phash), 0…7.")
+        var dedupThreshold = 4
 
         @Option(
             help: """

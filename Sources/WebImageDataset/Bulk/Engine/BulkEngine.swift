@@ -122,7 +122,13 @@ public final class BulkEngine: Sendable {
         var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
         runner.progress = progress
         runner.publisher = publisher
-        if settings.deduplication != nil { runner.deduplicationIndex = BulkDeduplicationIndex(directory: directory) }
+        switch settings.deduplication {
+        case .exact?: runner.deduplicationIndex = BulkDeduplicationIndex(directory: directory)
+        case .phash?:
+            runner.perceptualIndex = BulkPerceptualIndex(
+                directory: directory, threshold: settings.deduplicationThreshold)
+        case nil: break
+        }
         self.runner = runner
     }
 

@@ -11,8 +11,10 @@ struct BulkShardRunner: Sendable {
     var progress: BulkProgress?
     /// Where each finished shard's files go after they are written in `directory`; nil keeps them there.
     var publisher: (any ShardPublishing)?
-    /// The output's index of kept files, with ``BulkSettings/deduplication``.
+    /// The output's index of kept files, with ``BulkDeduplication/exact``.
     var deduplicationIndex: BulkDeduplicationIndex?
+    /// The output's index of kept pictures, with ``BulkDeduplication/phash``.
+    var perceptualIndex: BulkPerceptualIndex?
 
     /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
     static func names(stem: String) -> ShardFileNames {
@@ -264,6 +266,35 @@ struct BulkShardRunner: Sendable {
         return sample
     }
 
+    /// `--dedup exact`: fails the sample when another row of the output kept the same file.
+    private func isDuplicateFile(_ sample: inout BulkSample, data: Data) -> Bool {
+        guard let index = deduplicationIndex else { return false }
+        let digest = settings.hashAlgorithm == .sha256 ? sample.hash ?? "" : BulkHashAlgorithm.sha256.hex(data)
+        return failIfDuplicate(&sample, index.claim(digest: digest, key: sample.key), what: "file (sha256 \(digest))")
+    }
+
+    /// `--dedup phash`: records the image's perceptual hash, and fails the sample when another row of the
+    /// output kept a picture within the threshold.
+    private func isDuplicatePicture(_ sample: inout BulkSample, image: Image) -> Bool {
+        guard let index = perceptualIndex, let frame = image.frames.first else { return false }
+        let hash = PerceptualHash.hash(frame)
+        let hex = PerceptualHash.hex(hash)
+        sample.phash = hex
+        return failIfDuplicate(&sample, index.claim(hash: hash, key: sample.key), what: "picture (phash \(hex))")
+    }
+
+    private func failIfDuplicate(_ sample: inout BulkSample, _ claim: BulkDeduplicationClaim, what: String) -> Bool {
+        switch claim {
+        case .kept:
+            return false
+        case .duplicate(let holder):
+            sample.fail(.duplicate, "duplicate of \(holder): the same \(what)")
+        case .failed(let message):
+            sample.fail(.download(code: "deduplicationIndex"), message)
+        }
+        return true
+    }
+
     /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
     private func finish(_ sample: inout BulkSample, with result: ImageDownloadResult) {
         sample.downloadedBytes = result.data.count
@@ -287,19 +318,7 @@ struct BulkShardRunner: Sendable {
             }
             sample.hash = hash
         }
-        if let index = deduplicationIndex {
-            let digest =
-                settings.hashAlgorithm == .sha256 ? sample.hash ?? "" : BulkHashAlgorithm.sha256.hex(result.data)
-            switch index.claim(digest: digest, key: sample.key) {
-            case .kept: break
-            case .duplicate(let holder):
-                sample.fail(.duplicate, "duplicate of \(holder): the same file (sha256 \(digest))")
-                return
-            case .failed(let message):
-                sample.fail(.download(code: "deduplicationIndex"), message)
-                return
-            }
-        }
+        if isDuplicateFile(&sample, data: result.data) { return }
         if settings.extractsEXIF { sample.exif = EXIFSummary.json(of: result.data) }
         if image.isPartial && !settings.allowsPartial {
             sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
@@ -313,6 +332,7 @@ struct BulkShardRunner: Sendable {
             sample.fail(failure, message)
             return
         }
+        if isDuplicatePicture(&sample, image: image) { return }
         sample.width = image.width
         sample.height = image.height
         if let encoder = settings.encoder, settings.skipsReencoding, image.format == encoder.format, !image.hasAlpha,

@@ -5,6 +5,20 @@ public enum BulkDeduplication: String, Sendable, CaseIterable {
     /// The same bytes: the first row to download a file keeps it; a later row with the same file (its
     /// SHA-256) fails with error code `duplicate`, its `error_message` naming the kept row's key.
     case exact
+    /// The same picture: a row whose image's perceptual hash (``PerceptualHash``, the record's `phash`)
+    /// is within ``BulkSettings/deduplicationThreshold`` bits of one another row kept fails with error
+    /// code `duplicate`, as for ``exact``.
+    case phash
+}
+
+/// What a claim in a deduplication index found.
+enum BulkDeduplicationClaim: Equatable {
+    /// The file is this row's (now, or since an earlier run of its shard).
+    case kept
+    /// Another row kept it: its key.
+    case duplicate(of: String)
+    /// The index could not be read or written.
+    case failed(String)
 }
 
 /// The output's record of which row kept each file (``BulkDeduplication/exact``): under `.dedup/` in the
@@ -13,16 +27,6 @@ public enum BulkDeduplication: String, Sendable, CaseIterable {
 /// its file by `link(2)`, which fails when the file exists, so exactly one row wins each digest, and the
 /// file appears whole. A row whose shard is redone finds its own key there and keeps its file.
 final class BulkDeduplicationIndex: Sendable {
-    /// What a claim found.
-    enum Claim: Equatable {
-        /// The file is this row's (now, or since an earlier run of its shard).
-        case kept
-        /// Another row kept it: its key.
-        case duplicate(of: String)
-        /// The index could not be read or written.
-        case failed(String)
-    }
-
     let folder: URL
 
     /// The index of the output directory `directory`.
@@ -31,7 +35,7 @@ final class BulkDeduplicationIndex: Sendable {
     }
 
     /// Claims `digest` (lowercase hex SHA-256) for the row `key`.
-    func claim(digest: String, key: String) -> Claim {
+    func claim(digest: String, key: String) -> BulkDeduplicationClaim {
         let bucket = folder.appendingPathComponent(String(digest.prefix(2)), isDirectory: true)
         let entry = bucket.appendingPathComponent(String(digest.dropFirst(2)))
         do {

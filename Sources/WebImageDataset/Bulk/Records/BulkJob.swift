@@ -108,6 +108,8 @@ public struct BulkJob: Sendable {
     /// ``BulkSettings/deduplication``: its index is in the output directory, so an `s3://` output is
     /// refused; none by default.
     public var deduplication: BulkDeduplication?
+    /// ``BulkSettings/deduplicationThreshold``, 0…7; 4 by default.
+    public var deduplicationThreshold = 4
 
     // MARK: Downloading
 
@@ -222,6 +224,7 @@ public struct BulkJob: Sendable {
                 "--dedup keeps its index beside the shards: it needs a local or shared --output directory, not s3://.")
         }
         settings.deduplication = deduplication
+        settings.deduplicationThreshold = deduplicationThreshold
         if verifyHashColumn != nil {
             guard hashAlgorithm != nil else {
                 throw BulkJobError(
@@ -266,6 +269,9 @@ public struct BulkJob: Sendable {
         try check((1...4096).contains(concurrency), "--concurrency", "--concurrency must be 1…4096.")
         try check(perHost >= 1, "--per-host", "--per-host must be at least 1.")
         try check(maxShardRetry >= 0, "--max-shard-retry", "--max-shard-retry must not be negative.")
+        try check(
+            (0...BulkPerceptualIndex.maximumThreshold).contains(deduplicationThreshold), "--dedup-threshold",
+            "--dedup-threshold must be 0…\(BulkPerceptualIndex.maximumThreshold) (bits of the 64-bit phash).")
         try check(retries >= 0, "--retries", "--retries must not be negative.")
         try check((1...100).contains(quality), "--quality", "--quality must be 1…100.")
         try check(size >= 1, "--size", "--size must be at least 1.")

@@ -64,6 +64,11 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
     /// The downloaded file's EXIF as img2dataset writes it (``EXIFSummary``): a JSON object's text, `{}`
     /// without EXIF; nil on failure, or where img2dataset's reader would fail.
     public var exif: String?
+    /// Whether the record has the `phash` field (``BulkDeduplication/phash``).
+    public var recordsPHash: Bool
+    /// The image's 64-bit perceptual hash (``PerceptualHash``) as 16 hex digits, a duplicate's included;
+    /// nil when no image was decoded.
+    public var phash: String?
     /// The kept columns (`--save-cols`), in their order.
     public var saved: [BulkColumnValue]
 
@@ -84,6 +89,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         case originalWidth = "original_width"
         case originalHeight = "original_height"
         case exif
+        case phash
         case hash
     }
 
@@ -92,7 +98,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         key: String, url: String, status: Status, errorMessage: String? = nil, errorCode: String? = nil,
         caption: String? = nil, milliseconds: Int = 0, attempts: Int = 1, width: Int? = nil, height: Int? = nil,
         originalWidth: Int? = nil, originalHeight: Int? = nil, hashAlgorithm: BulkHashAlgorithm? = .sha256,
-        hash: String? = nil, recordsEXIF: Bool = false, exif: String? = nil, saved: [BulkColumnValue] = []
+        hash: String? = nil, recordsEXIF: Bool = false, exif: String? = nil, recordsPHash: Bool = false,
+        phash: String? = nil, saved: [BulkColumnValue] = []
     ) {
         self.key = key
         self.url = url
@@ -110,6 +117,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         self.hash = hash
         self.recordsEXIF = recordsEXIF
         self.exif = exif
+        self.recordsPHash = recordsPHash
+        self.phash = phash
         self.saved = saved
     }
 
@@ -157,6 +166,8 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         hash = try hashAlgorithm.flatMap { try container.decodeIfPresent(String.self, forKey: Key($0.rawValue)) }
         recordsEXIF = container.contains(Key(Field.exif.rawValue))
         exif = try field(.exif, String.self)
+        recordsPHash = container.contains(Key(Field.phash.rawValue))
+        phash = try field(.phash, String.self)
         saved = try container.allKeys.filter {
             !Self.fieldNames.contains($0.stringValue) && !(legacyMessage && $0.stringValue == "error")
         }
@@ -188,6 +199,7 @@ public struct BulkSampleRecord: Sendable, Equatable, Codable {
         try put(originalWidth, .originalWidth)
         try put(originalHeight, .originalHeight)
         if recordsEXIF { try put(exif, .exif) }
+        if recordsPHash { try put(phash, .phash) }
         if let hashAlgorithm {
             try container.encode(hash, forKey: Key(hashAlgorithm.rawValue))
         }

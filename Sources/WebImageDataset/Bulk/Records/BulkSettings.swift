@@ -50,6 +50,9 @@ public struct BulkSettings: Sendable {
     /// Whether rows whose file another row of the output kept fail as duplicates (``BulkDeduplication``),
     /// through the index in the output directory; none by default.
     public var deduplication: BulkDeduplication?
+    /// The most bits two perceptual hashes may differ in to be one picture (``BulkDeduplication/phash``),
+    /// 0…7; 4 by default.
+    public var deduplicationThreshold = 4
     /// How many more passes ``BulkEngine/run(progress:)`` makes over the shards still not done after a
     /// shard fails (img2dataset's `max_shard_retry`); 1 by default, as img2dataset's.
     public var maxShardRetry = 1
@@ -128,6 +131,8 @@ struct BulkSample: Sendable {
     var hash: String?
     /// The downloaded file's EXIF text (``BulkSettings/extractsEXIF``).
     var exif: String?
+    /// The image's perceptual hash, hex (``BulkDeduplication/phash``).
+    var phash: String?
     var errorMessage: String?
     var width: Int?
     var height: Int?
@@ -148,7 +153,9 @@ struct BulkSample: Sendable {
     /// The record of this sample under `key`. Its URL is the input's text as given, as img2dataset
     /// writes it (not re-encoded: `not a url` stays `not a url`), unless it carries credentials: then it is
     /// `URL.redactedString` (a password written as `***`), since a dataset's metadata is often shared.
-    func record(key: String, hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool = false) -> BulkSampleRecord {
+    func record(
+        key: String, hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool = false, recordsPHash: Bool = false
+    ) -> BulkSampleRecord {
         let url = URL(string: row.url).flatMap { $0.hasUserInfo ? $0.redactedString : nil } ?? row.url
         return BulkSampleRecord(
             key: key, url: url,
@@ -156,7 +163,8 @@ struct BulkSample: Sendable {
             errorMessage: errorMessage, errorCode: failure?.code, caption: row.caption, milliseconds: milliseconds,
             attempts: attempts, width: width, height: height, originalWidth: originalWidth,
             originalHeight: originalHeight, hashAlgorithm: hashAlgorithm, hash: succeeded ? hash : nil,
-            recordsEXIF: recordsEXIF, exif: succeeded ? exif : nil, saved: row.saved)
+            recordsEXIF: recordsEXIF, exif: succeeded ? exif : nil, recordsPHash: recordsPHash, phash: phash,
+            saved: row.saved)
     }
 }
 

@@ -11,7 +11,8 @@ public final class ParquetSampleWriter: SampleWriter {
     public init(url: URL, settings: BulkSettings) throws {
         parquet = try ShardParquetWriter(
             url: url, savedColumns: settings.savedColumns, hashAlgorithm: settings.hashAlgorithm,
-            recordsEXIF: settings.extractsEXIF, imageColumn: settings.imageFieldName)
+            recordsEXIF: settings.extractsEXIF, recordsPHash: settings.deduplication == .phash,
+            imageColumn: settings.imageFieldName)
     }
 
     /// Adds the row, its image or a null.

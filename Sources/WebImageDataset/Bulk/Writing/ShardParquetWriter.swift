@@ -34,11 +34,11 @@ final class ShardParquetWriter {
     /// that name.
     init(
         url: URL, savedColumns: [String], hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool = false,
-        imageColumn: String? = nil
+        recordsPHash: Bool = false, imageColumn: String? = nil
     ) throws {
         self.url = url
         self.savedColumns = savedColumns
-        fields = Self.fields(hashAlgorithm: hashAlgorithm, recordsEXIF: recordsEXIF)
+        fields = Self.fields(hashAlgorithm: hashAlgorithm, recordsEXIF: recordsEXIF, recordsPHash: recordsPHash)
         if let imageColumn,
             savedColumns.contains(imageColumn) || fields.contains(where: { $0.column.name == imageColumn })
         {
@@ -121,7 +121,7 @@ final class ShardParquetWriter {
         _ records: [BulkSampleRecord], savedColumns: [String], hashAlgorithm: BulkHashAlgorithm? = .sha256,
         recordsEXIF: Bool = false
     ) -> (ParquetSchema, [[ParquetValue]]) {
-        let fields = fields(hashAlgorithm: hashAlgorithm, recordsEXIF: recordsEXIF)
+        let fields = fields(hashAlgorithm: hashAlgorithm, recordsEXIF: recordsEXIF, recordsPHash: false)
         var columns = fields.map(\.column)
         var values = fields.map { field in records.map { cell(field.field, of: $0) } }
         for name in savedColumns {
@@ -136,17 +136,17 @@ final class ShardParquetWriter {
     /// The record's own fields and their columns, in the record's field order; the hash column is named
     /// after `hashAlgorithm`, and absent without one; `exif` is there with `recordsEXIF`.
     private static func fields(
-        hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool
+        hashAlgorithm: BulkHashAlgorithm?, recordsEXIF: Bool, recordsPHash: Bool
     ) -> [(field: BulkSampleRecord.Field, column: ParquetColumn)] {
         BulkSampleRecord.Field.allCases.filter {
-            ($0 != .hash || hashAlgorithm != nil) && ($0 != .exif || recordsEXIF)
+            ($0 != .hash || hashAlgorithm != nil) && ($0 != .exif || recordsEXIF) && ($0 != .phash || recordsPHash)
         }.map { field in
             // The sizes are int32, as img2dataset's schema has them; WebImage's own counts are int64.
             let type: ParquetColumnType
             let nullable: Bool
             switch field {
             case .key, .url, .status: (type, nullable) = (.string, false)
-            case .errorMessage, .errorCode, .caption, .exif, .hash: (type, nullable) = (.string, true)
+            case .errorMessage, .errorCode, .caption, .exif, .phash, .hash: (type, nullable) = (.string, true)
             case .milliseconds, .attempts: (type, nullable) = (.int64, false)
             case .width, .height, .originalWidth, .originalHeight: (type, nullable) = (.int32, true)
             }
@@ -175,6 +175,7 @@ final class ShardParquetWriter {
         case .originalWidth: side(record.originalWidth)
         case .originalHeight: side(record.originalHeight)
         case .exif: text(record.exif)
+        case .phash: text(record.phash)
         case .hash: text(record.hash)
         }
     }

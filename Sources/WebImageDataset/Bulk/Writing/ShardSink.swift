@@ -120,11 +120,14 @@ final class ShardSink {
             settings.writesParquet && format.writesRecordParquet
             ? try ShardParquetWriter(
                 url: directory.appendingPathComponent(names.parquet), savedColumns: settings.savedColumns,
-                hashAlgorithm: settings.hashAlgorithm, recordsEXIF: settings.extractsEXIF) : nil
+                hashAlgorithm: settings.hashAlgorithm, recordsEXIF: settings.extractsEXIF,
+                recordsPHash: settings.deduplication == .phash) : nil
     }
 
     func add(_ sample: BulkSample, key: String) throws {
-        let record = sample.record(key: key, hashAlgorithm: settings.hashAlgorithm, recordsEXIF: settings.extractsEXIF)
+        let record = sample.record(
+            key: key, hashAlgorithm: settings.hashAlgorithm, recordsEXIF: settings.extractsEXIF,
+            recordsPHash: settings.deduplication == .phash)
         let json = try record.jsonData()
         try jsonl?.write(contentsOf: json + Data("\n".utf8))
         try parquet?.append(record)

@@ -72,6 +72,7 @@ public final class TFRecordSampleWriter: SampleWriter {
             ("original_width", whole(record.originalWidth)), ("original_height", whole(record.originalHeight)),
         ]
         if record.recordsEXIF { features.append(("exif", text(record.exif))) }
+        if record.recordsPHash { features.append(("phash", text(record.phash))) }
         if let algorithm = record.hashAlgorithm { features.append((algorithm.rawValue, text(record.hash))) }
         for column in record.saved {
             let feature: TFExample.Feature =
