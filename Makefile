@@ -32,11 +32,12 @@ build: deps
 
 # Python for the tests that read the bulk tars with the `webdataset` package, check the Parquet reader
 # against pyarrow and fastparquet, run `bulk` against moto's S3 server (boto3 checks the objects), and check
-# deploy/kubernetes with kubernetes-validate (pip, into .venv-test; test tools, never dependencies of the
-# library).
+# deploy/kubernetes with kubernetes-validate, compare bulk's exif field with img2dataset's reader
+# (exifread-nocycle) and load its Parquet output with Hugging Face datasets (pip, into .venv-test; test tools,
+# never dependencies of the library).
 test-python:
-	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate, exifread' 2>/dev/null || \
-		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate exifread-nocycle==3.0.1; }
+	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate, exifread, datasets' 2>/dev/null || \
+		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate exifread-nocycle==3.0.1 datasets; }
 
 # Every stage runs and reports, whatever an earlier one did (the suite's stages fail on their own when the
 # build did), and the last line names the stages that passed and failed; the exit status is 1 if any failed.

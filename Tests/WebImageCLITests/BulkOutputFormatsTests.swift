@@ -66,13 +66,22 @@ struct BulkOutputFormatsTests {
                     else:
                         assert row["jpg"] is None, row
                 print(stem, len(rows), sum(row["jpg"] is not None for row in rows), table.schema.names[0])
+            # Hugging Face datasets loads the shards as one split, the image column as bytes.
+            os.environ["HF_DATASETS_OFFLINE"] = "1"
+            os.environ["HF_HOME"] = os.path.join(files, ".hf")
+            from datasets import load_dataset
+            shards = sorted(glob.glob(os.path.join(out, "?????.parquet")))
+            ds = load_dataset("parquet", data_files=shards, split="train", cache_dir=os.path.join(files, ".hf"))
+            images = [image for image in ds["jpg"] if image is not None]
+            assert all(image[:2] == b"\\xff\\xd8" for image in images)
+            print("datasets", ds.num_rows, ds.features["jpg"].dtype, len(images), "exif" in ds.features)
             """
         let lines = try await BulkParquetTests.python(script, [parquet.path, files.path])
         #expect(
             lines == [
                 "names 00000.jsonl 00000.parquet 00000_stats.json 00001.jsonl 00001.parquet 00001_stats.json "
                     + "plan.json",
-                "00000 6 4 key", "00001 4 2 key",
+                "00000 6 4 key", "00001 4 2 key", "datasets 10 binary 6 True",
             ], "\(run.stderr)")
     }
 
