@@ -1,10 +1,11 @@
 import Foundation
 import WebImage
 
-/// A 64-bit perceptual hash of an image (`--dedup phash`), the DCT hash of the `imagehash` library's
-/// `phash`: the image's luma averaged down to 32×32, its two-dimensional DCT-II, the 8×8 lowest
-/// frequencies, each bit set where the coefficient is above their median. Re-encoding, resizing and small
-/// edits change few bits; different images differ in about half of them. ``distance(_:_:)`` counts them.
+/// A 64-bit perceptual hash of an image (`--dedup phash`), built as the `imagehash` library's `phash`: the
+/// image's luma at 32×32, its two-dimensional DCT-II, the 8×8 lowest frequencies, each bit set where the
+/// coefficient is above their median. It averages boxes where imagehash resamples with Lanczos, so its bits
+/// can differ from imagehash's for the same image. Re-encoding, resizing and small edits change few bits;
+/// different images differ in about half of them. ``distance(_:_:)`` counts them.
 enum PerceptualHash {
     /// The side the image is averaged down to.
     static let side = 32
