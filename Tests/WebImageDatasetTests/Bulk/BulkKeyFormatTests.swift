@@ -54,7 +54,7 @@ struct BulkKeyFormatTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let input = folder.appendingPathComponent("list.txt")
-        try (0..<7).map { "https://example.com/\($0).png" }.joined(separator: "\n").write(
+        try (0..<7).map { "http://127.0.0.1:9/\($0).png" }.joined(separator: "\n").write(
             to: input, atomically: true, encoding: .utf8)
         let made = try BulkPlan.make(
             input: input.path, columns: BulkColumns(), maxLineBytes: 1000, shardSize: 3, format: "webdataset")
