@@ -178,7 +178,7 @@ def jpeg(rng, tiff):
     if rng.random() < 0.2:
         out += b"\xff\xfe" + struct.pack(">H", 9) + b"comment"
     if rng.random() < 0.1:
-        xmp = b"http://ns.adobe.com/xap/1.0/\x00<x/>"
+        xmp = b"XMP packet\x00<x:xmpmeta/>"  # an APP1 segment that is not EXIF
         out += b"\xff\xe1" + struct.pack(">H", len(xmp) + 2) + xmp
     if rng.random() < 0.95:
         payload = b"Exif\x00\x00" + tiff
