@@ -56,6 +56,26 @@ struct EXIFSummaryTests {
         }
     }
 
+    @Test("an EXIF block that would make exifread read gigabytes ends in null at once, not in a hang")
+    func boundedWork() {
+        // 60,000 ASCII entries, each naming the whole 2 MB file: 120 GB for exifread to read and print.
+        let entries = 60_000
+        var tiff: [UInt8] = Array("II".utf8) + [42, 0, 8, 0, 0, 0] + [UInt8(entries & 0xFF), UInt8(entries >> 8)]
+        for index in 0..<entries {
+            let tag = 0x1000 + index
+            tiff += [UInt8(tag & 0xFF), UInt8(tag >> 8 & 0xFF), 2, 0] + [0x80, 0x84, 0x1E, 0x00] + [8, 0, 0, 0]
+        }
+        tiff += [0, 0, 0, 0] + [UInt8](repeating: 0x41, count: 2_000_000)
+        #expect(EXIFSummary.json(of: Data(tiff)) == nil)
+        // 60,000 short entries print a text over 1 MiB: null too.
+        var many: [UInt8] = Array("II".utf8) + [42, 0, 8, 0, 0, 0] + [UInt8(entries & 0xFF), UInt8(entries >> 8)]
+        for index in 0..<entries {
+            let tag = 0x1000 + index
+            many += [UInt8(tag & 0xFF), UInt8(tag >> 8 & 0xFF), 3, 0] + [1, 0, 0, 0] + [7, 0, 0, 0]
+        }
+        #expect(EXIFSummary.json(of: Data(many + [0, 0, 0, 0])) == nil)
+    }
+
     @Test("Python's float repr, as exifread prints FLOAT and DOUBLE values")
     func pythonFloats() {
         // repr() of each in Python 3.11.

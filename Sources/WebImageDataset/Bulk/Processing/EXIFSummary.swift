@@ -21,10 +21,14 @@ import Foundation
 ///   file.
 ///
 /// Hostile input ends in nil, never a hang or unbounded memory: more than ``maximumWork`` entries and
-/// values, or a text over ``maximumJSONBytes``, is nil too (exifread would go on).
+/// values, more than ``maximumTextBytes`` of ASCII fields, or a text over ``maximumJSONBytes``, is nil too
+/// (exifread would go on).
 public enum EXIFSummary {
     /// The most IFD entries and values one image's walk reads before it gives up (nil).
     public static let maximumWork = 1_000_000
+    /// The most bytes of ASCII fields one image's walk reads (each field counted whole, as it may point
+    /// anywhere in the file) before it gives up (nil).
+    public static let maximumTextBytes = 64 << 20
     /// The longest text returned; a longer one is nil.
     public static let maximumJSONBytes = 1 << 20
 

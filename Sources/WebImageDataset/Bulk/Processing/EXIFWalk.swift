@@ -6,9 +6,11 @@ struct EXIFWalk {
     let base: Int
     let littleEndian: Bool
     /// Each tag's printed value under its `"IFD Tag"` name, in the order exifread first met them.
-    private(set) var tags = EXIFTags()
+    private(set) var tags = EXIFTags(limit: 4 * EXIFSummary.maximumJSONBytes)
     /// Entries and values read so far (``EXIFSummary/maximumWork``).
     private var work = 0
+    /// Bytes of ASCII fields read so far (``EXIFSummary/maximumTextBytes``).
+    private var textBytes = 0
 
     /// The field types' sizes in bytes, by type number (1…13); exifread skips an entry of another type.
     static let typeSizes = [0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4]
@@ -37,7 +39,7 @@ struct EXIFWalk {
             let name = index == 0 ? "Image" : index == 1 ? "Thumbnail" : "IFD \(index)"
             try dump(ifd: ifd, named: name, table: EXIFTag.main)
         }
-        if let offset = tags.values["Image ExifOffset"] {
+        if let offset = tags.exifOffset {
             // exifread reads the first value: none raises; one that is not a whole number names no IFD.
             guard let first = offset.first else { throw EXIFSummary.Raised() }
             if let ifd = try first.offset() { try dump(ifd: ifd, named: "EXIF", table: EXIFTag.main) }
@@ -69,6 +71,8 @@ struct EXIFWalk {
         let values: EXIFValues
         if type == 2 {
             values = try text(at: offset, count: count)
+            textBytes += min(count, bytes.count)
+            guard textBytes <= EXIFSummary.maximumTextBytes else { throw EXIFSummary.Raised() }
         } else {
             values = .list(try numbers(at: offset, count: count, type: type))
         }
@@ -84,7 +88,7 @@ struct EXIFWalk {
             }
         case nil: break
         }
-        tags.set(name, printed: printed, values: values)
+        try tags.set(name, printed: printed, values: values)
     }
 
     /// `Tag 0x0ABC`: exifread's name for a tag its table lacks.
@@ -165,21 +169,35 @@ struct EXIFWalk {
 struct EXIFTags {
     private(set) var names: [String] = []
     private(set) var printed: [String: String] = [:]
-    /// Each tag's values, for the `EXIF` IFD's offset.
-    private(set) var values: [String: EXIFValues] = [:]
+    /// `Image ExifOffset`'s values: where the EXIF IFD is.
+    private(set) var exifOffset: EXIFValues?
+    /// The most UTF-8 bytes the printed values may hold at once.
+    let limit: Int
+    private var size = 0
 
-    mutating func set(_ name: String, printed text: String, values decoded: EXIFValues) {
-        if printed.updateValue(text, forKey: name) == nil { names.append(name) }
-        values[name] = decoded
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    mutating func set(_ name: String, printed text: String, values decoded: EXIFValues) throws(EXIFSummary.Raised) {
+        let earlier = printed.updateValue(text, forKey: name)
+        if earlier == nil { names.append(name) }
+        size += text.utf8.count - (earlier?.utf8.count ?? 0)
+        guard size <= limit else { throw EXIFSummary.Raised() }
+        if name == "Image ExifOffset" { exifOffset = decoded }
     }
 
     /// img2dataset's text: `json.dumps` of each tag's printed value, trimmed as Python trims.
     func json(limit: Int) throws(EXIFSummary.Raised) -> String {
         var text = "{"
+        var count = 1
         for (index, name) in names.enumerated() {
-            if index > 0 { text += ", " }
-            text += PythonText.json(name) + ": " + PythonText.json(PythonText.stripped(printed[name] ?? ""))
-            guard text.utf8.count <= limit else { throw EXIFSummary.Raised() }
+            let piece =
+                (index > 0 ? ", " : "") + PythonText.json(name) + ": "
+                + PythonText.json(PythonText.stripped(printed[name] ?? ""))
+            count += piece.utf8.count
+            guard count <= limit else { throw EXIFSummary.Raised() }
+            text += piece
         }
         return text + "}"
     }
