@@ -318,7 +318,6 @@ struct BulkShardRunner: Sendable {
             }
             sample.hash = hash
         }
-        if isDuplicateFile(&sample, data: result.data) { return }
         if settings.extractsEXIF { sample.exif = EXIFSummary.json(of: result.data) }
         if image.isPartial && !settings.allowsPartial {
             sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
@@ -332,7 +331,8 @@ struct BulkShardRunner: Sendable {
             sample.fail(failure, message)
             return
         }
-        if isDuplicatePicture(&sample, image: image) { return }
+        // A row claims its file or picture only once it would be kept: a failed row holds no claim.
+        if isDuplicateFile(&sample, data: result.data) || isDuplicatePicture(&sample, image: image) { return }
         sample.width = image.width
         sample.height = image.height
         if let encoder = settings.encoder, settings.skipsReencoding, image.format == encoder.format, !image.hasAlpha,

@@ -2,8 +2,9 @@ import Foundation
 
 /// How a bulk run drops rows whose file another row already gave (`--dedup`).
 public enum BulkDeduplication: String, Sendable, CaseIterable {
-    /// The same bytes: the first row to download a file keeps it; a later row with the same file (its
-    /// SHA-256) fails with error code `duplicate`, its `error_message` naming the kept row's key.
+    /// The same bytes: the first row to download a file that passes the checks (digest, truncation, size
+    /// filters) keeps it; a later row with the same file (its SHA-256) fails with error code `duplicate`,
+    /// its `error_message` naming the kept row's key. A row that fails holds no claim.
     case exact
     /// The same picture: a row whose image's perceptual hash (``PerceptualHash``, the record's `phash`)
     /// is within ``BulkSettings/deduplicationThreshold`` bits of one another row kept fails with error
