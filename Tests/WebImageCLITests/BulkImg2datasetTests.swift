@@ -149,7 +149,7 @@ struct BulkImg2datasetTests {
                 "img2dataset's --incremental_mode is not supported by webimage bulk"
             ),
             (["--subjob_size", "10"], "img2dataset's --subjob_size is not supported by webimage bulk"),
-            (["--input_format", "xml"], "--input_format takes txt, csv, tsv, json, jsonl or parquet"),
+            (["--input_format", "xml"], "--input_format takes txt, csv, tsv, json, jsonl, parquet or webdataset"),
             (
                 ["--encode_format", "png", "--encode_quality", "9"],
                 "img2dataset's --encode_quality with --encode_format png (the compression level) is not supported"

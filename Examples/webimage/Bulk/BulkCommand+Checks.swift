@@ -48,10 +48,12 @@ extension WebImageCLI.Bulk {
     func checkInputFormat() throws {
         guard let declared = img2datasetInputFormat else { return }
         let name = input.split(separator: "/").last.map(String.init) ?? input
-        guard let format = BulkInputFormat(fileName: name) else {
+        guard let format = input.hasPrefix("s3://") ? BulkInputFormat(fileName: name) : BulkInputFormat(path: input)
+        else {
             throw ValidationError(
                 "--input_format \(declared): webimage bulk reads the format from the input's name, and '\(name)' "
-                    + "ends in none of .txt, .csv, .tsv, .json, .jsonl (each optionally .gz) or .parquet.")
+                    + "ends in none of .txt, .csv, .tsv, .json, .jsonl (each optionally .gz), .parquet or .tar (nor "
+                    + "is it a folder of webdataset shards).")
         }
         let actual = format.rawValue + (name.lowercased().hasSuffix(".gz") ? ".gz" : "")
         guard declared == actual else {

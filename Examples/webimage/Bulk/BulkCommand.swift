@@ -16,6 +16,10 @@ extension WebImageCLI {
                 is done, and a rerun of the same command skips it. Files appear under their final names only when \
                 complete.
 
+                Reprocessing: INPUT may be webdataset shards (a .tar, or a folder of .tar files, such as an earlier \
+                run's output or img2dataset's): each sample's image is decoded, resized and encoded again, nothing \
+                is downloaded; its json gives the url and columns, its txt the caption.
+
                 Scale-out: --shard-index I --shard-count N runs the shards with shard % N == I; the index may \
                 come from JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID with \
                 SLURM_ARRAY_TASK_COUNT (Slurm), or AWS_BATCH_JOB_ARRAY_INDEX. --shards 3,7,12 runs exactly those.
@@ -53,7 +57,7 @@ extension WebImageCLI {
         @Argument(
             help: """
                 The URL list: .txt, .csv, .tsv, .json (an array of objects) or .jsonl, optionally .gz, or .parquet; \
-                a path or s3://bucket/key.
+                a path or s3://bucket/key. Or webdataset shards to reprocess: a .tar, or a folder of them.
                 """)
         var input: String
 

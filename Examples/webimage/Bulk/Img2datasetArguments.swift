@@ -242,12 +242,13 @@ enum Img2datasetArguments {
     private static func imageOption(_ name: Name, _ option: GivenOption) throws(Unsupported) -> [String]? {
         switch name {
         case .inputFormat:
-            let formats = ["txt", "csv", "tsv", "json", "jsonl", "parquet"]
+            let formats = ["txt", "csv", "tsv", "json", "jsonl", "parquet", "webdataset"]
             let base = option.value.hasSuffix(".gz") ? String(option.value.dropLast(3)) : option.value
-            guard formats.contains(base), !(base == "parquet" && option.value.hasSuffix(".gz")) else {
+            guard formats.contains(base), !(["parquet", "webdataset"].contains(base) && option.value.hasSuffix(".gz"))
+            else {
                 throw Unsupported(
-                    "\(option.spelling) takes txt, csv, tsv, json, jsonl or parquet (txt, csv, tsv, json and jsonl also "
-                        + "with .gz), got '\(option.value)'.")
+                    "\(option.spelling) takes txt, csv, tsv, json, jsonl, parquet or webdataset (txt, csv, tsv, json "
+                        + "and jsonl also with .gz), got '\(option.value)'.")
             }
             return ["--img2dataset-input-format", option.value]
         case .resizeMode:

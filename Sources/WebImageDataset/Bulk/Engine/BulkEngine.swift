@@ -122,6 +122,7 @@ public final class BulkEngine: Sendable {
         var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
         runner.progress = progress
         runner.publisher = publisher
+        if BulkInputFormat(path: input) == .webdataset { runner.rowSlots = BulkShardRunner.embeddedRowSlots }
         switch settings.deduplication {
         case .exact?: runner.deduplicationIndex = BulkDeduplicationIndex(directory: directory)
         case .phash?:
@@ -265,8 +266,18 @@ public final class BulkEngine: Sendable {
         try await stoppingDownloader { try await retryShards() }
     }
 
+    /// A webdataset input's rows carry their images: its records keep only the URL, and its rows failed on
+    /// the bytes the shards hold, which fail the same way again. `--retry-failed` has nothing to do there.
+    private func refuseRetryOfCarriedImages() throws {
+        guard BulkInputFormat(path: input) == .webdataset else { return }
+        throw BulkInputError(
+            "--retry-failed downloads failed rows again, and a webdataset input's rows are its shards' own images: "
+                + "run it again into a new output instead")
+    }
+
     private func retryShards() async throws -> BulkRetrySummary {
         defer { continuation.finish() }
+        try refuseRetryOfCarriedImages()
         var summary = BulkRetrySummary(retriedRows: 0, busy: 0)
         var remaining = assigned.sorted()[...]
         // The jsonl keeps neither the boxes to blur nor the expected digest: those rows come from the

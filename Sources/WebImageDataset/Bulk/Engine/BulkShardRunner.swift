@@ -15,6 +15,24 @@ struct BulkShardRunner: Sendable {
     var deduplicationIndex: BulkDeduplicationIndex?
     /// The output's index of kept pictures, with ``BulkDeduplication/phash``.
     var perceptualIndex: BulkPerceptualIndex?
+    /// Decodes the images rows carry (a webdataset input's) with the downloader's decoding settings.
+    let embeddedDecoder: EmbeddedImageDecoder
+    /// Rows under way at once; nil is ``BulkSettings/rowsUnderWay``. An input whose rows carry their
+    /// images has fewer (``embeddedRowSlots``): its rows wait on no network, and each holds its image.
+    var rowSlots: Int?
+
+    /// The row slots of an input whose rows carry their images: two per core, enough to keep every core
+    /// decoding or encoding while the next rows are read, and a bound on the images held (each at most
+    /// ``WebDatasetRowReader/maximumImageBytes``).
+    static var embeddedRowSlots: Int { max(2, 2 * ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// A runner that downloads with `downloader` under `settings` and writes shards in `directory`.
+    init(downloader: ImageDownloader, settings: BulkSettings, directory: URL) {
+        self.downloader = downloader
+        self.settings = settings
+        self.directory = directory
+        embeddedDecoder = EmbeddedImageDecoder(config: downloader.config)
+    }
 
     /// The files of a shard whose names start with `stem` (`00003`, or `00003-retry1` for a retry).
     static func names(stem: String) -> ShardFileNames {
@@ -58,7 +76,7 @@ struct BulkShardRunner: Sendable {
     /// at most ``BulkSettings/rowsUnderWay`` samples are in memory. Each image's bytes are the same in every run; only
     /// the order of the members in a tar and of the lines in a jsonl varies.
     func run(jobs next: () throws -> ShardJob?, finished: (BulkShardStats) -> Void) async throws {
-        let slots = DownloadSlots(count: settings.rowsUnderWay)
+        let slots = DownloadSlots(count: rowSlots ?? settings.rowsUnderWay)
         var state = RunState()
         do {
             try await withThrowingTaskGroup(of: RowEvent.self) { group in
@@ -217,24 +235,32 @@ struct BulkShardRunner: Sendable {
         return stats
     }
 
-    /// Downloads (retrying what may succeed later), checks, resizes and encodes one row. Called holding
-    /// one of the row slots.
+    /// Downloads (retrying what may succeed later), checks, resizes and encodes one row; a row that carries
+    /// its image (``BulkRow/image``) is decoded instead. Called holding one of the row slots.
     private func process(key: String, row: BulkRow) async -> BulkSample {
         var sample = BulkSample(key: key, row: row)
         let started = DispatchTime.now().uptimeNanoseconds
+        if let embedded = row.image {
+            await processEmbedded(&sample, embedded)
+            sample.row.image = nil  // the sample keeps only what its files need
+        } else {
+            await download(&sample)
+        }
+        sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+        return sample
+    }
+
+    /// Downloads the sample's row, then ``finish(_:data:image:)``.
+    private func download(_ sample: inout BulkSample) async {
+        let row = sample.row
         guard let url = URL(string: row.url), url.host?.isEmpty == false,
             ["http", "https"].contains(url.scheme?.lowercased() ?? "")
         else {
             sample.fail(.invalidURL, "not an http(s) URL: \(row.url.prefix(200))")
-            return sample
+            return
         }
         var context = ImageDownloadContext()
-        if settings.resize != nil || !row.boxes.isEmpty {
-            var transformer = BulkImageTransformer(resize: settings.resize, boxes: row.boxes)
-            let filters = settings
-            transformer.leavesAlone = { filters.rejection(width: $0, height: $1) != nil }
-            context.transformer = transformer
-        }
+        context.transformer = transformer(for: row)
         let robots = RobotsTagCheck(
             disallowed: settings.disallowedHeaderDirectives, userAgentToken: settings.userAgentToken)
         if !robots.disallowed.isEmpty { context.responseModifier = robots }
@@ -252,7 +278,7 @@ struct BulkShardRunner: Sendable {
         switch result {
         case .success(let downloaded):
             sample.attempts = downloaded.metrics?.attempts ?? 1
-            finish(&sample, with: downloaded)
+            finish(&sample, data: downloaded.data, image: downloaded.image)
         case .failure(let error):
             let failure = error as? ImageDownloaderError
             sample.attempts = failure?.attempts ?? 1
@@ -262,8 +288,32 @@ struct BulkShardRunner: Sendable {
                 sample.fail(BulkFailure(error: error), failure?.message ?? "\(error)")
             }
         }
-        sample.milliseconds = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
-        return sample
+    }
+
+    /// The resize and blur of `row`; nil when it needs neither. An image the filters refuse is left as
+    /// it is, so only its file's size is recorded.
+    private func transformer(for row: BulkRow) -> BulkImageTransformer? {
+        guard settings.resize != nil || !row.boxes.isEmpty else { return nil }
+        var transformer = BulkImageTransformer(resize: settings.resize, boxes: row.boxes)
+        let filters = settings
+        transformer.leavesAlone = { filters.rejection(width: $0, height: $1) != nil }
+        return transformer
+    }
+
+    /// A row that carries its image: decoded, checked, resized and encoded as a downloaded one is.
+    private func processEmbedded(_ sample: inout BulkSample, _ embedded: BulkRowImage) async {
+        switch embedded {
+        case .unusable(let reason):
+            sample.fail(.unusableSample, reason)
+        case .file(let data, let member):
+            switch await embeddedDecoder.image(data, transformer: transformer(for: sample.row), member: member) {
+            case .success(let image):
+                finish(&sample, data: data, image: image)
+            case .failure(let error):
+                sample.downloadedBytes = data.count
+                sample.fail(BulkFailure(error: error), (error as? ImageDownloaderError)?.message ?? "\(error)")
+            }
+        }
     }
 
     /// `--dedup exact`: fails the sample when another row of the output kept the same file.
@@ -296,16 +346,16 @@ struct BulkShardRunner: Sendable {
     }
 
     /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
-    private func finish(_ sample: inout BulkSample, with result: ImageDownloadResult) {
-        sample.downloadedBytes = result.data.count
-        guard let image = result.image else {
+    private func finish(_ sample: inout BulkSample, data: Data, image: Image?) {
+        sample.downloadedBytes = data.count
+        guard let image else {
             sample.fail(.download(code: ImageDownloaderError.Code.badImageData.description), "nothing decoded")
             return
         }
         // The digest first, as img2dataset checks it before it decodes: a file that is not the expected
         // one gets no sizes either.
         if let algorithm = settings.hashAlgorithm {
-            let hash = algorithm.hex(result.data)
+            let hash = algorithm.hex(data)
             if let column = sample.row.expectedHash.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() })
                 ?? (settings.verifiesHash ? "" : nil), column != hash
             {
@@ -318,7 +368,7 @@ struct BulkShardRunner: Sendable {
             }
             sample.hash = hash
         }
-        if settings.extractsEXIF { sample.exif = EXIFSummary.json(of: result.data) }
+        if settings.extractsEXIF { sample.exif = EXIFSummary.json(of: data) }
         if image.isPartial && !settings.allowsPartial {
             sample.fail(.truncated, "the image data ends early: only part of it decoded (--allow-partial keeps it)")
             return
@@ -332,14 +382,14 @@ struct BulkShardRunner: Sendable {
             return
         }
         // A row claims its file or picture only once it would be kept: a failed row holds no claim.
-        if isDuplicateFile(&sample, data: result.data) || isDuplicatePicture(&sample, image: image) { return }
+        if isDuplicateFile(&sample, data: data) || isDuplicatePicture(&sample, image: image) { return }
         sample.width = image.width
         sample.height = image.height
         if let encoder = settings.encoder, settings.skipsReencoding, image.format == encoder.format, !image.hasAlpha,
             sample.row.boxes.isEmpty, image.width == image.originalWidth, image.height == image.originalHeight
         {
             // As img2dataset's skip_reencode: the encoder would only write the same pixels again.
-            sample.bytes = result.data
+            sample.bytes = data
             sample.fileExtension = encoder.format == .jpeg ? "jpg" : encoder.format.rawValue
         } else if let encoder = settings.encoder {
             do {
@@ -349,8 +399,8 @@ struct BulkShardRunner: Sendable {
                 sample.fail(.encoding, "\(error)")
             }
         } else {
-            sample.bytes = result.data
-            let format = ImageFormat.detect(result.data)
+            sample.bytes = data
+            let format = ImageFormat.detect(data)
             sample.fileExtension = format == .jpeg ? "jpg" : (format == .unknown ? "bin" : format.rawValue)
         }
     }

@@ -14,15 +14,33 @@ public enum BulkInputFormat: String, Sendable, CaseIterable {
     case json
     /// An Apache Parquet file (not gzip-compressed: its pages carry their own compression).
     case parquet
+    /// webdataset shards (`.tar`, or a folder of them), such as `bulk`'s and img2dataset's own output: each
+    /// sample's image is re-resized and re-encoded, nothing is downloaded (``WebDatasetRowReader``).
+    case webdataset
 
-    /// The format a file name names (`urls.csv.gz` is CSV); nil for anything else.
+    /// The format a file name names (`urls.csv.gz` is CSV, `00000.tar` webdataset); nil for anything else.
     public init?(fileName: String) {
         var name = fileName.lowercased()
         let gzip = name.hasSuffix(".gz")
         if gzip { name.removeLast(3) }
-        guard let format = BulkInputFormat(rawValue: (name as NSString).pathExtension) else { return nil }
+        let pathExtension = (name as NSString).pathExtension
+        if pathExtension == "tar" && !gzip {
+            self = .webdataset
+            return
+        }
+        guard let format = BulkInputFormat(rawValue: pathExtension), format != .webdataset else { return nil }
         if gzip && format == .parquet { return nil }
         self = format
+    }
+
+    /// The format of the input at `path`: its name's (``init(fileName:)``), or webdataset for a folder.
+    public init?(path: String) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            self = .webdataset
+            return
+        }
+        self.init(fileName: (path as NSString).lastPathComponent)
     }
 }
 
@@ -48,7 +66,8 @@ extension BulkRowReading {
 
 /// Opens input files as row streams.
 public enum BulkInput {
-    /// The reader for `path`, chosen by its name (see ``BulkInputFormat``).
+    /// The reader for `path`, chosen by its name (see ``BulkInputFormat``); a folder is read as webdataset
+    /// shards (its `.tar` files).
     ///
     /// ```swift
     /// let reader = try BulkInput.open(path: "urls.csv.gz", columns: BulkColumns(caption: "caption"))
@@ -57,14 +76,28 @@ public enum BulkInput {
     public static func open(
         path: String, columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes
     ) throws -> any BulkRowReading {
-        guard let format = BulkInputFormat(fileName: path) else {
-            throw BulkInputError("'\(path)' is not .txt, .csv, .tsv, .json or .jsonl (optionally .gz), or .parquet")
+        guard let format = BulkInputFormat(path: path) else {
+            throw BulkInputError(
+                "'\(path)' is not .txt, .csv, .tsv, .json or .jsonl (optionally .gz), .parquet, or webdataset shards "
+                    + "(.tar, or a folder of them)")
         }
         switch format {
+        case .webdataset:
+            return WebDatasetRowReader(
+                paths: try WebDatasetRowReader.archives(at: path), columns: columns, maxLineBytes: maxLineBytes)
         case .parquet: return try ParquetRowReader(path: path, columns: columns)
         case .json: return try JSONArrayRowReader(path: path, columns: columns, maxLineBytes: maxLineBytes)
         case .txt, .csv, .tsv, .jsonl:
             return try TextRowReader(path: path, format: format, columns: columns, maxLineBytes: maxLineBytes)
+        }
+    }
+
+    /// The input's size in bytes: the file's, or a folder's archives' together; 0 when it cannot be read.
+    public static func size(path: String) -> Int {
+        let paths =
+            BulkInputFormat(path: path) == .webdataset ? (try? WebDatasetRowReader.archives(at: path)) ?? [] : [path]
+        return paths.reduce(0) { total, path in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0)
         }
     }
 }

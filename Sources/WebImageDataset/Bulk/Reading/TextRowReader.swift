@@ -37,7 +37,7 @@ public final class TextRowReader: BulkRowReading {
     public init(
         path: String, format: BulkInputFormat? = nil, columns: BulkColumns, maxLineBytes: Int = defaultMaxLineBytes
     ) throws {
-        guard let format = format ?? BulkInputFormat(fileName: path), format != .parquet, format != .json else {
+        guard let format = format ?? BulkInputFormat(fileName: path), [.txt, .csv, .tsv, .jsonl].contains(format) else {
             throw BulkInputError("'\(path)' is not .txt, .csv, .tsv or .jsonl (optionally .gz)")
         }
         self.path = path
@@ -132,7 +132,7 @@ public final class TextRowReader: BulkRowReading {
                 }
             }
             return nil
-        case .json, .parquet:
+        case .json, .parquet, .webdataset:
             return nil
         }
     }

@@ -24,6 +24,8 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     case truncated
     /// The image could not be encoded in the output format.
     case encoding
+    /// A webdataset input's sample has no image to reprocess (``BulkRowImage/unusable(_:)``).
+    case unusableSample
     /// The download or decoding failed with this ``ImageDownloaderError`` code (its description, such as
     /// `timedOut` or `invalidDownloadStatusCode`), or `unknown`.
     case download(code: String)
@@ -40,6 +42,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case "duplicate": self = .duplicate
         case "truncated": self = .truncated
         case "encoding": self = .encoding
+        case "unusableSample": self = .unusableSample
         default: self = .download(code: code)
         }
     }
@@ -65,6 +68,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         case .duplicate: "duplicate"
         case .truncated: "truncated"
         case .encoding: "encoding"
+        case .unusableSample: "unusableSample"
         case .download(let code): code
         }
     }
@@ -82,7 +86,7 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .tooSmall, .areaTooLarge, .aspectRatio, .truncated, .encoding: true
         case .download(let code): code == "badImageData"
-        case .invalidURL, .robotsTag, .hashMismatch, .duplicate: false
+        case .invalidURL, .robotsTag, .hashMismatch, .duplicate, .unusableSample: false
         }
     }
 
@@ -91,7 +95,9 @@ public enum BulkFailure: Sendable, Hashable, CustomStringConvertible {
     /// `--retry-failed` leaves these rows alone.
     public var isPermanent: Bool {
         switch self {
-        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio, .hashMismatch, .duplicate: true
+        case .invalidURL, .robotsTag, .tooSmall, .areaTooLarge, .aspectRatio, .hashMismatch, .duplicate,
+            .unusableSample:
+            true
         case .truncated, .encoding, .download: false
         }
     }

@@ -243,7 +243,8 @@ public struct BulkJob: Sendable {
                 "--save-cols cannot keep '\(clash)': the record has a field of that name "
                     + "(\(BulkSampleRecord.fieldNames.sorted().joined(separator: ", "))).")
         }
-        settings.writesCaptions = captionColumn != nil
+        // Reprocessed webdataset shards keep their captions (each sample's txt, empty when it had none).
+        settings.writesCaptions = captionColumn != nil || BulkInputFormat(path: input) == .webdataset
         try applyImageChoices(to: &settings)
         // The Parquet and TFRecord outputs hold the image beside the columns, under the format's name.
         if format == .parquet || format == .tfrecord, savedColumns.contains(settings.imageFieldName) {

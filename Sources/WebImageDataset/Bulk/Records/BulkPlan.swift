@@ -7,7 +7,7 @@ import Foundation
 public struct BulkPlan: Codable, Equatable, Sendable {
     /// The input file's name (without its folder).
     public var input: String
-    /// The input file's size in bytes.
+    /// The input file's size in bytes (a folder of webdataset shards: its archives' together).
     public var inputBytes: Int
     /// The input's row count.
     public var rows: Int
@@ -32,7 +32,7 @@ public struct BulkPlan: Codable, Equatable, Sendable {
     ) throws -> BulkPlan {
         let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
         let rows = try reader.skip(Int.max)
-        let size = (try? FileManager.default.attributesOfItem(atPath: input)[.size] as? Int) ?? 0
+        let size = BulkInput.size(path: input)
         return BulkPlan(
             input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
             shards: max(1, (rows + shardSize - 1) / shardSize), format: format,

@@ -12,18 +12,31 @@ public struct BulkRow: Sendable, Equatable {
     public var boxes: [BlurBox]
     /// The digest the downloaded file must have (``BulkColumns/verifyHash``); nil when the row has none.
     public var expectedHash: String?
+    /// The image itself, for an input that carries it (webdataset shards, ``BulkInputFormat/webdataset``):
+    /// it is decoded instead of `url` being downloaded. nil (every other input) downloads `url`.
+    public var image: BulkRowImage?
 
     /// A row of `url`, `caption`, the kept columns `saved` and the regions to blur `boxes`.
     public init(
         url: String, caption: String? = nil, saved: [BulkColumnValue] = [], boxes: [BlurBox] = [],
-        expectedHash: String? = nil
+        expectedHash: String? = nil, image: BulkRowImage? = nil
     ) {
         self.url = url
         self.caption = caption
         self.saved = saved
         self.boxes = boxes
         self.expectedHash = expectedHash
+        self.image = image
     }
+}
+
+/// The image an input row carries (``BulkRow/image``).
+public enum BulkRowImage: Sendable, Equatable {
+    /// The image file's bytes, and the archive member they come from (its name, for messages).
+    case file(Data, member: String)
+    /// The row's sample has no usable image, for the reason given (no image member, one too large): the
+    /// row fails with ``BulkFailure/unusableSample``.
+    case unusable(String)
 }
 
 /// A kept column of a row: its name and value.
