@@ -103,7 +103,7 @@ conformance: deps conformance-venv
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
 test-tsan: deps
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test $(TRAITS) --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3|BulkEngine"
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test $(TRAITS) --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3|BulkEngine|WebDataset"
 
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the

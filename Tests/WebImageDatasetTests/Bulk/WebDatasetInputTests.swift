@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Testing
+import WebImage
 
 @testable import WebImageDataset
 
@@ -138,6 +139,57 @@ struct WebDatasetInputTests {
         #expect(reason(rows[5]).contains("txt member of 300 bytes, more than --max-line-bytes (256)"))
         // The saved columns are there on every row, an unusable one's included.
         #expect(rows.allSatisfy { $0.saved.map(\.name) == ["n"] })
+    }
+
+    @Test("the engine reprocesses 60 samples in shards of 7: each image decoded and resized, keys in order")
+    func engineReprocesses() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let names = ["astronaut-baseline.jpg", "coffee-rgb.png", "horse-lossless.webp", "chelsea.gif", "empty.jpg"]
+        let files = try names.map { try Data(contentsOf: Fixtures.corpusImages.appendingPathComponent($0)) }
+        let input = folder.appendingPathComponent("in.tar")
+        let writer = try TarWriter(url: input)
+        for index in 0..<60 {
+            let pick = index % names.count
+            let ext = (names[pick] as NSString).pathExtension
+            try writer.add(name: String(format: "%05d.%@", index, ext), data: files[pick])
+            try writer.add(name: String(format: "%05d.json", index), data: Data(#"{"url": "u\#(index)"}"#.utf8))
+        }
+        try writer.finish()
+        let output = folder.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let plan = try BulkPlan.make(
+            input: input.path, columns: BulkColumns(), maxLineBytes: 1 << 20, shardSize: 7, format: "webdataset")
+        #expect(plan.rows == 60 && plan.shards == 9)
+        var settings = BulkSettings()
+        settings.resize = BulkResize(mode: .centerCrop, size: 24)
+        settings.encoder = PNGEncoder()
+        let engine = BulkEngine(
+            input: input.path, plan: plan, assigned: Array(0..<plan.shards), directory: output,
+            downloader: ImageDownloader(), settings: settings, columns: BulkColumns())
+        let (summary, _) = try await BulkEngineTests.collect(engine) { try await engine.run() }
+        // empty.jpg (every fifth) does not decode; the others are 24×24 PNGs.
+        #expect(summary.written == 9 && summary.succeeded == 48 && summary.failed == 12, "\(summary)")
+        #expect(summary.failures == ["badImageData": 12])
+        var urls: [String] = []
+        for shard in 0..<9 {
+            let stem = plan.keys.stem(shard: shard)
+            let lines = try String(contentsOf: output.appendingPathComponent(stem + ".jsonl"), encoding: .utf8)
+                .split(separator: "\n")
+            for line in lines {
+                let record = try JSONDecoder().decode(BulkSampleRecord.self, from: Data(line.utf8))
+                urls.append(record.url)
+                let index = try #require(Int(record.url.dropFirst()))
+                #expect(record.key == plan.keys.key(shard: index / 7, index: index % 7))
+                if index % names.count == 4 {
+                    #expect(record.status == .failedToResize)
+                } else {
+                    #expect(record.status == .success && record.width == 24 && record.height == 24, "\(record)")
+                }
+            }
+        }
+        #expect(urls.sorted() == (0..<60).map { "u\($0)" }.sorted())
     }
 
     @Test("a damaged archive is an error naming where: bad checksum, truncation, a size past the end")
