@@ -66,6 +66,28 @@ public struct S3Client: Sendable {
         _ = try send("PUT", location, body: [UInt8](data), what: "PutObject \(location)")
     }
 
+    /// Writes `data` to `location` only if no object is there (a conditional PUT, `If-None-Match: *`):
+    /// true when this call made it, false when one was already there (412). Of several callers racing for
+    /// one key, exactly one gets true. A 409 (S3's `ConditionalRequestConflict`, another conditional write
+    /// of the key in flight) is tried again, as a 5xx is. Needs a store that honours the condition (AWS S3,
+    /// MinIO, Ceph and moto do); one that ignores it overwrites and answers 200.
+    public func putIfAbsent(_ data: Data, to location: S3Location) throws(S3Error) -> Bool {
+        var headers = HTTPHeaders()
+        headers.add(name: "If-None-Match", value: "*")
+        var conflicts = 0
+        while true {
+            do {
+                _ = try send("PUT", location, body: [UInt8](data), headers: headers, what: "PutObject \(location)")
+                return true
+            } catch  where error.status == 412 {
+                return false
+            } catch  where error.status == 409 && conflicts + 1 < configuration.maximumAttempts {
+                conflicts += 1
+                Thread.sleep(forTimeInterval: configuration.retryDelay * Double(1 << (conflicts - 1)))
+            }
+        }
+    }
+
     /// Uploads `file` to `location`: in one PUT up to ``S3Configuration/multipartThreshold``, else as a
     /// multipart upload of ``S3Configuration/partSize`` parts, aborted when a part fails. Either way the
     /// object appears whole or not at all.

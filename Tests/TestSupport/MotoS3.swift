@@ -106,6 +106,11 @@ package final class MotoS3: Sendable {
         _ = try await tool("upload", [Self.bucket, key, file.path])
     }
 
+    /// Deletes the object `key`.
+    package func delete(key: String) async throws {
+        _ = try await tool("delete", [Self.bucket, key])
+    }
+
     /// The keys under `prefix`.
     package func keys(prefix: String) async throws -> [String] {
         try await tool("list", [Self.bucket, prefix]).split(separator: "\n").map(String.init)
@@ -214,6 +219,8 @@ package final class MotoS3: Sendable {
                         s3.download_file(bucket, item["Key"], path)
             elif mode == "upload":
                 s3.upload_file(sys.argv[7], bucket, sys.argv[6])
+            elif mode == "delete":
+                s3.delete_object(Bucket=bucket, Key=sys.argv[6])
             elif mode == "etag":
                 print(s3.head_object(Bucket=bucket, Key=sys.argv[6])["ETag"])
             elif mode == "fill":

@@ -260,14 +260,51 @@ struct BulkModesTests {
         let after = try BulkInputTests.rows(output).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
         #expect(after.map { $0["status"] as? String } == before.map { $0["status"] as? String })
 
-        // s3:// and phash are refused, naming the option.
+        // A threshold out of range, and phash with s3://, are refused, naming the option.
         for (extra, message) in [
             (["--dedup", "phash", "--dedup-threshold", "8"], "--dedup-threshold must be 0…7"),
-            (["--output", "s3://bucket/x", "--dedup", "exact"], "--dedup keeps its index beside the shards"),
+            (["--output", "s3://bucket/x", "--dedup", "phash"], "--dedup phash keeps a log of kept hashes beside"),
         ] {
             let refused = try await CLIRunner.run("webimage", ["bulk", list.path, "--output", output.path] + extra)
             #expect(refused.status == 2 && refused.stderr.contains(message), "\(refused.stderr)")
         }
+    }
+
+    @Test("--dedup exact with an s3:// store that ignores If-None-Match: refused before any shard, exit 2")
+    func deduplicationNeedsConditionalWrites() async throws {
+        // A stand-in for a store without conditional writes (the seam is the store's answer; moto's real
+        // conditional PUT is BulkObjectStorageTests'): every PUT succeeds, every GET is NoSuchKey.
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let requests = Lock<[String]>([])
+        server.route("/") { request in
+            requests.withLock { $0.append("\(request.method) \(request.path)") }
+            if request.method == "GET" {
+                return .text("<Error><Code>NoSuchKey</Code><Message>none</Message></Error>", status: 404)
+            }
+            return .text("", status: request.method == "DELETE" ? 204 : 200)
+        }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try BulkCommandTests.writeList([server.url("/gen/0.png").absoluteString], to: folder)
+        let environment = [
+            "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
+            "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:\(server.port)", "AWS_ENDPOINT_URL_S3": "",
+            "AWS_PROFILE": "", "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        ]
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", "s3://bucket/run", "--dedup", "exact", "--allow-destination",
+                "127.0.0.0/8",
+            ],
+            environment: environment)
+        #expect(run.status == 2, "\(run.stderr)")
+        #expect(run.stderr.contains("needs a store that refuses a conditional PUT (If-None-Match: *)"), "\(run.stderr)")
+        let seen = requests.withLock { $0 }
+        #expect(seen.filter { $0.hasPrefix("PUT /bucket/run/.dedup/probe-") }.count == 2, "\(seen)")
+        #expect(!seen.contains { $0.contains(".tar") || $0.contains("/gen/") }, "\(seen)")
     }
 
     @Test("--dedup phash keeps one row per picture: the same photograph in other files is a duplicate")

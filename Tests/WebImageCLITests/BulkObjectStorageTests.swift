@@ -59,6 +59,58 @@ struct BulkObjectStorageTests {
         #expect(refused.stderr.contains("s3://bulk/full/plan.json describes another input"), "\(refused.stderr)")
     }
 
+    @Test("--dedup exact with an s3:// output: two workers share the index in the prefix, one row kept per file")
+    func exactDeduplicationInTheStore() async throws {
+        let store = try MotoS3()
+        let (server, _) = try BulkCommandTests.server()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // /gen/N.png serves one of 8 files (N % 8): 0, 8 and 16 are one file, 1 and 9 another, 2 and 10 a
+        // third; shards of 3 rows and two workers put copies in different shards and processes.
+        let numbers = [0, 1, 2, 8, 9, 10, 16]
+        let list = try BulkCommandTests.writeList(
+            numbers.map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        for index in ["0", "1"] {
+            let run = try await CLIRunner.run(
+                "webimage",
+                Self.arguments(
+                    list.path, "s3://bulk/dedup",
+                    ["--shard-size", "3", "--dedup", "exact", "--shard-index", index, "--shard-count", "2"]),
+                environment: store.environment())
+            #expect(run.status == 0, "\(run.stderr)")
+        }
+        let copy = folder.appendingPathComponent("copy")
+        try await store.download(prefix: "dedup/", to: copy)
+        let rows = try BulkInputTests.rows(copy)
+        #expect(rows.count == numbers.count)
+        for (file, group) in Dictionary(grouping: zip(numbers, rows), by: { $0.0 % 8 }) {
+            let kept = group.filter { $0.1["status"] as? String == "success" }
+            #expect(kept.count == 1, "file \(file): \(group.map(\.1))")
+            let key = kept.first?.1["key"] as? String ?? "?"
+            for (_, row) in group where row["status"] as? String != "success" {
+                #expect(row["error_code"] as? String == "duplicate")
+                #expect((row["error_message"] as? String)?.hasPrefix("duplicate of \(key):") == true, "\(row)")
+            }
+        }
+        // One index object per kept file, holding the kept row's key; the probe object is gone.
+        let index = try await store.keys(prefix: "dedup/.dedup/").sorted()
+        #expect(index.count == 3, "\(index)")
+        #expect(!index.contains { $0.contains("probe-") })
+        // A redone shard finds its own keys in the store's index and keeps what it kept.
+        let before = rows.filter { ($0["key"] as? String ?? "").hasPrefix("00000") }.map { $0["status"] as? String }
+        try await store.delete(key: "dedup/00000_stats.json")
+        let redo = try await CLIRunner.run(
+            "webimage",
+            Self.arguments(list.path, "s3://bulk/dedup", ["--shard-size", "3", "--dedup", "exact", "--shards", "0"]),
+            environment: store.environment())
+        #expect(redo.status == 0 && redo.stderr.contains("1 shard(s) written"), "\(redo.stderr)")
+        let again = folder.appendingPathComponent("again")
+        try await store.download(prefix: "dedup/", to: again)
+        let after = try BulkInputTests.rows(again).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
+        #expect(after.map { $0["status"] as? String } == before)
+    }
+
     @Test func theFilesFormatUploadsEverySamplesObjects() async throws {
         let store = try MotoS3()
         let (server, _) = try BulkCommandTests.server()

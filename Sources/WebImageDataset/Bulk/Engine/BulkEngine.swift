@@ -124,7 +124,11 @@ public final class BulkEngine: Sendable {
         runner.publisher = publisher
         if BulkInputFormat(path: input) == .webdataset { runner.rowSlots = BulkShardRunner.embeddedRowSlots }
         switch settings.deduplication {
-        case .exact?: runner.deduplicationIndex = BulkDeduplicationIndex(directory: directory)
+        case .exact?:
+            // An s3:// output keeps the index in the store, where every worker of the prefix finds it.
+            runner.deduplicationIndex =
+                (publisher as? S3ShardOutput).map { S3DeduplicationIndex(output: $0) }
+                ?? BulkDeduplicationIndex(directory: directory)
         case .phash?:
             runner.perceptualIndex = BulkPerceptualIndex(
                 directory: directory, threshold: settings.deduplicationThreshold)

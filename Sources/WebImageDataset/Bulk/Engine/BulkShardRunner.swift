@@ -12,7 +12,7 @@ struct BulkShardRunner: Sendable {
     /// Where each finished shard's files go after they are written in `directory`; nil keeps them there.
     var publisher: (any ShardPublishing)?
     /// The output's index of kept files, with ``BulkDeduplication/exact``.
-    var deduplicationIndex: BulkDeduplicationIndex?
+    var deduplicationIndex: (any BulkDeduplicationIndexing)?
     /// The output's index of kept pictures, with ``BulkDeduplication/phash``.
     var perceptualIndex: BulkPerceptualIndex?
     /// Decodes the images rows carry (a webdataset input's) with the downloader's decoding settings.
@@ -278,7 +278,7 @@ struct BulkShardRunner: Sendable {
         switch result {
         case .success(let downloaded):
             sample.attempts = downloaded.metrics?.attempts ?? 1
-            finish(&sample, data: downloaded.data, image: downloaded.image)
+            await finish(&sample, data: downloaded.data, image: downloaded.image)
         case .failure(let error):
             let failure = error as? ImageDownloaderError
             sample.attempts = failure?.attempts ?? 1
@@ -308,7 +308,7 @@ struct BulkShardRunner: Sendable {
         case .file(let data, let member):
             switch await embeddedDecoder.image(data, transformer: transformer(for: sample.row), member: member) {
             case .success(let image):
-                finish(&sample, data: data, image: image)
+                await finish(&sample, data: data, image: image)
             case .failure(let error):
                 sample.downloadedBytes = data.count
                 sample.fail(BulkFailure(error: error), (error as? ImageDownloaderError)?.message ?? "\(error)")
@@ -317,10 +317,11 @@ struct BulkShardRunner: Sendable {
     }
 
     /// `--dedup exact`: fails the sample when another row of the output kept the same file.
-    private func isDuplicateFile(_ sample: inout BulkSample, data: Data) -> Bool {
+    private func isDuplicateFile(_ sample: inout BulkSample, data: Data) async -> Bool {
         guard let index = deduplicationIndex else { return false }
         let digest = settings.hashAlgorithm == .sha256 ? sample.hash ?? "" : BulkHashAlgorithm.sha256.hex(data)
-        return failIfDuplicate(&sample, index.claim(digest: digest, key: sample.key), what: "file (sha256 \(digest))")
+        let claim = await index.claim(digest: digest, key: sample.key)
+        return failIfDuplicate(&sample, claim, what: "file (sha256 \(digest))")
     }
 
     /// `--dedup phash`: records the image's perceptual hash, and fails the sample when another row of the
@@ -346,7 +347,7 @@ struct BulkShardRunner: Sendable {
     }
 
     /// Filters, then encodes (or keeps the downloaded bytes when no encoder is set).
-    private func finish(_ sample: inout BulkSample, data: Data, image: Image?) {
+    private func finish(_ sample: inout BulkSample, data: Data, image: Image?) async {
         sample.downloadedBytes = data.count
         guard let image else {
             sample.fail(.download(code: ImageDownloaderError.Code.badImageData.description), "nothing decoded")
@@ -382,7 +383,8 @@ struct BulkShardRunner: Sendable {
             return
         }
         // A row claims its file or picture only once it would be kept: a failed row holds no claim.
-        if isDuplicateFile(&sample, data: data) || isDuplicatePicture(&sample, image: image) { return }
+        if await isDuplicateFile(&sample, data: data) { return }
+        if isDuplicatePicture(&sample, image: image) { return }
         sample.width = image.width
         sample.height = image.height
         if let encoder = settings.encoder, settings.skipsReencoding, image.format == encoder.format, !image.hasAlpha,

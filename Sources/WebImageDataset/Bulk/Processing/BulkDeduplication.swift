@@ -22,12 +22,20 @@ enum BulkDeduplicationClaim: Equatable {
     case failed(String)
 }
 
+/// Where a run claims files for ``BulkDeduplication/exact``: a folder of the output directory
+/// (``BulkDeduplicationIndex``) or objects of an `s3://` output (``S3DeduplicationIndex``).
+protocol BulkDeduplicationIndexing: Sendable {
+    /// Claims `digest` (lowercase hex SHA-256) for the row `key`: kept when no other row holds it, or
+    /// when `key` itself does (its shard redone).
+    func claim(digest: String, key: String) async -> BulkDeduplicationClaim
+}
+
 /// The output's record of which row kept each file (``BulkDeduplication/exact``): under `.dedup/` in the
 /// output directory, one file per SHA-256 (`.dedup/ab/cdef…`) holding the key that kept it. Every process
 /// writing the output shares it (shards of one run, array-job workers on one file system): a claim makes
 /// its file by `link(2)`, which fails when the file exists, so exactly one row wins each digest, and the
 /// file appears whole. A row whose shard is redone finds its own key there and keeps its file.
-final class BulkDeduplicationIndex: Sendable {
+final class BulkDeduplicationIndex: BulkDeduplicationIndexing {
     let folder: URL
 
     /// The index of the output directory `directory`.

@@ -105,8 +105,8 @@ public struct BulkJob: Sendable {
     public var extractsEXIF = true
     /// ``BulkSettings/maxShardRetry``, at least 0; 1 by default.
     public var maxShardRetry = 1
-    /// ``BulkSettings/deduplication``: its index is in the output directory, so an `s3://` output is
-    /// refused; none by default.
+    /// ``BulkSettings/deduplication``: its index is in the output (``BulkDeduplicationIndex``; for an
+    /// `s3://` output, objects under the prefix: ``BulkDeduplication/exact`` only); none by default.
     public var deduplication: BulkDeduplication?
     /// ``BulkSettings/deduplicationThreshold``, 0…7; 4 by default.
     public var deduplicationThreshold = 4
@@ -218,10 +218,12 @@ public struct BulkJob: Sendable {
         settings.hashAlgorithm = hashAlgorithm
         settings.extractsEXIF = extractsEXIF
         settings.maxShardRetry = maxShardRetry
-        if deduplication != nil, output.hasPrefix("s3://") {
+        if deduplication == .phash, output.hasPrefix("s3://") {
+            // Its index is a log every process appends to and reads whole: an object store has no append.
             throw BulkJobError(
                 option: "--dedup",
-                "--dedup keeps its index beside the shards: it needs a local or shared --output directory, not s3://.")
+                "--dedup phash keeps a log of kept hashes beside the shards: it needs a local or shared --output "
+                    + "directory, not s3:// (--dedup exact works with s3://).")
         }
         settings.deduplication = deduplication
         settings.deduplicationThreshold = deduplicationThreshold
