@@ -136,6 +136,38 @@ extension CurlTransfer {
 
     /// Sets what differs from hop to hop: the URL, the time left, PIPEWAIT, the header fields and the
     /// credentials.
+    /// The hop's `CURLOPT_RESOLVE` entry from ``TransferRequest/hostAddresses`` (`+host:port:addresses`,
+    /// expiring as curl's own cache entries do); an exclusive provider without addresses for the host
+    /// fails the hop, naming the host. An address literal needs none.
+    private func applyHostAddresses(for url: URL) throws(TransportError) {
+        guard let provider = request.hostAddresses, let rawHost = url.host?.lowercased(), !rawHost.isEmpty else {
+            return
+        }
+        let host = rawHost.hasPrefix("[") ? String(rawHost.dropFirst().dropLast()) : rawHost
+        if IPAddress(host) != nil { return }
+        guard let addresses = provider.addresses(of: host), !addresses.isEmpty else {
+            guard provider.isExclusive else { return }
+            var error = TransportError(
+                .cannotResolveHost,
+                "the host '\(host.prefix(253))' was not resolved by the caller's resolver before its request",
+                url: request.url)
+            error.unresolvedHost = host
+            throw error
+        }
+        // curl takes IPv6 addresses in brackets here, and a list separated by commas.
+        let list = addresses.filter { IPAddress($0) != nil }.map { $0.contains(":") ? "[\($0)]" : $0 }
+        guard !list.isEmpty else { return }
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        guard let entry = curl_slist_append(nil, "+\(host):\(port):\(list.joined(separator: ","))") else {
+            throw TransportError(.setupFailed, "curl_slist_append failed", url: request.url)
+        }
+        let code = wi_easy_setopt_slist(easy, CURLOPT_RESOLVE, entry)
+        let old = resolveList
+        resolveList = entry
+        curl_slist_free_all(old)
+        try CurlRuntime.check(code, "RESOLVE")
+    }
+
     func applyHop() throws(TransportError) {
         let url = currentURL
         // The first URL and each redirect's, before anything is sent to it.
@@ -148,6 +180,7 @@ extension CurlTransfer {
                 url: request.url)
         }
         destinations = DestinationAttempts()
+        try applyHostAddresses(for: url)
         let isOriginalOrigin = Self.sameOrigin(url, request.url)
         let isHTTPS = url.scheme?.lowercased() == "https"
         // Without userinfo: curl would send `user:password@` at once, without waiting for a challenge.

@@ -22,6 +22,9 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
     private var delegate: (any TransferDelegate)?
     /// The header fields of the current hop; replaced (and the old list freed) when a hop changes them.
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The current hop's `CURLOPT_RESOLVE` entries (``TransferRequest/hostAddresses``), freed with the
+    /// transfer or when the next hop replaces them.
+    var resolveList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
     // Transport-thread state (and, before submission, the caller's thread; see the class comment).
@@ -68,6 +71,7 @@ final class CurlTransfer: TransportTransfer, @unchecked Sendable {
         // A handle that ran the cookie engine is not reused (see EasyHandlePool).
         pool.checkIn(easy, reusable: !request.handlesCookies)
         curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
         errorBuffer.deallocate()
     }
 

@@ -40,6 +40,8 @@ package struct TransferRequest: Sendable {
     /// The URLs the transfer may fetch, judged for the first URL and every redirect hop before it is
     /// requested; nil for any.
     package var allowedURLs: URLPrefixList?
+    /// Addresses resolved by the caller, used instead of the system resolver's; nil resolves as usual.
+    package var hostAddresses: (any HostAddressProviding)?
 
     /// A request for `url` with every other field at its default.
     package init(url: URL) {

@@ -51,6 +51,9 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
     package var curlCode: Int?
     /// The delegate's error, for `.aborted`.
     package var reason: (any Error)?
+    /// For `.cannotResolveHost` from an exclusive `HostAddressProviding`: the host it had no addresses
+    /// for (a redirect's, say), so the caller can resolve it and try again.
+    package var unresolvedHost: String?
 
     /// An error of `kind`.
     package init(

@@ -53,6 +53,8 @@ extension WebImageCLI.Bulk {
         job.allowedDestinations = allowDestinations
         job.allowsPrivateDestinations = allowPrivateDestinations
         job.acceptsAnyCertificate = insecure
+        job.dnsConcurrency = dnsConcurrency
+        job.resolver = resolver
         job.shardIndex = shardIndex
         job.shardCount = shardCount
         job.shards = try explicitShards()

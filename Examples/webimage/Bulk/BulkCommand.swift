@@ -203,6 +203,24 @@ extension WebImageCLI {
         @Option(help: "Downloads at once per host; rows waiting for their host's turn take no --concurrency slot.")
         var perHost: Int = 8
 
+        @Option(
+            help: ArgumentHelp(
+                """
+                Resolve each row's host before its download in a DNS stage of its own, this many lookups at once, \
+                each host once while its answer lasts (failures for 60 s). Without it (and without --resolver) curl \
+                resolves as it connects.
+                """, valueName: "n"))
+        var dnsConcurrency: Int?
+
+        @Option(
+            help: ArgumentHelp(
+                """
+                The DNS server the stage asks instead of the system's (a local unbound, say): ADDRESS, ADDRESS:PORT \
+                or [IPV6]:PORT. Every host, a redirect's included, is resolved there; --dns-concurrency is 32 unless \
+                given.
+                """, valueName: "address"))
+        var resolver: String?
+
         @Option(help: "Retries for timeouts, lost connections, 5xx and 429 (honouring Retry-After). 0 by default.")
         var retries: Int = 0
 

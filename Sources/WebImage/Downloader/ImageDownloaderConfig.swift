@@ -191,6 +191,11 @@ public struct ImageDownloaderConfig: Sendable {
     /// `MetricsSystem.bootstrap`, as it is when the downloader is created (no-op when none was).
     public var metricsFactory: (any MetricsFactory)?
 
+    /// Addresses resolved by the caller's own DNS stage, connected to instead of asking the system
+    /// resolver; the destination policy still judges them. nil (the default) resolves as curl does. Shared
+    /// by every request of this downloader, so no caller's answers reach another downloader's requests.
+    public var hostAddresses: (any HostAddressProviding)?
+
     // MARK: Decoding
 
     /// The decoders tried on every body, newest registration first. `ImageDecoderRegistry.shared` by

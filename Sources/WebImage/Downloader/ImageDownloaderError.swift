@@ -188,5 +188,14 @@ extension ImageDownloaderError {
         self.init(
             code, error.message, url: error.url, statusCode: error.response?.statusCode, response: error.response,
             curlCode: error.curlCode)
+        // The host the caller's resolver had no addresses for (`ImageDownloaderConfig.hostAddresses`).
+        if let host = error.unresolvedHost { underlying = UnresolvedHost(host: host) }
     }
+}
+
+/// The `underlying` error of a `cannotResolveHost` failure whose host the downloader's own address provider
+/// (`ImageDownloaderConfig.hostAddresses`) had no addresses for: resolve `host`, then try again.
+public struct UnresolvedHost: Error, Sendable, Equatable {
+    /// The host name, lowercased.
+    public var host: String
 }

@@ -25,6 +25,7 @@ extension ImageDownloaderOperation: TransferDelegate {
         transferRequest.handlesCookies = options.contains(.handleCookies)
         transferRequest.destinationPolicy = config.destinationPolicy
         transferRequest.allowedURLs = config.allowedURLPrefixes
+        transferRequest.hostAddresses = config.hostAddresses
 
         if completeFromProcessedCache() { return }
         var exchange: HTTPCacheExchange?

@@ -81,7 +81,9 @@ public final class BulkEngine: Sendable {
         columns: BulkColumns, maxLineBytes: Int = TextRowReader.defaultMaxLineBytes,
         publisher: (any ShardPublishing)? = nil
     ) {
-        let downloader = ImageDownloader(config: settings.downloaderConfig())
+        var config = settings.downloaderConfig()
+        config.hostAddresses = settings.download.makeHostResolver()
+        let downloader = ImageDownloader(config: config)
         self.init(
             input: input, plan: plan, assigned: assigned, directory: directory, downloader: downloader,
             ownsDownloader: true, settings: settings, columns: columns, maxLineBytes: maxLineBytes,
@@ -122,6 +124,7 @@ public final class BulkEngine: Sendable {
         var runner = BulkShardRunner(downloader: downloader, settings: settings, directory: directory)
         runner.progress = progress
         runner.publisher = publisher
+        runner.hostResolver = downloader.config.hostAddresses as? BulkHostResolver
         if BulkInputFormat(path: input) == .webdataset { runner.rowSlots = BulkShardRunner.embeddedRowSlots }
         switch settings.deduplication {
         case .exact?:

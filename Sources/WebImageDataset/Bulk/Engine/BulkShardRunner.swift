@@ -17,6 +17,9 @@ struct BulkShardRunner: Sendable {
     var perceptualIndex: BulkPerceptualIndex?
     /// Decodes the images rows carry (a webdataset input's) with the downloader's decoding settings.
     let embeddedDecoder: EmbeddedImageDecoder
+    /// The run's DNS stage (`--dns-concurrency`, `--resolver`), also the downloader's address provider;
+    /// nil leaves resolution to curl.
+    var hostResolver: BulkHostResolver?
     /// Rows under way at once; nil is ``BulkSettings/rowsUnderWay``. An input whose rows carry their
     /// images has fewer (``embeddedRowSlots``): its rows wait on no network, and each holds its image.
     var rowSlots: Int?
@@ -266,15 +269,10 @@ struct BulkShardRunner: Sendable {
         if !robots.disallowed.isEmpty { context.responseModifier = robots }
         // Retries (`--retries`) are the downloader's (`config.retryPolicy`): a row waiting for its next
         // attempt holds no connection and no queue slot, only its row slot.
-        let result: Result<ImageDownloadResult, Error>
-        do {
-            // One frame is all a sample keeps: an animation's other frames are never decoded or resized.
-            var options: ImageDownloaderOptions = .decodeFirstFrameOnly
-            if settings.download.acceptsAnyCertificate { options.insert(.allowInvalidSSLCertificates) }
-            result = .success(try await downloader.image(for: url, options: options, context: context))
-        } catch {
-            result = .failure(error)
-        }
+        // One frame is all a sample keeps: an animation's other frames are never decoded or resized.
+        var options: ImageDownloaderOptions = .decodeFirstFrameOnly
+        if settings.download.acceptsAnyCertificate { options.insert(.allowInvalidSSLCertificates) }
+        let result = await resolvingDownload(url, options: options, context: context)
         switch result {
         case .success(let downloaded):
             sample.attempts = downloaded.metrics?.attempts ?? 1
@@ -288,6 +286,38 @@ struct BulkShardRunner: Sendable {
                 sample.fail(BulkFailure(error: error), failure?.message ?? "\(error)")
             }
         }
+    }
+
+    /// The download of `url`, its host (and a redirect's, when the stage must resolve every host) resolved
+    /// by the run's DNS stage first, when there is one. A host that does not resolve fails the row with
+    /// `cannotResolveHost` and the resolver's words, before any connection.
+    private func resolvingDownload(
+        _ url: URL, options: ImageDownloaderOptions, context: ImageDownloadContext
+    ) async -> Result<ImageDownloadResult, any Error> {
+        var pending = hostResolver != nil ? url.host : nil
+        var rounds = 0
+        while true {
+            if let host = pending, let resolver = hostResolver, !Self.isAddressLiteral(host) {
+                if case .failure(let failure) = await resolver.resolve(host) {
+                    return .failure(ImageDownloaderError(.cannotResolveHost, failure.message, url: url))
+                }
+            }
+            do {
+                return .success(try await downloader.image(for: url, options: options, context: context))
+            } catch {
+                // A redirect to a host the stage had not resolved: resolve it, then download again.
+                guard let unresolved = error.underlying as? UnresolvedHost, rounds < 8 else { return .failure(error) }
+                pending = unresolved.host
+                rounds += 1
+            }
+        }
+    }
+
+    private static func isAddressLiteral(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return inet_pton(AF_INET, bare, &v4) == 1 || inet_pton(AF_INET6, bare, &v6) == 1
     }
 
     /// The resize and blur of `row`; nil when it needs neither. An image the filters refuse is left as

@@ -25,6 +25,20 @@ public struct BulkDownloadSettings: Sendable {
     /// download, img2dataset's `ignore_ssl_certificate`); `false` by default.
     public var acceptsAnyCertificate = false
 
+    /// Host names resolved at once by the run's own DNS stage (``BulkHostResolver``), before each row's
+    /// download; nil (the default) leaves resolution to curl, unless ``resolver`` is set (then 32).
+    public var dnsConcurrency: Int?
+    /// The DNS server the stage asks (`ADDRESS`, `ADDRESS:PORT` or `[IPV6]:PORT`, port 53 by default)
+    /// instead of the system resolver: every host, a redirect's included, is resolved there. nil by default.
+    public var resolver: String?
+
+    /// The DNS stage these settings ask for; nil without one. A ``resolver`` that is not a numeric address
+    /// and port is refused (``BulkJob`` checks it before a run).
+    func makeHostResolver() -> BulkHostResolver? {
+        guard dnsConcurrency != nil || resolver != nil else { return nil }
+        return BulkHostResolver(concurrency: dnsConcurrency ?? 32, client: resolver.flatMap { DNSClient(server: $0) })
+    }
+
     /// `webimage-bulk/VERSION (image dataset builder; …)`: a crawler should name its project and a
     /// contact, so the default asks for that.
     public static let defaultUserAgent =

@@ -140,6 +140,11 @@ public struct BulkJob: Sendable {
     public var allowsPrivateDestinations = false
     /// ``BulkDownloadSettings/acceptsAnyCertificate``; `false` by default.
     public var acceptsAnyCertificate = false
+    /// ``BulkDownloadSettings/dnsConcurrency``, 1…1024; nil by default (curl resolves).
+    public var dnsConcurrency: Int?
+    /// ``BulkDownloadSettings/resolver``: a DNS server's numeric address, with an optional port; nil by
+    /// default.
+    public var resolver: String?
 
     // MARK: Shards
 
@@ -195,6 +200,7 @@ public struct BulkJob: Sendable {
         settings.download.stallTimeout = stallTimeout
         settings.download.userAgent = userAgent
         settings.download.acceptsAnyCertificate = acceptsAnyCertificate
+        try applyDNSChoices(to: &settings)
         if let token = userAgentToken {
             let trimmed = token.trimmingCharacters(in: .whitespaces)
             guard !trimmed.isEmpty, !trimmed.contains(where: { $0 == ":" || $0 == ";" || $0.isNewline }) else {
@@ -271,6 +277,9 @@ public struct BulkJob: Sendable {
             "--shard-digits must be between 1 and \(BulkKeyFormat.maximumShardDigits), got \(shardDigits).")
         try check((1...4096).contains(concurrency), "--concurrency", "--concurrency must be 1…4096.")
         try check(perHost >= 1, "--per-host", "--per-host must be at least 1.")
+        try check(
+            dnsConcurrency.map { (1...1024).contains($0) } ?? true, "--dns-concurrency",
+            "--dns-concurrency must be 1…1024.")
         try check(maxShardRetry >= 0, "--max-shard-retry", "--max-shard-retry must not be negative.")
         try check(
             (0...BulkPerceptualIndex.maximumThreshold).contains(deduplicationThreshold), "--dedup-threshold",
@@ -355,6 +364,19 @@ public struct BulkJob: Sendable {
             return .allowAll
         }
         return DestinationPolicy.publicOnly.allowing(allowedDestinations)
+    }
+
+    /// `--dns-concurrency` and `--resolver`, the latter checked.
+    private func applyDNSChoices(to settings: inout BulkSettings) throws(BulkJobError) {
+        settings.download.dnsConcurrency = dnsConcurrency
+        guard let resolver else { return }
+        guard DNSClient(server: resolver) != nil else {
+            throw BulkJobError(
+                option: "--resolver",
+                "--resolver takes a DNS server's numeric address and an optional port (127.0.0.1, 10.0.0.2:5353, "
+                    + "[::1]:53), got '\(resolver.prefix(100))'.")
+        }
+        settings.download.resolver = resolver
     }
 
     /// A URL list (`.txt`) has no columns: a column named for it would be ignored, so it is refused.
