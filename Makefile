@@ -11,7 +11,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk unbound
 
-.PHONY: deps deps-bench bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench bench-dns bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -35,9 +35,13 @@ build: deps
 # deploy/kubernetes with kubernetes-validate, compare bulk's exif field with img2dataset's reader
 # (exifread-nocycle) and load its Parquet output with Hugging Face datasets (pip, into .venv-test; test tools,
 # never dependencies of the library).
+# img2dataset 1.47 itself goes into .venv-img2dataset (its own pins: webdataset<0.3, albumentations,
+# opencv): the parity test runs it and bulk on one URL list and compares their outputs.
 test-python:
 	@[ -x .venv-test/bin/python3 ] && .venv-test/bin/python3 -c 'import webdataset, pyarrow, fastparquet, moto.server, boto3, kubernetes_validate, exifread, datasets' 2>/dev/null || \
 		{ python3 -m venv .venv-test && .venv-test/bin/pip install -q webdataset pyarrow fastparquet 'moto[server]' boto3 kubernetes-validate exifread-nocycle==3.0.1 datasets; }
+	@[ -x .venv-img2dataset/bin/img2dataset ] || \
+		{ python3 -m venv .venv-img2dataset && .venv-img2dataset/bin/pip install -q img2dataset==1.47.0; }
 
 # Every stage runs and reports, whatever an earlier one did (the suite's stages fail on their own when the
 # build did), and the last line names the stages that passed and failed; the exit status is 1 if any failed.
@@ -155,6 +159,14 @@ bench: deps deps-bench bench-build
 bench-serve: deps deps-bench bench-build
 	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --rounds $(BENCH_SERVE_ROUNDS) \
 		--seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench-serve"
+
+# `webimage bulk` against img2dataset when DNS is slow (Benchmarks/WebImageBench/DNSBenchmark.swift, about 5
+# minutes): in a network and mount namespace of its own with only lo (unshare, as root), Debian's unbound on
+# 127.0.0.1:53 as the system resolver, forwarding to a server that answers each query after 50 ms; rewrites
+# only the DNS section of docs/BENCHMARKS.md.
+bench-dns: deps deps-bench bench-build
+	$(SUDO) unshare --net --mount env WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench dns-bench \
+		--output docs/BENCHMARKS.md --command "make bench-dns"
 
 # The 100 photographs of imgproxy's benchmark workload (Benchmarks/photos/SOURCES.md: nine Debian bookworm
 # packages, about 640 MiB of .deb files kept in .bench-photos/debs), fitted into 2040x1400 as JPEG q95 in

@@ -37,8 +37,11 @@ struct BulkImageModesTests {
         #expect(Self.size(try Self.transform(Self.image(30, 20), .keepRatio, 60)) == [90, 60])  // enlarged
         #expect(Self.size(try Self.transform(Self.image(400, 200), .centerCrop, 100)) == [100, 100])
         #expect(Self.size(try Self.transform(Self.image(30, 20), .centerCrop, 60)) == [60, 60])
-        // 333×100 → 100: the longer side rounds, the shorter is exact.
-        #expect(Self.size(try Self.transform(Self.image(333, 101), .keepRatio, 50)) == [165, 50])
+        // 333×101 → 50: the longer side is truncated (333 × 50/101 = 164.85 → 164), as albumentations 1.4.24
+        // (img2dataset 1.47's today) truncates it; the shorter is exact.
+        #expect(Self.size(try Self.transform(Self.image(333, 101), .keepRatio, 50)) == [164, 50])
+        #expect(Self.size(try Self.transform(Self.image(101, 333), .keepRatioLargest, 50)) == [15, 50])
+        #expect(Self.size(try Self.transform(Self.image(400, 328), .keepRatio, 64)) == [78, 64])
     }
 
     @Test("center-crop resamples only the square: the pixels of scaling the whole image, then cutting the centre")
@@ -46,8 +49,12 @@ struct BulkImageModesTests {
         for (width, height, size) in [(333, 101, 50), (408, 306, 256), (90, 300, 60), (30, 20, 60), (64, 64, 64)] {
             let image = Self.image(width, height)
             let cropped = try Self.transform(image, .centerCrop, size)
-            // What the transformer did before: scale the whole image (keep-ratio), then crop its centre.
-            let scaled = try Self.transform(image, .keepRatio, size)
+            // What the transformer did before: scale the whole image (the shorter side to the size, the other
+            // rounded), then crop its centre.
+            let factor = Double(size) / Double(min(width, height))
+            let whole = PixelSize(
+                width: Int((Double(width) * factor).rounded()), height: Int((Double(height) * factor).rounded()))
+            let scaled = try ImageTransformer.resize(to: whole, mode: .stretch).transform(image)
             let rect = PixelRect(
                 x: (scaled.width - size) / 2, y: (scaled.height - size) / 2, width: size, height: size)
             let expected = try ImageTransformer.crop(rect).transform(scaled)

@@ -56,13 +56,18 @@ public struct BulkResize: Sendable, Hashable {
         let side =
             shorterScaled ? min(original.width, original.height) : max(original.width, original.height)
         guard !onlyIfBigger || side > size else { return nil }
-        // The decoder may have shrunk the image already (DCT scaling): scale what it made.
-        let width = Double(max(1, decoded.width))
-        let height = Double(max(1, decoded.height))
+        // The target comes from the file's own size, as img2dataset's does (albumentations 1.4.24, what
+        // `pip install img2dataset==1.47.0` brings: scale = size / side, each side × scale truncated), so the
+        // sizes are the same whatever the decoder already shrank (DCT scaling); the transformer scales what
+        // it made to this target. center-crop's intermediate size never shows (the result is the square):
+        // it rounds, as the resampler's fill does, so cropping its centre gives the fill's own pixels.
+        let width = Double(max(1, original.width))
+        let height = Double(max(1, original.height))
         let scale = Double(size) / (shorterScaled ? min(width, height) : max(width, height))
-        func scaled(_ value: Double) -> Int { max(1, Int((value * scale).rounded())) }
+        let truncates = mode != .centerCrop
+        func scaled(_ value: Double) -> Int { max(1, truncates ? Int(value * scale) : Int((value * scale).rounded())) }
         var target = PixelSize(width: scaled(width), height: scaled(height))
-        // The side the mode fixes is exactly the size, whatever the rounding of the other.
+        // The side the mode fixes is exactly the size, even where the float product falls just short.
         if (width <= height) == shorterScaled { target.width = size } else { target.height = size }
         switch mode {
         case .keepRatio, .keepRatioLargest: return (target, .none)
