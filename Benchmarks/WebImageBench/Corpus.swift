@@ -71,6 +71,48 @@ struct Corpus {
         try generatePhotos()
     }
 
+    /// The per-core dataset sizes: 0.5 MP and 8 MP JPEGs (quality 90) made from the 2 MP photos (the 8 MP
+    /// ones upscaled 2×), `/scaled/{label}/pN.jpg`; the 2 MP set is `/photos`. Call after the photo set.
+    static let perCoreSizes: [(label: String, size: PixelSize)] = [
+        ("0.5mp", PixelSize(width: 816, height: 612)), ("8mp", PixelSize(width: 3264, height: 2448)),
+    ]
+
+    func generatePerCoreSets() throws {
+        for (label, size) in Self.perCoreSizes {
+            try FileManager.default.createDirectory(
+                at: www.appendingPathComponent("scaled/\(label)"), withIntermediateDirectories: true)
+            for index in photoNames.indices {
+                let png = try Data(contentsOf: url("/photos/p\(index).png"))
+                guard let frame = try ImageDecoderRegistry.shared.decode(png).frames.first else {
+                    throw BenchError("p\(index).png has no frame")
+                }
+                try writeJPEG(Self.resize(frame, to: size), to: "/scaled/\(label)/p\(index).jpg")
+            }
+        }
+    }
+
+    func scaledPaths(_ label: String) -> [String] { photoNames.indices.map { "/scaled/\(label)/p\($0).jpg" } }
+
+    private func writeJPEG(_ frame: ImageFrame, to path: String) throws {
+        try frame.pixels.withUnsafeBufferPointer { pixels in
+            guard let base = pixels.baseAddress else { throw BenchError("empty frame") }
+            var output: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            guard wi_bench_tj_encode(base, Int32(frame.width), Int32(frame.height), 90, &output, &length) == 0,
+                let jpeg = output
+            else { throw BenchError("JPEG encode failed") }
+            try Data(bytes: jpeg, count: length).write(to: url(path))
+            wi_bench_tj_free(jpeg)
+        }
+    }
+
+    /// Only the tiny PNG (the DNS workload's image).
+    func generateTinySet() throws {
+        try FileManager.default.createDirectory(
+            at: www.appendingPathComponent("tiny"), withIntermediateDirectories: true)
+        try generateTinyPNG()
+    }
+
     func url(_ path: String) -> URL { www.appendingPathComponent(String(path.dropFirst())) }
 
     private func decodeSource(_ name: String, options: ImageDecodingOptions = .default) throws -> ImageFrame {

@@ -204,17 +204,79 @@ struct Driver {
     /// webdataset tars of 1,000 samples. img2dataset runs one process per core (its multiprocessing
     /// distributor) with 32 threads each; `webimage bulk` runs one process with 64 downloads in flight:
     /// the same number of URLs under way. Both also write their per-row metadata (img2dataset a parquet
-    /// file per shard, `webimage bulk` a jsonl). Images are counted from each tool's `_stats.json` files.
+    /// file per shard, `webimage bulk` a jsonl) and each image's EXIF (both tools' default). Images are
+    /// counted from each tool's `_stats.json` files. The same job then runs on 0.5 MP and 8 MP JPEGs
+    /// (``perCoreURLs``), for images per core at three sizes (workloads `dataset-0.5mp`, `dataset-8mp`).
     func runDatasetComparison(
         cli: String, img2dataset: String, corpus: Corpus, lists: ListWriter, root: URL, cleanup: Cleanup,
         rounds: Int, results: inout [String: [Sample]]
     ) {
+        do { try corpus.generatePerCoreSets() } catch { cleanup.abort("per-core file set: \(error)") }
+        var jobs: [(workload: String, list: String)] = []
         let photos = corpus.photoPaths("jpg")
-        let list = lists.write(
-            "dataset", paths: (0..<Self.datasetURLs).map { "\(photos[$0 % photos.count])?n=\($0)" })
-        let processes = String(ProcessInfo.processInfo.activeProcessorCount)
+        jobs.append(
+            (
+                "dataset",
+                lists.write("dataset", paths: (0..<Self.datasetURLs).map { "\(photos[$0 % photos.count])?n=\($0)" })
+            ))
+        for (label, _) in Corpus.perCoreSizes {
+            let paths = corpus.scaledPaths(label)
+            let count = Self.perCoreURLs[label] ?? 500
+            jobs.append(
+                (
+                    "dataset-\(label)",
+                    lists.write("dataset-\(label)", paths: (0..<count).map { "\(paths[$0 % paths.count])?n=\($0)" })
+                ))
+        }
         setenv("NO_ALBUMENTATIONS_UPDATE", "1", 1)  // img2dataset's albumentations asks PyPI for updates
-        let clients: [(name: String, arguments: (String) -> [String])] = [
+        for job in jobs {
+            let clients = Self.datasetClients(cli: cli, img2dataset: img2dataset, list: job.list)
+            Self.runToolRounds(clients, rounds: rounds, label: job.workload, root: root, cleanup: cleanup) {
+                client, outcome, images in
+                results["\(job.workload)/\(client)", default: []].append(
+                    Sample(wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: images, bytes: 0))
+            }
+        }
+    }
+
+    /// A command-line tool of a side-by-side run: its name, and its arguments for an output folder.
+    typealias ToolClient = (name: String, arguments: (String) -> [String])
+
+    /// Runs each of `clients` once a round, `rounds` times, the order rotating by one each round, each into
+    /// a fresh `root/{label}-out` (removed after) with its standard error in `$OUTPUT_LOG`; a run that fails
+    /// or saves no image ends the benchmark. `before` is told of each run before it starts, `record` after,
+    /// with the images its `_stats.json` files count.
+    static func runToolRounds(
+        _ clients: [ToolClient], rounds: Int, label: String, root: URL, cleanup: Cleanup,
+        before: (String) -> Void = { _ in }, record: (String, ChildOutcome, Int) -> Void
+    ) {
+        for round in 0..<rounds {
+            for offset in 0..<clients.count {
+                let client = clients[(offset + round) % clients.count]
+                log("\(label), round \(round + 1) of \(rounds): \(client.name)")
+                let output = root.appendingPathComponent("\(label)-out")
+                let errors = root.appendingPathComponent("\(label)-stderr.txt")
+                setenv("OUTPUT_LOG", errors.path, 1)
+                before(client.name)
+                let outcome = runChild(client.arguments(output.path))
+                let images = successes(in: output)
+                if outcome.status != 0 || images == 0 {
+                    let text = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+                    cleanup.abort("\(client.name) failed (status \(outcome.status)): \(text.suffix(2000))")
+                }
+                record(client.name, outcome, images)
+                try? FileManager.default.removeItem(at: output)
+            }
+        }
+    }
+
+    /// URLs of the per-core jobs: fewer of the 8 MP photos, whose decodes take four times as long.
+    static let perCoreURLs = ["0.5mp": 2_000, "8mp": 500]
+
+    /// The two clients of the dataset comparison over `list`.
+    static func datasetClients(cli: String, img2dataset: String, list: String) -> [ToolClient] {
+        let processes = String(ProcessInfo.processInfo.activeProcessorCount)
+        return [
             (
                 "webimage bulk",
                 { output in
@@ -238,24 +300,6 @@ struct Driver {
                 }
             ),
         ]
-        for round in 0..<rounds {
-            for offset in 0..<clients.count {
-                let client = clients[(offset + round) % clients.count]
-                log("bulk dataset, round \(round + 1) of \(rounds): \(client.name)")
-                let output = root.appendingPathComponent("dataset-out")
-                let errors = root.appendingPathComponent("dataset-stderr.txt")
-                setenv("OUTPUT_LOG", errors.path, 1)
-                let outcome = runChild(client.arguments(output.path))
-                let images = Self.successes(in: output)
-                if outcome.status != 0 || images == 0 {
-                    let text = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
-                    cleanup.abort("\(client.name) failed (status \(outcome.status)): \(text.suffix(2000))")
-                }
-                results["dataset/\(client.name)", default: []].append(
-                    Sample(wall: outcome.wall, cpu: outcome.cpu, maxRSSKiB: outcome.maxRSSKiB, items: images, bytes: 0))
-                try? FileManager.default.removeItem(at: output)
-            }
-        }
     }
 
     /// The sum of `successes` over the `*_stats.json` files in `folder` (both tools write them).

@@ -12,6 +12,9 @@ import Foundation
 //       [--concurrency 16,64]
 //       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
 //       section of the output file; `run` includes it unless --no-serve
+//   WebImageBench dns-bench [--output docs/BENCHMARKS.md] [--rounds N]
+//       `webimage bulk` against img2dataset behind a slow DNS (unbound): as root inside
+//       `unshare --net --mount` (make bench-dns); replaces the DNS section of the output file
 //   WebImageBench <client> ...
 //       one client run, printing one JSON `Sample` line; the driver starts these as child processes:
 //       webimage | transport | libcurl | urlsession   --urls FILE --parallel N [--decode] [--store] [--ca PEM]
@@ -107,6 +110,13 @@ case "run":
 case "serve-bench":
     var driver = ServeDriver()
     driver.settings = arguments.serveSettings(prefix: "")
+    driver.output = arguments.string("output") ?? driver.output
+    driver.corpusSource = arguments.string("corpus") ?? driver.corpusSource
+    driver.command = arguments.string("command") ?? driver.command
+    driver.run()
+case "dns-bench":
+    var driver = DNSDriver()
+    driver.rounds = arguments.int("rounds", default: driver.rounds)
     driver.output = arguments.string("output") ?? driver.output
     driver.corpusSource = arguments.string("corpus") ?? driver.corpusSource
     driver.command = arguments.string("command") ?? driver.command
