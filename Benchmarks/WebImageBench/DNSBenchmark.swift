@@ -39,8 +39,8 @@ struct DNSDriver {
         let cleanup = Cleanup(root: root)
         cleanup.installSignalHandlers()
         isolateDNS(root: root, cleanup: cleanup)
-        let upstream = startUpstream(root: root, cleanup: cleanup)
-        startUnbound(root: root, cleanup: cleanup)
+        let (slowServer, upstream) = startUpstream(root: root, cleanup: cleanup)
+        let unbound = startUnbound(root: root, cleanup: cleanup)
         let corpus = Corpus(root: root, sourceDirectory: URL(fileURLWithPath: corpusSource))
         do { try corpus.generateTinySet() } catch { cleanup.abort("file set: \(error)") }
         let nginx = Driver.startNginx(serving: corpus, cleanup: cleanup)
@@ -63,6 +63,10 @@ struct DNSDriver {
                         wall: outcome.wall, cpu: outcome.cpu, images: images,
                         queries: Self.lineCount(upstream) - queriesBefore))
             })
+        for service in [unbound, slowServer] {
+            service.stop()
+            cleanup.untrack(service)
+        }
         cleanup.finish()
         let section = markdown(results, clients: clients.map(\.name), loadAtStart: loadAtStart)
         let existing = (try? String(contentsOfFile: self.output, encoding: .utf8)) ?? "# WebImage benchmarks\n"
@@ -136,7 +140,7 @@ struct DNSDriver {
 
     /// The slow authoritative server on 127.0.0.1:5300 (UDP; TCP only accepts, to say it is up): every query
     /// is answered after the delay and logged as a line of the returned file.
-    private func startUpstream(root: URL, cleanup: Cleanup) -> URL {
+    private func startUpstream(root: URL, cleanup: Cleanup) -> (ServiceProcess, URL) {
         let script = root.appendingPathComponent("slow_dns.py")
         let queries = root.appendingPathComponent("queries.log")
         do { try Self.upstreamSource.write(to: script, atomically: true, encoding: .utf8) } catch {
@@ -149,12 +153,13 @@ struct DNSDriver {
                 arguments: [python, script.path, "5300", String(Self.delayMilliseconds), queries.path],
                 port: 5300, log: root.appendingPathComponent("slow_dns.log"))
             cleanup.track(service)
+            return (service, queries)
         } catch { cleanup.abort("\(error)") }
-        return queries
     }
 
     /// unbound on 127.0.0.1:53, forwarding bench.test to the slow server, caching nothing it gets (TTL 0).
-    private func startUnbound(root: URL, cleanup: Cleanup) {
+    /// The caller keeps the service it returns: a `ServiceProcess` stops when released.
+    private func startUnbound(root: URL, cleanup: Cleanup) -> ServiceProcess {
         let config = root.appendingPathComponent("unbound.conf")
         let text = """
             server:
@@ -182,17 +187,28 @@ struct DNSDriver {
               control-enable: no
             """
         do { try text.write(to: config, atomically: true, encoding: .utf8) } catch { cleanup.abort("\(error)") }
+        let service: ServiceProcess
         do {
-            let service = try ServiceProcess(
+            service = try ServiceProcess(
                 name: "unbound", arguments: ["/usr/sbin/unbound", "-d", "-c", config.path], port: 53,
                 log: root.appendingPathComponent("unbound.log"))
             cleanup.track(service)
         } catch { cleanup.abort("\(error)") }
-        // The first answer through the whole chain, before any client runs.
-        let probe = runChild(["getent", "ahostsv4", "h0.bench.test"])
+        // The first answer through the whole chain, before any client runs (`getent ahosts` would not ask:
+        // with only lo up, glibc's AI_ADDRCONFIG finds no address family configured).
+        let probe = runChild([
+            Driver.benchPython ?? "python3", "-c", "import socket; print(socket.getaddrinfo('h0.bench.test', 80))",
+        ])
         guard probe.status == 0, probe.stdout.contains("127.0.0.1") else {
-            cleanup.abort("h0.bench.test does not resolve through unbound: \(probe.stdout)")
+            let logs = ["unbound.log", "slow_dns.log"].map {
+                "\($0): "
+                    + ((try? String(contentsOf: root.appendingPathComponent($0), encoding: .utf8)) ?? "")
+                    .suffix(1500)
+            }
+            cleanup.abort(
+                "h0.bench.test does not resolve through unbound: \(probe.stdout)\n\(logs.joined(separator: "\n"))")
         }
+        return service
     }
 
     static func lineCount(_ file: URL) -> Int {

@@ -75,23 +75,28 @@ struct DNSClient: Sendable {
         throw DNSFailure(lastFailure.message)
     }
 
-    /// One attempt: both queries over UDP, then over TCP for a truncated answer.
+    /// One attempt: the A and AAAA queries over UDP at once (as glibc sends them), then over TCP for a
+    /// truncated answer.
     private func exchange(_ labels: [[UInt8]]) throws(AttemptFailure) -> (
         addresses: [String], ttl: Int, alias: String?
     ) {
-        var answers: [DNSMessage.Answer] = []
-        for type in [DNSMessage.typeA, DNSMessage.typeAAAA] {
+        let types = [DNSMessage.typeA, DNSMessage.typeAAAA]
+        var ids: [UInt16] = []
+        while ids.count < types.count {
             let id = UInt16.random(in: 0...UInt16.max)
-            let query = DNSMessage.query(id: id, labels: labels, type: type)
-            var answer = try DNSSocket.udp(address: address, port: port, timeout: timeout, query: query) {
-                DNSMessage.parse($0, id: id, labels: labels, type: type)
-            }
-            if answer.truncated {
-                answer = try DNSSocket.tcp(address: address, port: port, timeout: timeout, query: query) {
-                    DNSMessage.parse($0, id: id, labels: labels, type: type)
-                }
-            }
-            answers.append(answer)
+            if !ids.contains(id) { ids.append(id) }
+        }
+        let queries = zip(ids, types).map { id, type in
+            (
+                query: DNSMessage.query(id: id, labels: labels, type: type),
+                accept: { (bytes: [UInt8]) in DNSMessage.parse(bytes, id: id, labels: labels, type: type) }
+            )
+        }
+        var answers = try DNSSocket.udp(address: address, port: port, timeout: timeout, queries: queries)
+        for index in answers.indices where answers[index].truncated {
+            answers[index] = try DNSSocket.tcp(
+                address: address, port: port, timeout: timeout, query: queries[index].query,
+                accept: queries[index].accept)
         }
         let name = labels.map { String(decoding: $0, as: UTF8.self) }.joined(separator: ".")
         if answers.allSatisfy({ $0.rcode == 3 }) {

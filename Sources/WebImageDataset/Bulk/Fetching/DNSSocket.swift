@@ -3,19 +3,24 @@ import Foundation
 /// The sockets of ``DNSClient``: one query over a connected UDP socket (the kernel passes on only the
 /// server's datagrams) or over TCP with its two-byte length, each bounded by a deadline.
 enum DNSSocket {
-    /// Sends `query` over UDP and waits until `accept` takes a datagram, or `timeout` passes.
+    /// Sends every query over one UDP socket at once and waits until each has a datagram its `accept`
+    /// takes, or `timeout` passes; the answers in the queries' order.
     static func udp(
-        address: String, port: UInt16, timeout: TimeInterval, query: [UInt8],
-        accept: ([UInt8]) -> DNSMessage.Answer?
-    ) throws(AttemptFailure) -> DNSMessage.Answer {
+        address: String, port: UInt16, timeout: TimeInterval,
+        queries: [(query: [UInt8], accept: ([UInt8]) -> DNSMessage.Answer?)]
+    ) throws(AttemptFailure) -> [DNSMessage.Answer] {
         let socket = try connected(address: address, port: port, datagram: true, timeout: timeout)
         defer { close(socket) }
-        guard send(socket, query, query.count, 0) == query.count else {
-            throw AttemptFailure("cannot send to the resolver \(address):\(port): \(String(cString: strerror(errno)))")
+        for (query, _) in queries {
+            guard send(socket, query, query.count, 0) == query.count else {
+                throw AttemptFailure(
+                    "cannot send to the resolver \(address):\(port): \(String(cString: strerror(errno)))")
+            }
         }
         let deadline = Date().addingTimeInterval(timeout)
+        var answers = [DNSMessage.Answer?](repeating: nil, count: queries.count)
         var buffer = [UInt8](repeating: 0, count: 65_535)
-        while try wait(socket, for: Int16(POLLIN), until: deadline) {
+        while answers.contains(where: { $0 == nil }), try wait(socket, for: Int16(POLLIN), until: deadline) {
             let count = recv(socket, &buffer, buffer.count, 0)
             if count < 0 {
                 // ICMP port unreachable: nothing listens there.
@@ -24,9 +29,19 @@ enum DNSSocket {
                 }
                 continue
             }
-            if let answer = accept(Array(buffer[0..<count])) { return answer }
+            let datagram = Array(buffer[0..<count])
+            for index in queries.indices where answers[index] == nil {
+                if let answer = queries[index].accept(datagram) {
+                    answers[index] = answer
+                    break
+                }
+            }
         }
-        throw AttemptFailure("no answer from the resolver \(address):\(port) within \(timeout) s")
+        let received = answers.compactMap { $0 }
+        guard received.count == queries.count else {
+            throw AttemptFailure("no answer from the resolver \(address):\(port) within \(timeout) s")
+        }
+        return received
     }
 
     /// Sends `query` over TCP and reads the one answer, which `accept` must take.
