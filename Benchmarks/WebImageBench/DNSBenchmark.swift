@@ -284,6 +284,14 @@ struct DNSDriver {
         return text
     }
 
+    /// The DNS section of `document`, markers included; nil when it has none.
+    static func section(in document: String) -> String? {
+        guard let start = document.range(of: begin),
+            let stop = document.range(of: end, range: start.upperBound..<document.endIndex)
+        else { return nil }
+        return String(document[start.lowerBound..<stop.upperBound]) + "\n"
+    }
+
     /// `document` with its DNS section replaced, or the section added at the end.
     static func splice(_ section: String, into document: String) -> String {
         if let start = document.range(of: begin),
