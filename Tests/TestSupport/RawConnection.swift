@@ -41,6 +41,26 @@ package final class RawConnection: Sendable {
         shutdown(descriptor, Int32(SHUT_RDWR))
     }
 
+    /// A UDP socket bound to 127.0.0.1 on a free port, and the port: a server that reads and never answers
+    /// (the caller closes it).
+    package static func boundUDPSocket() throws -> (descriptor: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else {
+            if fd >= 0 { close(fd) }
+            throw FixtureMissing("no UDP socket on loopback: \(String(cString: strerror(errno)))")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// A loopback port free a moment ago: bound to 127.0.0.1:0, read, and released, for a server that must
     /// be told its port rather than pick one.
     package static func freePort() throws -> Int {

@@ -213,17 +213,36 @@ struct BulkModesTests {
                 == JPEGDecoder().decode(Data(optimised), options: .default).frames[0].pixels)
     }
 
+    /// The rows of ``duplicatesList(_:in:)``: /gen/N.png serves one of 8 files (N % 8), so rows 0, 8 and 16
+    /// are one file, 1 and 9 another, 2 and 10 a third; shards of 3 rows put them in different shards.
+    static let duplicateRows = [0, 1, 2, 8, 9, 10, 16]
+
+    /// A list of ``duplicateRows``' URLs on `server` (``BulkCommandTests/server()``).
+    static func duplicatesList(_ server: LocalImageServer, in folder: URL) throws -> URL {
+        try BulkCommandTests.writeList(duplicateRows.map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+    }
+
+    /// Of each file of ``duplicateRows``, one row kept, the others `duplicate`s naming it.
+    static func expectOneKeptPerFile(_ rows: [[String: Any]]) {
+        #expect(rows.count == duplicateRows.count)
+        for (file, group) in Dictionary(grouping: zip(duplicateRows, rows), by: { $0.0 % 8 }) {
+            let kept = group.filter { $0.1["status"] as? String == "success" }
+            #expect(kept.count == 1, "file \(file): \(group.map(\.1))")
+            let key = kept.first?.1["key"] as? String ?? "?"
+            for (_, row) in group where row["status"] as? String != "success" {
+                #expect(row["status"] as? String == "failed_to_download" && row["error_code"] as? String == "duplicate")
+                #expect((row["error_message"] as? String)?.hasPrefix("duplicate of \(key):") == true, "\(row)")
+            }
+        }
+    }
+
     @Test("--dedup exact keeps one row per identical file, across shards and runs sharing the output")
     func exactDeduplication() async throws {
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        // /gen/N.png serves one of 8 files (N % 8): rows 0, 8 and 16 are one file, 1 and 9 another, 2 and 10
-        // a third; shards of 3 rows put them in different shards.
-        let numbers = [0, 1, 2, 8, 9, 10, 16]
-        let list = try BulkCommandTests.writeList(
-            numbers.map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        let list = try Self.duplicatesList(server, in: folder)
         let output = folder.appendingPathComponent("out")
         func arguments(_ extra: [String]) -> [String] {
             [
@@ -236,18 +255,7 @@ struct BulkModesTests {
             let run = try await CLIRunner.run("webimage", arguments(["--shard-index", index, "--shard-count", "2"]))
             #expect(run.status == 0, "\(run.stderr)")
         }
-        let rows = try BulkInputTests.rows(output)
-        #expect(rows.count == numbers.count)
-        let byFile = Dictionary(grouping: zip(numbers, rows), by: { $0.0 % 8 })
-        for (file, group) in byFile {
-            let kept = group.filter { $0.1["status"] as? String == "success" }
-            #expect(kept.count == 1, "file \(file): \(group.map(\.1))")
-            let key = kept.first?.1["key"] as? String ?? "?"
-            for (_, row) in group where row["status"] as? String != "success" {
-                #expect(row["status"] as? String == "failed_to_download" && row["error_code"] as? String == "duplicate")
-                #expect((row["error_message"] as? String)?.hasPrefix("duplicate of \(key):") == true, "\(row)")
-            }
-        }
+        Self.expectOneKeptPerFile(try BulkInputTests.rows(output))
         // Duplicates are not retried: nothing a retry can change.
         let retry = try await CLIRunner.run("webimage", arguments(["--retry-failed"]))
         #expect(retry.status == 0 && retry.stderr.contains("retried 0 failed row(s)"), "\(retry.stderr)")

@@ -66,11 +66,8 @@ struct BulkObjectStorageTests {
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        // /gen/N.png serves one of 8 files (N % 8): 0, 8 and 16 are one file, 1 and 9 another, 2 and 10 a
-        // third; shards of 3 rows and two workers put copies in different shards and processes.
-        let numbers = [0, 1, 2, 8, 9, 10, 16]
-        let list = try BulkCommandTests.writeList(
-            numbers.map { server.url("/gen/\($0).png").absoluteString }, to: folder)
+        // Copies of three files in different shards, and two workers (BulkModesTests.duplicateRows).
+        let list = try BulkModesTests.duplicatesList(server, in: folder)
         for index in ["0", "1"] {
             let run = try await CLIRunner.run(
                 "webimage",
@@ -83,16 +80,7 @@ struct BulkObjectStorageTests {
         let copy = folder.appendingPathComponent("copy")
         try await store.download(prefix: "dedup/", to: copy)
         let rows = try BulkInputTests.rows(copy)
-        #expect(rows.count == numbers.count)
-        for (file, group) in Dictionary(grouping: zip(numbers, rows), by: { $0.0 % 8 }) {
-            let kept = group.filter { $0.1["status"] as? String == "success" }
-            #expect(kept.count == 1, "file \(file): \(group.map(\.1))")
-            let key = kept.first?.1["key"] as? String ?? "?"
-            for (_, row) in group where row["status"] as? String != "success" {
-                #expect(row["error_code"] as? String == "duplicate")
-                #expect((row["error_message"] as? String)?.hasPrefix("duplicate of \(key):") == true, "\(row)")
-            }
-        }
+        BulkModesTests.expectOneKeptPerFile(rows)
         // One index object per kept file, holding the kept row's key; the probe object is gone.
         let index = try await store.keys(prefix: "dedup/.dedup/").sorted()
         #expect(index.count == 3, "\(index)")

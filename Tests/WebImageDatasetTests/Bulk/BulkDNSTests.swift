@@ -61,18 +61,9 @@ struct BulkDNSTests {
         client.timeout = 5
         #expect(throws: DNSFailure.self) { try client.lookup("a.dns.test") }
         // A socket that reads and never answers: each attempt waits its timeout.
-        let silent = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (silent, port) = try RawConnection.boundUDPSocket()
         defer { close(silent) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(silent, $0, length) == 0 && getsockname(silent, $0, &length) == 0
-            }
-        }
-        client = try #require(DNSClient(server: "127.0.0.1:\(UInt16(bigEndian: address.sin_port))"))
+        client = try #require(DNSClient(server: "127.0.0.1:\(port)"))
         client.timeout = 0.2
         do {
             _ = try client.lookup("a.dns.test")
