@@ -45,20 +45,11 @@ package final class RawConnection: Sendable {
     /// (the caller closes it).
     package static func boundUDPSocket() throws -> (descriptor: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
+        guard let port = bindLoopback(fd) else {
             if fd >= 0 { close(fd) }
             throw FixtureMissing("no UDP socket on loopback: \(String(cString: strerror(errno)))")
         }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+        return (fd, port)
     }
 
     /// A loopback port free a moment ago: bound to 127.0.0.1:0, read, and released, for a server that must
@@ -66,6 +57,15 @@ package final class RawConnection: Sendable {
     package static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
+        guard let port = bindLoopback(fd) else {
+            throw FixtureMissing("no free loopback port: \(String(cString: strerror(errno)))")
+        }
+        return port
+    }
+
+    /// Binds `fd` to 127.0.0.1 on a port the system picks; that port, or nil.
+    private static func bindLoopback(_ fd: Int32) -> Int? {
+        guard fd >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
@@ -75,8 +75,7 @@ package final class RawConnection: Sendable {
                 bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
             }
         }
-        guard fd >= 0, bound else { throw FixtureMissing("no free loopback port: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 
     /// Writes all of `text`.
