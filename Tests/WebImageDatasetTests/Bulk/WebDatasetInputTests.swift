@@ -14,8 +14,7 @@ import WebImage
 struct WebDatasetInputTests {
     /// The folder tar_cases.py wrote, and what it read there.
     static func cases() async throws -> (URL, [String: Any]) {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try CLIRunner.temporaryFolder()
         let script = Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/webdataset/tar_cases.py").path
         let run = try await CLIRunner.runProgram(MotoS3.python, [script, folder.path])
         #expect(run.status == 0, "\(run.stderr)")
@@ -97,8 +96,7 @@ struct WebDatasetInputTests {
 
     @Test("a sample's json gives the url and columns, its txt the caption; what cannot be used is said")
     func rowsFromSamples() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("rows.tar")
         let writer = try TarWriter(url: path)
@@ -143,8 +141,7 @@ struct WebDatasetInputTests {
 
     @Test("the engine reprocesses 60 samples in shards of 7: each image decoded and resized, keys in order")
     func engineReprocesses() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let names = ["astronaut-baseline.jpg", "coffee-rgb.png", "horse-lossless.webp", "chelsea.gif", "empty.jpg"]
         let files = try names.map { try Data(contentsOf: Fixtures.corpusImages.appendingPathComponent($0)) }
@@ -194,8 +191,7 @@ struct WebDatasetInputTests {
 
     @Test("a damaged archive is an error naming where: bad checksum, truncation, a size past the end")
     func damagedArchives() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let good = folder.appendingPathComponent("good.tar")
         let writer = try TarWriter(url: good)
@@ -230,8 +226,7 @@ struct WebDatasetInputTests {
 
     @Test("2,000 mutated archives: every one reads to its end or fails with an input error, never a crash")
     func mutatedArchives() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wds-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let good = folder.appendingPathComponent("good.tar")
         let writer = try TarWriter(url: good)
