@@ -149,7 +149,7 @@ struct BulkCommandTests {
 
         let rows = try Self.jsonl(output)
         #expect(rows.count == count)
-        #expect(Set(rows.compactMap { $0["n"] as? String }).count == count)
+        #expect(Set(rows.compactMap { $0["n"] as? Int }).count == count)
         var expected: [String: Int] = [:]
         for n in 0..<count {
             switch Kind.of(n) {
@@ -163,7 +163,7 @@ struct BulkCommandTests {
         for row in rows { seen[(row["error_code"] as? String) ?? "success", default: 0] += 1 }
         #expect(seen == expected)
         // The throttled rows succeeded on their second attempt, after Retry-After.
-        let throttled = rows.filter { Int($0["n"] as? String ?? "").map { Kind.of($0) == .throttled } ?? false }
+        let throttled = rows.filter { ($0["n"] as? Int).map { Kind.of($0) == .throttled } ?? false }
         let unexpected = throttled.filter { $0["attempts"] as? Int != 2 || $0["status"] as? String != "success" }
         #expect(unexpected.isEmpty, "\(unexpected.prefix(3))")
 

@@ -52,7 +52,7 @@ struct BulkImg2datasetTests {
         let ok = rows.filter { $0["status"] as? String == "success" }
         #expect(ok.count == 4 && ok.allSatisfy { $0["width"] as? Int == 12 && $0["height"] as? Int == 8 }, "\(ok)")
         #expect(ok.allSatisfy { ($0["md5"] as? String)?.count == 32 && $0["sha256"] == nil }, "\(ok)")
-        #expect(rows.map { $0["n"] as? String } == ["0", "1", "2", "3", "4"])
+        #expect(rows.map { $0["n"] as? Int } == [0, 1, 2, 3, 4])
         #expect(rows[3]["status"] as? String == "failed_to_download")
         // --output_format files, --encode_format png: a folder per shard.
         let files = try FileManager.default.contentsOfDirectory(atPath: output.appendingPathComponent("00000").path)

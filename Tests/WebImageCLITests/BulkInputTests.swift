@@ -54,7 +54,8 @@ struct BulkInputTests {
         let run = try await Self.bulk(list, output: output, ["--caption-col", "caption", "--save-cols", "n"])
         #expect(run.status == 0, "\(run.stderr)")
         let rows = try Self.rows(output).map {
-            [$0["url"] as? String ?? "?", $0["caption"] as? String ?? "?", $0["n"] as? String ?? "?"]
+            // `n` is whole numbers: int64, as img2dataset's pyarrow reads it.
+            [$0["url"] as? String ?? "?", $0["caption"] as? String ?? "?", ($0["n"] as? Int).map(String.init) ?? "?"]
         }
         #expect(rows == expected)
     }

@@ -80,7 +80,7 @@ struct BulkWebDatasetInputTests {
             let key = try #require(sample["key"] as? String)
             #expect(sample["members"] as? [String] == ["json", "txt", "webp"], "\(key)")
             let meta = try #require(sample["json"] as? [String: Any])
-            let n = try #require(meta["n"] as? String)
+            let n = try #require(meta["n"] as? Int)
             #expect(sample["txt"] as? String == "caption \(n)")
             #expect(meta["caption"] as? String == "caption \(n)")
             let url = try #require(meta["url"] as? String)
@@ -158,7 +158,7 @@ struct BulkWebDatasetInputTests {
             #expect(record["original_height"] as? Int == earlier["height"] as? Int)
             #expect(max(record["width"] as? Int ?? 0, record["height"] as? Int ?? 0) == 8)
             #expect(record["caption"] as? String == earlier["caption"] as? String)
-            #expect(record["n"] as? String == earlier["n"] as? String)
+            #expect(try #require(record["n"] as? Int) == earlier["n"] as? Int)
         }
     }
 }

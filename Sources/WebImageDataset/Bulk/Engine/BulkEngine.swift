@@ -231,10 +231,11 @@ public final class BulkEngine: Sendable {
                 record.started.insert(current)
                 var read = 0
                 let shardSize = plan.shardSize
+                let typed = plan.typed
                 return BulkShardRunner.job(shard: current, keys: plan.keys, lock: lock) {
                     guard read < shardSize, let row = try reader.next() else { return nil }
                     read += 1
-                    return row
+                    return typed(row)
                 }
             }
             return nil
@@ -293,10 +294,11 @@ public final class BulkEngine: Sendable {
             columns.boxes != nil || columns.verifyHash != nil
             ? try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes) : nil
         // A jsonl's numbers carry no width: a Parquet input's kept columns get their types back from its
-        // schema, so a retry's Parquet file has the same column types as the shard's.
+        // schema, a CSV or JSON input's from the plan, so a retry's Parquet file has the shard's column types.
         let savedTypes =
             BulkInputFormat(fileName: input) == .parquet
-            ? try ParquetRowReader(path: input, columns: columns).savedTypes : [:]
+            ? try ParquetRowReader(path: input, columns: columns).savedTypes
+            : plan.columnTypes?.mapValues(\.parquetType) ?? [:]
         var inputPosition = 0
         func inputRows(shard: Int) throws -> [BulkRow] {
             guard let source else { return [] }

@@ -1,7 +1,9 @@
 import Foundation
 
-/// The row of one JSON object: a `.jsonl` line, or an element of a `.json` array. Values of any JSON type
-/// are turned into text (an array or object as its JSON); the box column keeps its JSON.
+/// The row of one JSON object: a `.jsonl` line, or an element of a `.json` array. The URL, caption and
+/// digest are text (a value of another JSON type as its JSON); a kept column's value keeps its JSON type (an
+/// array or object as its JSON text, a missing key as null), which ``BulkColumnType`` then settles for the
+/// whole column; the box column keeps its JSON.
 enum JSONObjectRow {
     /// The object `bytes` hold; nil with the parser's reason when they are not one JSON object.
     static func object(_ bytes: Data) -> Result<[String: Any], JSONObjectRowError> {
@@ -32,9 +34,27 @@ enum JSONObjectRow {
         }
         return BulkRow(
             url: value(columns.url) ?? "", caption: value(columns.caption),
-            saved: columns.saved.map { BulkColumnValue(name: $0, value: .string(value($0) ?? "")) },
+            saved: columns.saved.map { BulkColumnValue(name: $0, value: typed(object[$0])) },
             boxes: try boxes(columns.boxes.flatMap { object[$0] }.map { .json($0) } ?? .null),
             expectedHash: value(columns.verifyHash))
+    }
+
+    /// A kept cell with its JSON type. Foundation's parser gives a truth value as an `NSNumber` whose type
+    /// code is `c`; a number past the int64 range is a double.
+    private static func typed(_ value: Any?) -> BulkValue {
+        switch value {
+        case nil, is NSNull: return .null
+        case let text as String: return .string(text)
+        case let number as NSNumber:
+            switch String(cString: number.objCType) {
+            case "c": return .bool(number.boolValue)
+            case "d", "f", "Q": return .double(number.doubleValue)
+            default: return .int(number.int64Value)
+            }
+        default:
+            let data = try? JSONSerialization.data(withJSONObject: value as Any, options: [.fragmentsAllowed])
+            return .string(data.map { String(decoding: $0, as: UTF8.self) } ?? "")
+        }
     }
 
     private static func kind(of value: Any) -> String {

@@ -20,23 +20,58 @@ public struct BulkPlan: Codable, Equatable, Sendable {
     /// How shards and samples are named; nil in a plan written before it was recorded, whose names are
     /// ``BulkKeyFormat/fixedWidth``'s.
     public var keyFormat: BulkKeyFormat?
+    /// The kept columns' types, decided over the whole input as img2dataset's reader decides them
+    /// (``BulkColumnType``), for a CSV, TSV, JSON Lines or JSON input that keeps columns; nil otherwise,
+    /// and in a plan written before they were recorded, whose kept columns stay text (as its first run's).
+    public var columnTypes: [String: BulkColumnType]?
 
     /// How this plan's shards and samples are named.
     public var keys: BulkKeyFormat { keyFormat ?? .fixedWidth }
 
     /// The plan for `input`: one streaming pass counts its rows (a Parquet file's used columns only, row
-    /// group by row group). A damaged input throws here, before anything is downloaded. Shard numbers
-    /// have at least `shardDigits` digits (``BulkKeyFormat``).
+    /// group by row group) and, for a CSV, TSV or JSON input, learns the kept columns' types. A damaged input
+    /// throws here, before anything is downloaded. Shard numbers have at least `shardDigits` digits
+    /// (``BulkKeyFormat``).
     public static func make(
         input: String, columns: BulkColumns, maxLineBytes: Int, shardSize: Int, format: String, shardDigits: Int = 5
     ) throws -> BulkPlan {
         let reader = try BulkInput.open(path: input, columns: columns, maxLineBytes: maxLineBytes)
-        let rows = try reader.skip(Int.max)
+        var rows = 0
+        var inference = BulkInputFormat(path: input).flatMap {
+            BulkColumnTypeInference(format: $0, names: columns.saved)
+        }
+        if inference != nil {
+            while let row = try reader.next() {
+                inference?.add(row)
+                rows += 1
+            }
+        } else {
+            rows = try reader.skip(Int.max)
+        }
         let size = BulkInput.size(path: input)
         return BulkPlan(
             input: URL(fileURLWithPath: input).lastPathComponent, inputBytes: size, rows: rows, shardSize: shardSize,
             shards: max(1, (rows + shardSize - 1) / shardSize), format: format,
-            keyFormat: BulkKeyFormat(shardSize: shardSize, shardDigits: shardDigits))
+            keyFormat: BulkKeyFormat(shardSize: shardSize, shardDigits: shardDigits), columnTypes: inference?.types)
+    }
+
+    /// `row`'s kept cells as this plan's column types have them; without recorded types (a plan written
+    /// before they were), as text, as that plan's first run kept them.
+    public func typed(_ row: BulkRow) -> BulkRow {
+        guard let format = BulkInputFormat(fileName: input), [.csv, .tsv, .jsonl, .json].contains(format) else {
+            return row
+        }
+        var row = row
+        for index in row.saved.indices {
+            let cell = row.saved[index].value
+            row.saved[index].value =
+                if let columnTypes {
+                    columnTypes[row.saved[index].name]?.value(of: cell, format: format) ?? cell
+                } else {
+                    .string(cell.text ?? "")
+                }
+        }
+        return row
     }
 
     /// Reads `DIR/plan.json`, or writes `plan` there; a plan already there must equal it. A plan written
@@ -55,6 +90,7 @@ public struct BulkPlan: Codable, Equatable, Sendable {
             if existing.keyFormat == nil, plan.keys.shardDigits == existing.keys.shardDigits {
                 compared.keyFormat = nil
             }
+            if existing.columnTypes == nil { compared.columnTypes = nil }
             guard existing == compared else {
                 throw BulkInputError(
                     "\(url.path) describes another input or shard size (\(existing.rows) rows of \(existing.input), "
