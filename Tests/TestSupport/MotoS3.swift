@@ -136,6 +136,15 @@ package final class MotoS3: Sendable {
                                 aws_access_key_id=key, aws_secret_access_key=secret)
 
         def serve(bucket):
+            # S3 decides a conditional PUT (If-None-Match: *) atomically: of two racing for one key, one gets
+            # 412. moto checks for the object, then stores it, on the threads of its server, so two racing
+            # PUTs could both get 200. Its put_object runs under one lock here, as S3 behaves.
+            from moto.s3.responses import S3Response
+            put_object, put_lock = S3Response.put_object, threading.Lock()
+            def atomic_put_object(self, *args, **kwargs):
+                with put_lock:
+                    return put_object(self, *args, **kwargs)
+            S3Response.put_object = atomic_put_object
             from moto.server import ThreadedMotoServer
             server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
             server.start()

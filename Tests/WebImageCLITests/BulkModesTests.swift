@@ -269,14 +269,11 @@ struct BulkModesTests {
         let after = try BulkInputTests.rows(output).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
         #expect(after.map { $0["status"] as? String } == before.map { $0["status"] as? String })
 
-        // A threshold out of range, and phash with s3://, are refused, naming the option.
-        for (extra, message) in [
-            (["--dedup", "phash", "--dedup-threshold", "8"], "--dedup-threshold must be 0…7"),
-            (["--output", "s3://bucket/x", "--dedup", "phash"], "--dedup phash keeps a log of kept hashes beside"),
-        ] {
-            let refused = try await CLIRunner.run("webimage", ["bulk", list.path, "--output", output.path] + extra)
-            #expect(refused.status == 2 && refused.stderr.contains(message), "\(refused.stderr)")
-        }
+        // A threshold out of range is refused, naming the option.
+        let refused = try await CLIRunner.run(
+            "webimage",
+            ["bulk", list.path, "--output", output.path, "--dedup", "phash", "--dedup-threshold", "8"])
+        #expect(refused.status == 2 && refused.stderr.contains("--dedup-threshold must be 0…7"), "\(refused.stderr)")
     }
 
     @Test("--dedup exact with an s3:// store that ignores If-None-Match: refused before any shard, exit 2")
@@ -316,34 +313,25 @@ struct BulkModesTests {
         #expect(!seen.contains { $0.contains(".tar") || $0.contains("/gen/") }, "\(seen)")
     }
 
-    @Test("--dedup phash keeps one row per picture: the same photograph in other files is a duplicate")
-    func perceptualDeduplication() async throws {
+    /// Two pictures in two files each, and one alone: the corpus files ``picturesList(_:in:)`` lists.
+    static let pictureNames = [
+        "astronaut-baseline.jpg", "coffee-rgb.png", "astronaut-lossy.webp", "camera-gray.png",
+        "coffee-progressive.jpg",
+    ]
+
+    /// `server` serving ``pictureNames`` from the corpus, and the list of their URLs in `folder`.
+    static func picturesList(_ server: LocalImageServer, in folder: URL) throws -> URL {
         let corpus = Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/corpus/images")
-        let server = LocalImageServer(root: nil)
-        try server.start()
-        defer { server.shutdown() }
-        let folder = try CLIRunner.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        // Two pictures in two files each, and one alone.
-        let names = [
-            "astronaut-baseline.jpg", "coffee-rgb.png", "astronaut-lossy.webp", "camera-gray.png",
-            "coffee-progressive.jpg",
-        ]
-        for name in names {
+        for name in pictureNames {
             let bytes = try Data(contentsOf: corpus.appendingPathComponent(name))
             server.route("/\(name)") { _ in LocalImageServer.Response(status: 200, headers: [], body: .data(bytes)) }
         }
-        let list = try BulkCommandTests.writeList(names.map { server.url("/\($0)").absoluteString }, to: folder)
-        let output = folder.appendingPathComponent("out")
-        let run = try await CLIRunner.run(
-            "webimage",
-            [
-                "bulk", list.path, "--output", output.path, "--shard-size", "2", "--size", "64", "--dedup", "phash",
-                "--concurrency", "1", "--allow-destination", "127.0.0.0/8",
-            ])
-        #expect(run.status == 0, "\(run.stderr)")
-        let rows = try BulkInputTests.rows(output)
-        #expect(rows.count == names.count)
+        return try BulkCommandTests.writeList(pictureNames.map { server.url("/\($0)").absoluteString }, to: folder)
+    }
+
+    /// Of ``pictureNames``' rows, three kept and two `duplicate`s naming a kept row, every row with its phash.
+    static func expectOneKeptPerPicture(_ rows: [[String: Any]]) {
+        #expect(rows.count == pictureNames.count)
         #expect(rows.allSatisfy { ($0["phash"] as? String)?.count == 16 }, "\(rows)")
         let kept = rows.filter { $0["status"] as? String == "success" }
         let duplicates = rows.filter { $0["error_code"] as? String == "duplicate" }
@@ -353,6 +341,25 @@ struct BulkModesTests {
             let message = row["error_message"] as? String ?? ""
             #expect(keptKeys.contains { message.hasPrefix("duplicate of \($0): the same picture") }, "\(message)")
         }
+    }
+
+    @Test("--dedup phash keeps one row per picture: the same photograph in other files is a duplicate")
+    func perceptualDeduplication() async throws {
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let list = try Self.picturesList(server, in: folder)
+        let output = folder.appendingPathComponent("out")
+        let run = try await CLIRunner.run(
+            "webimage",
+            [
+                "bulk", list.path, "--output", output.path, "--shard-size", "2", "--size", "64", "--dedup", "phash",
+                "--concurrency", "1", "--allow-destination", "127.0.0.0/8",
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        Self.expectOneKeptPerPicture(try BulkInputTests.rows(output))
     }
 
     @Test("--bbox-col blurs each row's boxes (JSON Lines arrays) and leaves the rest of the image as it was")

@@ -1,4 +1,5 @@
 import Foundation
+import LocalImageServer
 import TestSupport
 import Testing
 
@@ -97,6 +98,57 @@ struct BulkObjectStorageTests {
         try await store.download(prefix: "dedup/", to: again)
         let after = try BulkInputTests.rows(again).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
         #expect(after.map { $0["status"] as? String } == before)
+    }
+
+    @Test("--dedup phash with an s3:// output: two workers at once share the log in the prefix")
+    func perceptualDeduplicationInTheStore() async throws {
+        let store = try MotoS3()
+        let server = LocalImageServer(root: nil)
+        try server.start()
+        defer { server.shutdown() }
+        let folder = try CLIRunner.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Shards of two rows: each picture's second file is in a shard of the other worker, and the two
+        // workers run at the same time, so their claims race for the log's numbers.
+        let list = try BulkModesTests.picturesList(server, in: folder)
+        func worker(_ extra: [String]) async throws -> CLIRunner.Output {
+            try await CLIRunner.run(
+                "webimage",
+                // At 64 pixels, as BulkModesTests' run: the hashes are of the resized pictures.
+                Self.arguments(
+                    list.path, "s3://bulk/phash", ["--shard-size", "2", "--size", "64", "--dedup", "phash"] + extra),
+                environment: store.environment())
+        }
+        async let first = worker(["--shard-index", "0", "--shard-count", "2"])
+        async let second = worker(["--shard-index", "1", "--shard-count", "2"])
+        for run in try await [first, second] { #expect(run.status == 0, "\(run.stderr)") }
+        let copy = folder.appendingPathComponent("copy")
+        try await store.download(prefix: "phash/", to: copy)
+        let rows = try BulkInputTests.rows(copy)
+        BulkModesTests.expectOneKeptPerPicture(rows)
+        // The log: one numbered object per kept picture, each `HASH KEY` of a kept row; no probe left.
+        let log = try await store.keys(prefix: "phash/.dedup/").sorted()
+        #expect(log == (0..<3).map { String(format: "phash/.dedup/phash/%012d", $0) }, "\(log)")
+        let kept = Set(
+            rows.filter { $0["status"] as? String == "success" }.map { "\($0["phash"] ?? "") \($0["key"] ?? "")" })
+        let entries = try Set(
+            log.map { key in
+                try String(
+                    contentsOf: copy.appendingPathComponent(String(key.dropFirst("phash/".count))), encoding: .utf8
+                )
+                .trimmingCharacters(in: .newlines)
+            })
+        #expect(entries == kept, "\(entries) against \(kept)")
+        // A redone shard finds its own rows in the log and keeps what it kept.
+        let before = rows.filter { ($0["key"] as? String ?? "").hasPrefix("00000") }.map { $0["status"] as? String }
+        try await store.delete(key: "phash/00000_stats.json")
+        let redo = try await worker(["--shards", "0"])
+        #expect(redo.status == 0 && redo.stderr.contains("1 shard(s) written"), "\(redo.stderr)")
+        let again = folder.appendingPathComponent("again")
+        try await store.download(prefix: "phash/", to: again)
+        let after = try BulkInputTests.rows(again).filter { ($0["key"] as? String ?? "").hasPrefix("00000") }
+        #expect(after.map { $0["status"] as? String } == before)
+        #expect(try await store.keys(prefix: "phash/.dedup/").count == 3)
     }
 
     @Test func theFilesFormatUploadsEverySamplesObjects() async throws {

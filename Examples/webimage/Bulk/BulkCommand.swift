@@ -269,7 +269,7 @@ extension WebImageCLI {
                 exact: a row whose downloaded file is byte for byte one another row kept fails with error code \
                 duplicate (its error_message names the kept key); phash: one whose image's 64-bit perceptual hash \
                 (the record's phash field) is within --dedup-threshold bits of a kept one. The index is in \
-                DIR/.dedup, shared by every process writing DIR (exact with s3://: objects under the prefix's \
+                DIR/.dedup, shared by every process writing DIR (with s3://: objects under the prefix's \
                 .dedup/, made by conditional PUTs).
                 """, valueName: "exact|phash"))
         var dedup: String?

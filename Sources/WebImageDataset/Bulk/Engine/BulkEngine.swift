@@ -133,8 +133,10 @@ public final class BulkEngine: Sendable {
                 (publisher as? S3ShardOutput).map { S3DeduplicationIndex(output: $0) }
                 ?? BulkDeduplicationIndex(directory: directory)
         case .phash?:
-            runner.perceptualIndex = BulkPerceptualIndex(
-                directory: directory, threshold: settings.deduplicationThreshold)
+            let threshold = settings.deduplicationThreshold
+            runner.perceptualIndex =
+                (publisher as? S3ShardOutput).map { S3PerceptualIndex(output: $0, threshold: threshold) }
+                ?? BulkPerceptualIndex(directory: directory, threshold: threshold)
         case nil: break
         }
         self.runner = runner

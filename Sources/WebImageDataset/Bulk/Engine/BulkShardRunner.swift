@@ -14,7 +14,7 @@ struct BulkShardRunner: Sendable {
     /// The output's index of kept files, with ``BulkDeduplication/exact``.
     var deduplicationIndex: (any BulkDeduplicationIndexing)?
     /// The output's index of kept pictures, with ``BulkDeduplication/phash``.
-    var perceptualIndex: BulkPerceptualIndex?
+    var perceptualIndex: (any BulkPerceptualIndexing)?
     /// Decodes the images rows carry (a webdataset input's) with the downloader's decoding settings.
     let embeddedDecoder: EmbeddedImageDecoder
     /// The run's DNS stage (`--dns-concurrency`, `--resolver`), also the downloader's address provider;
@@ -356,12 +356,13 @@ struct BulkShardRunner: Sendable {
 
     /// `--dedup phash`: records the image's perceptual hash, and fails the sample when another row of the
     /// output kept a picture within the threshold.
-    private func isDuplicatePicture(_ sample: inout BulkSample, image: Image) -> Bool {
+    private func isDuplicatePicture(_ sample: inout BulkSample, image: Image) async -> Bool {
         guard let index = perceptualIndex, let frame = image.frames.first else { return false }
         let hash = PerceptualHash.hash(frame)
         let hex = PerceptualHash.hex(hash)
         sample.phash = hex
-        return failIfDuplicate(&sample, index.claim(hash: hash, key: sample.key), what: "picture (phash \(hex))")
+        let claim = await index.claim(hash: hash, key: sample.key)
+        return failIfDuplicate(&sample, claim, what: "picture (phash \(hex))")
     }
 
     private func failIfDuplicate(_ sample: inout BulkSample, _ claim: BulkDeduplicationClaim, what: String) -> Bool {
@@ -414,7 +415,7 @@ struct BulkShardRunner: Sendable {
         }
         // A row claims its file or picture only once it would be kept: a failed row holds no claim.
         if await isDuplicateFile(&sample, data: data) { return }
-        if isDuplicatePicture(&sample, image: image) { return }
+        if await isDuplicatePicture(&sample, image: image) { return }
         sample.width = image.width
         sample.height = image.height
         if let encoder = settings.encoder, settings.skipsReencoding, image.format == encoder.format, !image.hasAlpha,

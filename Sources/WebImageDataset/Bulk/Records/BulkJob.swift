@@ -224,13 +224,6 @@ public struct BulkJob: Sendable {
         settings.hashAlgorithm = hashAlgorithm
         settings.extractsEXIF = extractsEXIF
         settings.maxShardRetry = maxShardRetry
-        if deduplication == .phash, output.hasPrefix("s3://") {
-            // Its index is a log every process appends to and reads whole: an object store has no append.
-            throw BulkJobError(
-                option: "--dedup",
-                "--dedup phash keeps a log of kept hashes beside the shards: it needs a local or shared --output "
-                    + "directory, not s3:// (--dedup exact works with s3://).")
-        }
         settings.deduplication = deduplication
         settings.deduplicationThreshold = deduplicationThreshold
         if verifyHashColumn != nil {
@@ -282,8 +275,8 @@ public struct BulkJob: Sendable {
             "--dns-concurrency must be 1…1024.")
         try check(maxShardRetry >= 0, "--max-shard-retry", "--max-shard-retry must not be negative.")
         try check(
-            (0...BulkPerceptualIndex.maximumThreshold).contains(deduplicationThreshold), "--dedup-threshold",
-            "--dedup-threshold must be 0…\(BulkPerceptualIndex.maximumThreshold) (bits of the 64-bit phash).")
+            (0...PerceptualHashTable.maximumThreshold).contains(deduplicationThreshold), "--dedup-threshold",
+            "--dedup-threshold must be 0…\(PerceptualHashTable.maximumThreshold) (bits of the 64-bit phash).")
         try check(retries >= 0, "--retries", "--retries must not be negative.")
         try check((1...100).contains(quality), "--quality", "--quality must be 1…100.")
         try check(size >= 1, "--size", "--size must be at least 1.")

@@ -170,7 +170,7 @@ extension BulkJob {
         plan: BulkPlan, assigned: [Int], in workspace: BulkWorkspace, retrying: Bool = false
     ) async throws -> BulkEngine {
         let settings = try settings()
-        if settings.deduplication == .exact, let output = workspace.output {
+        if settings.deduplication != nil, let output = workspace.output {
             try await S3DeduplicationIndex(output: output).checkConditionalWrites()
         }
         _ = try await workspace.output?.prepare(
