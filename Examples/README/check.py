@@ -10,6 +10,11 @@ Run by `make test-readme` (and CI). The convention, also in README.md ("The READ
 - A block that imports WebImageCodecs and not WebImage is linked with the WebImageCodecs product
   only; one that imports WebImageDataset is also linked with that product, and one that imports Crypto
   with swift-crypto's.
+- A block that needs packages the generated package does not resolve (the `Tools` trait's Hummingbird:
+  building them here would add minutes to CI) is marked `<!-- test-readme: compiled-in: PATH -->`:
+  PATH, a Swift file of a test target that has them, holds the block between the lines
+  `// README: begin` and `// README: end` (indentation aside), and imports what the block imports;
+  `make test`'s build compiles it, and this script checks that the two are the same lines.
 - A block that is deliberately not compilable (a Package.swift excerpt, pseudo-code) is marked by the
   line `<!-- test-readme: skip: REASON -->` right before its fence; the script lists each skipped block
   with its reason. A skip marker without a reason, one not followed by a ```swift block, or an
@@ -39,16 +44,47 @@ let url = URL(string: "https://example.com/cat.webp")!
 
 FENCE = re.compile(r"^(\s*)(```+|~~~+)\s*([^\s`]*)")
 SKIP = re.compile(r"^\s*<!--\s*test-readme:\s*skip\b:?\s*(.*?)\s*-->\s*$")
+COMPILED_IN = re.compile(r"^\s*<!--\s*test-readme:\s*compiled-in:\s*(\S+)\s*-->\s*$")
 
 
-def extract(readme_text):
-    """Returns (blocks, skipped): blocks as (line, code), skipped as (line, reason)."""
+def compiled_in_errors(repo, line, path, code):
+    """Why the block at README.md:line is not the lines of `path` between its README markers (none: it is)."""
+    full = os.path.join(repo, path)
+    if not os.path.isfile(full):
+        return [f"README.md:{line}: compiled-in names {path}, which does not exist"]
+    with open(full, encoding="utf-8") as handle:
+        source = [text.strip() for text in handle.read().split("\n")]
+    if "// README: begin" not in source or "// README: end" not in source:
+        return [f"README.md:{line}: {path} has no // README: begin and // README: end lines"]
+    start = source.index("// README: begin")
+    compiled = source[start + 1:source.index("// README: end", start)]
+    block = [text.strip() for text in code.split("\n") if text.strip()]
+    imports = [text for text in block if text.startswith("import ")]
+    body = [text for text in block if not text.startswith("import ")]
+    errors = []
+    missing = [text for text in imports if text not in source]
+    if missing:
+        errors.append(f"README.md:{line}: {path} does not have the block's {', '.join(missing)}")
+    if [text for text in compiled if text] != body:
+        errors.append(f"README.md:{line}: the block differs from the lines between the README markers of {path}")
+    return errors
+
+
+def extract(readme_text, repo="."):
+    """Returns (blocks, skipped, errors, compiled_in): blocks as (line, code), skipped as (line, reason),
+    compiled_in as (line, path)."""
     lines = readme_text.split("\n")
-    blocks, skipped, errors = [], [], []
+    blocks, skipped, errors, compiled_in = [], [], [], []
     pending_skip = None  # (line, reason) of a marker waiting for its block
+    pending_file = None  # (line, path) of a compiled-in marker waiting for its block
     index = 0
     while index < len(lines):
         line = lines[index]
+        elsewhere = COMPILED_IN.match(line)
+        if elsewhere:
+            pending_file = (index + 1, elsewhere.group(1))
+            index += 1
+            continue
         marker = SKIP.match(line)
         if marker:
             if not marker.group(1):
@@ -61,6 +97,9 @@ def extract(readme_text):
             if line.strip() and pending_skip:
                 errors.append(f"README.md:{pending_skip[0]}: the skip marker is not followed by a ```swift block")
                 pending_skip = None
+            if line.strip() and pending_file:
+                errors.append(f"README.md:{pending_file[0]}: the compiled-in marker is not followed by a ```swift block")
+                pending_file = None
             index += 1
             continue
         indent, ticks, language = fence.group(1), fence.group(2), fence.group(3).lower()
@@ -76,22 +115,30 @@ def extract(readme_text):
             break
         index += 1  # the closing fence
         if language == "swift":
-            if pending_skip:
+            if pending_file:
+                errors += compiled_in_errors(repo, start, pending_file[1], "\n".join(body))
+                compiled_in.append((start, pending_file[1]))
+            elif pending_skip:
                 skipped.append((start, pending_skip[1]))
             else:
                 blocks.append((start, "\n".join(body) + "\n"))
+        elif pending_file:
+            errors.append(f"README.md:{pending_file[0]}: the compiled-in marker is followed by a ```{language} block")
         elif pending_skip:
             errors.append(f"README.md:{pending_skip[0]}: the skip marker is followed by a ```{language} block")
         pending_skip = None
+        pending_file = None
     if pending_skip:
         errors.append(f"README.md:{pending_skip[0]}: the skip marker is not followed by a ```swift block")
-    return blocks, skipped, errors
+    if pending_file:
+        errors.append(f"README.md:{pending_file[0]}: the compiled-in marker is not followed by a ```swift block")
+    return blocks, skipped, errors, compiled_in
 
 
 def main():
     repo = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", ".."))
     with open(os.path.join(repo, "README.md"), encoding="utf-8") as handle:
-        blocks, skipped, errors = extract(handle.read())
+        blocks, skipped, errors, compiled_in = extract(handle.read(), repo)
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
     if errors:
@@ -101,6 +148,8 @@ def main():
         return 1
     for line, reason in skipped:
         print(f"README.md:{line}: not compiled (marked test-readme: skip): {reason}")
+    for line, path in compiled_in:
+        print(f"README.md:{line}: compiled by make test's build as part of {path} (the same lines)")
 
     with open(os.path.join(repo, "Package.swift"), encoding="utf-8") as handle:
         manifest = handle.read()
