@@ -11,7 +11,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk unbound
 
-.PHONY: deps deps-bench bench-dns bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench bench-compare bench-dns bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -153,6 +153,32 @@ bench-build:
 bench: deps deps-bench bench-build
 	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench run --rounds $(BENCH_ROUNDS) \
 		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
+
+# `make bench-compare BASE=<commit>`: the benchmarks of a checkout of BASE and of this tree, one after the
+# other in one invocation on this machine (each with its own harness, BENCH_ROUNDS rounds), and the rows both
+# reports have side by side with their change, in docs/BENCHMARKS-COMPARE.md. BASE is checked out as a git
+# worktree in .bench-base/ and built in release by its own Makefile (about 15 minutes, then 2 × `make bench`);
+# both harnesses run from here, where .venv-bench is.
+# The default BASE is the commit before the package's reshaping (the Tools trait, the engines' move, one
+# transport, the test-target split).
+BASE ?= 22a34e3
+bench-compare: deps deps-bench bench-build
+	git worktree remove --force .bench-base 2>/dev/null || rm -rf .bench-base; git worktree prune
+	git worktree add --detach .bench-base $(BASE)
+	$(MAKE) -C .bench-base bench-build
+	base_bin=$$($(SWIFT) build -c release --package-path .bench-base/Benchmarks --show-bin-path) && \
+		WEBIMAGE_CLI=$$base_bin/webimage $$base_bin/WebImageBench run --rounds $(BENCH_ROUNDS) \
+		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) \
+		--corpus $(CURDIR)/.bench-base/Tests/Fixtures/corpus/images --output $(CURDIR)/.bench-base/base.md \
+		--command "make bench-compare (base)"
+	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench run --rounds $(BENCH_ROUNDS) \
+		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) \
+		--output $(CURDIR)/.bench-base/head.md --command "make bench-compare (head)"
+	python3 Benchmarks/compare_reports.py .bench-base/base.md .bench-base/head.md \
+		--base-label "$$(git -C .bench-base rev-parse --short HEAD) (base)" \
+		--head-label "$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD || echo +changes)" \
+		--command "make bench-compare BASE=$(BASE) BENCH_ROUNDS=$(BENCH_ROUNDS)" > docs/BENCHMARKS-COMPARE.md
+	@echo "docs/BENCHMARKS-COMPARE.md written"
 
 # The serve workload alone (`webimage serve` against thumbor and nginx image_filter, under wrk, about 4 minutes):
 # rewrites only the serve section of docs/BENCHMARKS.md.
