@@ -129,6 +129,18 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: tools),
                 .product(name: "NIOPosix", package: "swift-nio", condition: tools),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The local server's HTTPS and HTTP/2 (`.selfSigned`, `.selfSignedHTTP2`), for the tests: kept apart
+        // so that `webimage` (whose demo serves plain HTTP) builds neither swift-nio-ssl's BoringSSL nor
+        // swift-nio-http2.
+        .target(
+            name: "LocalImageServerTLS",
+            dependencies: [
+                "LocalImageServer",
+                .product(name: "NIOCore", package: "swift-nio", condition: tools),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: tools),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: tools),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: tools),
             ],
@@ -228,7 +240,8 @@ let package = Package(
         .testTarget(
             name: "WebImageTransportTests",
             dependencies: [
-                "WebImageTransport", "LocalImageServer", "Locking", "TestSupport", "ServerTestSupport",
+                "WebImageTransport", "LocalImageServer", "LocalImageServerTLS", "Locking", "TestSupport",
+                "ServerTestSupport",
                 // Tests that drive easy and share handles themselves.
                 "CCurl",
             ],
@@ -237,8 +250,8 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageCodecs", "WebImageTransport", "LocalImageServer", "Locking", "TestSupport",
-                "ServerTestSupport",
+                "WebImage", "WebImageCodecs", "WebImageTransport", "LocalImageServer", "LocalImageServerTLS",
+                "Locking", "TestSupport", "ServerTestSupport",
                 // DestinationPolicyTests seeds the DNS cache of a share handle itself.
                 "CCurl",
                 .product(name: "Logging", package: "swift-log"),
@@ -274,13 +287,15 @@ let package = Package(
         // and exit codes. The library is here only to read what the commands write.
         .testTarget(
             name: "WebImageCLITests",
-            dependencies: ["WebImage", "LocalImageServer", "Locking", "TestSupport", "ServerTestSupport"],
+            dependencies: [
+                "WebImage", "LocalImageServer", "LocalImageServerTLS", "Locking", "TestSupport", "ServerTestSupport",
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         // The tests' own loopback servers, checked with the curl command.
         .testTarget(
             name: "LocalImageServerTests",
-            dependencies: ["LocalImageServer", "TestSupport"],
+            dependencies: ["LocalImageServer", "LocalImageServerTLS", "TestSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOHTTP2
 
 /// Serves the requests of one HTTP/1 connection, one at a time (`HTTPServerPipelineHandler` in front of
 /// it holds pipelined requests back until the previous response's `.end` has been written), or the one
@@ -11,9 +10,9 @@ import NIOHTTP2
 ///
 /// Everything here runs on the channel's event loop, so the handler's own state needs no lock; the
 /// shared log and counters live in `ServerCore` behind its mutex.
-final class ConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
+package final class ConnectionHandler: ChannelInboundHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     /// One response being produced.
     private struct Exchange {
@@ -38,7 +37,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     /// What the handler's channel is.
-    enum Carrier {
+    package enum Carrier {
         /// A TCP (or TLS) connection speaking HTTP/1.x.
         case http1Connection
         /// One stream of an HTTP/2 connection.
@@ -53,7 +52,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     /// request, a close), and the outer `pump` loop re-reads `state` after every write anyway.
     private var pumping = false
 
-    init(core: ServerCore, connectionID: Int, carrier: Carrier = .http1Connection) {
+    package init(core: ServerCore, connectionID: Int, carrier: Carrier = .http1Connection) {
         self.core = core
         self.connectionID = connectionID
         self.carrier = carrier
@@ -61,7 +60,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     // MARK: Inbound events
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (unwrapInboundIn(data), state) {
         case (.head(let head), .idle):
             let request = makeRequest(head, body: nil, arrival: Date())
@@ -84,12 +83,12 @@ final class ConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
+    package func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { pump(context: context) }
         context.fireChannelWritabilityChanged()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         switch state {
         case .receiving(_, let sequence, _, _):
             core.requestEnded(sequence, outcome: .connectionClosed)
@@ -104,7 +103,7 @@ final class ConnectionHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: Error) {
         // Resets, TLS handshake failures, protocol errors: the connection is done; channelInactive follows.
         context.close(promise: nil)
     }
@@ -282,30 +281,5 @@ final class ConnectionHandler: ChannelInboundHandler {
         if !exchange.keepAlive {
             ended.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
-    }
-}
-
-/// Counts an HTTP/2 connection's close in `ServerCore` (its streams' handlers never do).
-final class HTTP2ConnectionCloseCounter: ChannelInboundHandler {
-    typealias InboundIn = HTTP2Frame
-
-    private let core: ServerCore
-    private var counted = false
-
-    init(core: ServerCore) {
-        self.core = core
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        if !counted {
-            counted = true
-            core.connectionClosed()
-        }
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // A protocol error on the connection ends it (the HTTP/2 handler has sent GOAWAY where it could).
-        context.close(promise: nil)
     }
 }

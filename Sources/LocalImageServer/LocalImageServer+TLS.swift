@@ -1,24 +1,25 @@
 import Foundation
-import NIOSSL
+import NIOCore
 
 extension LocalImageServer {
-    /// Whether the server speaks plain HTTP or HTTPS.
-    public enum TLSMode: Sendable, Equatable {
+    /// Whether the server speaks plain HTTP or HTTPS: ``none`` here; `LocalImageServerTLS` adds
+    /// `.selfSigned` (HTTPS with a fresh self-signed certificate for `127.0.0.1` and `localhost`, ALPN
+    /// `http/1.1` only) and `.selfSignedHTTP2` (the same, offering `h2` first).
+    public struct TLSMode: Sendable, Equatable {
         /// Plain HTTP.
-        case none
-        /// HTTPS with a fresh self-signed certificate for `127.0.0.1` and `localhost`, made with the
-        /// `openssl` command at ``LocalImageServer/start()``. A client that verifies certificates against
-        /// the system trust store rejects it; one that trusts
-        /// ``LocalImageServer/certificateURL`` as a CA, or does not verify, accepts it. ALPN offers
-        /// `http/1.1` only, so every client speaks HTTP/1.1.
-        case selfSigned
-        /// HTTPS as ``selfSigned``, with ALPN offering `h2` first and `http/1.1` second: a client that
-        /// asks for HTTP/2 (curl over TLS does by default) gets it, with every stream of a connection
-        /// sharing that connection's id; a client that offers only HTTP/1.1, or no ALPN, falls back.
-        case selfSignedHTTP2
+        public static let none = TLSMode(security: nil)
+
+        /// What makes the connections secure; nil for plain HTTP.
+        package let security: (any LocalServerSecurity)?
+
+        package init(security: (any LocalServerSecurity)?) {
+            self.security = security
+        }
 
         /// Whether the server speaks TLS at all.
-        public var isTLS: Bool { self != .none }
+        public var isTLS: Bool { security != nil }
+
+        public static func == (lhs: TLSMode, rhs: TLSMode) -> Bool { lhs.security?.name == rhs.security?.name }
     }
 
     /// Errors from starting the server.
@@ -36,14 +37,17 @@ extension LocalImageServer {
     }
 }
 
-extension SelfSignedIdentity {
-    /// A server context offering `alpn` (most preferred first) to clients that negotiate a protocol.
-    func makeSSLContext(alpn: [String]) throws -> NIOSSLContext {
-        let certificates = try NIOSSLCertificate.fromPEMFile(certificateURL.path)
-        let key = try NIOSSLPrivateKey(file: keyURL.path, format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
-        configuration.applicationProtocols = alpn
-        return try NIOSSLContext(configuration: configuration)
-    }
+/// How a server's connections are made secure (`LocalImageServerTLS`): the seam that keeps swift-nio-ssl
+/// and swift-nio-http2 out of this module.
+package protocol LocalServerSecurity: Sendable {
+    /// A name telling modes apart (``LocalImageServer/TLSMode``'s equality).
+    var name: String { get }
+    /// What every connection of a server started with `identity`'s certificate shares.
+    func connections(identity: SelfSignedIdentity) throws -> any LocalServerConnectionSecurity
+}
+
+/// Sets up each accepted connection of a running server.
+package protocol LocalServerConnectionSecurity: Sendable {
+    /// Adds the TLS handler to `channel`, then the HTTP pipeline for the protocol the client chose.
+    func configure(_ channel: Channel, core: ServerCore, connectionID: Int) -> EventLoopFuture<Void>
 }

@@ -2,13 +2,13 @@ import Foundation
 import Locking
 import NIOCore
 import NIOHTTP1
-import NIOHTTP2
 import NIOPosix
-import NIOSSL
 
-/// A SwiftNIO HTTP/1.1 server on a random loopback port, for tests and for `webimage demo`; over TLS it
-/// can also speak HTTP/2 (``TLSMode/selfSignedHTTP2``: ALPN `h2`, falling back to `http/1.1`), serving
-/// the same routes on every stream.
+/// A SwiftNIO HTTP/1.1 server on a random loopback port, for tests and for `webimage demo`. With the
+/// `LocalImageServerTLS` module it also speaks HTTPS, and HTTP/2 over it (`.selfSigned`, `.selfSignedHTTP2`:
+/// ALPN `h2`, falling back to `http/1.1`), serving the same routes on every stream; this module itself
+/// needs neither swift-nio-ssl nor swift-nio-http2, so a program serving plain HTTP (the demo) builds
+/// neither.
 ///
 /// It keeps connections alive, logs every request, counts connections and concurrent requests, and
 /// serves a table of misbehaving routes that an image downloader must survive.
@@ -88,8 +88,8 @@ public final class LocalImageServer: Sendable {
     ///
     /// - Parameters:
     ///   - root: Folder of static files for the file routes, or `nil`.
-    ///   - tls: `.selfSigned` for HTTPS with a throwaway certificate, `.selfSignedHTTP2` for the same with
-    ///     HTTP/2 offered first. `.none` by default.
+    ///   - tls: `.none` (plain HTTP) by default; `LocalImageServerTLS`'s `.selfSigned` for HTTPS with a
+    ///     throwaway certificate, `.selfSignedHTTP2` for the same with HTTP/2 offered first.
     public init(root: URL? = nil, tls: TLSMode = .none) {
         self.root = root
         self.tls = tls
@@ -119,9 +119,8 @@ public final class LocalImageServer: Sendable {
         let identity = tls.isTLS ? try SelfSignedIdentity.generate() : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
-            let alpn = tls == .selfSignedHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
-            let sslContext = try identity?.makeSSLContext(alpn: alpn)
-            let channel = try makeBootstrap(group: group, sslContext: sslContext)
+            let connections = try identity.flatMap { identity in try tls.security?.connections(identity: identity) }
+            let channel = try makeBootstrap(group: group, connections: connections)
                 .bind(host: "127.0.0.1", port: 0).wait()
             let running = Running(
                 group: group, channel: channel, port: channel.localAddress?.port ?? 0, identity: identity)
@@ -160,64 +159,28 @@ public final class LocalImageServer: Sendable {
         running.identity?.remove()
     }
 
-    private func makeBootstrap(group: MultiThreadedEventLoopGroup, sslContext: NIOSSLContext?) -> ServerBootstrap {
+    private func makeBootstrap(
+        group: MultiThreadedEventLoopGroup, connections: (any LocalServerConnectionSecurity)?
+    ) -> ServerBootstrap {
         let core = self.core
-        let offersHTTP2 = tls == .selfSignedHTTP2
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 let connectionID = core.connectionOpened()
-                do {
-                    if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
-                    }
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
+                if let connections { return connections.configure(channel, core: core, connectionID: connectionID) }
+                return channel.eventLoop.makeCompletedFuture {
+                    try Self.configureHTTP1(channel, core: core, connectionID: connectionID)
                 }
-                guard offersHTTP2 else {
-                    return channel.eventLoop.makeCompletedFuture {
-                        try Self.configureHTTP1(channel, core: core, connectionID: connectionID)
-                    }
-                }
-                return channel.configureHTTP2SecureUpgrade(
-                    h2ChannelConfigurator: { channel in
-                        Self.configureHTTP2(channel, core: core, connectionID: connectionID)
-                    },
-                    http1ChannelConfigurator: { channel in
-                        channel.eventLoop.makeCompletedFuture {
-                            try Self.configureHTTP1(channel, core: core, connectionID: connectionID)
-                        }
-                    })
             }
     }
 
-    private static func configureHTTP1(_ channel: Channel, core: ServerCore, connectionID: Int) throws {
+    /// A connection speaking HTTP/1.x gets NIO's server pipeline and a ``ConnectionHandler``.
+    package static func configureHTTP1(_ channel: Channel, core: ServerCore, connectionID: Int) throws {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
         try pipeline.addHandler(ConnectionHandler(core: core, connectionID: connectionID))
-    }
-
-    /// The connection gets the HTTP/2 frame handler and a stream multiplexer; every stream the client
-    /// opens gets the HTTP/2 → HTTP/1 codec and its own `ConnectionHandler`, so each route behaves on a
-    /// stream as it does on an HTTP/1 connection.
-    private static func configureHTTP2(_ channel: Channel, core: ServerCore, connectionID: Int) -> EventLoopFuture<
-        Void
-    > {
-        channel.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init(),
-            inboundStreamInitializer: { stream in
-                stream.eventLoop.makeCompletedFuture {
-                    let pipeline = stream.pipeline.syncOperations
-                    try pipeline.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                    try pipeline.addHandler(
-                        ConnectionHandler(core: core, connectionID: connectionID, carrier: .http2Stream))
-                }
-            }
-        ).flatMapThrowing { _ in
-            try channel.pipeline.syncOperations.addHandler(HTTP2ConnectionCloseCounter(core: core))
-        }
     }
 
     // MARK: Addresses

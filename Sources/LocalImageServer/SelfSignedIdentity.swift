@@ -2,10 +2,10 @@ import Foundation
 
 /// A self-signed certificate and key in a temporary directory, removed by `remove()`. Foundation only, so
 /// that the benchmarks can compile this file and NginxServer.swift into their own executable.
-struct SelfSignedIdentity: Sendable {
-    let directory: URL
-    let certificateURL: URL
-    let keyURL: URL
+package struct SelfSignedIdentity: Sendable {
+    package let directory: URL
+    package let certificateURL: URL
+    package let keyURL: URL
 
     /// Runs `openssl req -x509` for an EC P-256 key (fast to generate) valid two days for 127.0.0.1/localhost.
     static func generate() throws -> SelfSignedIdentity {

@@ -17,7 +17,7 @@ struct CustomRoute: Sendable {
 
 /// Everything the connection handlers share: routes, installed files, the request log and the
 /// connection accounting. All mutable state sits in one `Lock`; route handlers run after unlocking.
-final class ServerCore: Sendable {
+package final class ServerCore: Sendable {
     struct State {
         var log: [LocalImageServer.LogEntry] = []
         /// Log position of each entry still in `log`, by sequence number.
@@ -58,7 +58,7 @@ final class ServerCore: Sendable {
         }
     }
 
-    func connectionClosed() {
+    package func connectionClosed() {
         state.withLock { $0.openConnections -= 1 }
         announceChange()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import LocalImageServerTLS
 import TestSupport
 import Testing
 

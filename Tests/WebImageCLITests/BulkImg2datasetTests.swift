@@ -1,5 +1,6 @@
 import Foundation
 import LocalImageServer
+import LocalImageServerTLS
 import ServerTestSupport
 import TestSupport
 import Testing

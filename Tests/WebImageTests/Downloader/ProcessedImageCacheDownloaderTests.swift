@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LocalImageServer
+import LocalImageServerTLS
 import Locking
 import ServerTestSupport
 import TestSupport
