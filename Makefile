@@ -157,14 +157,16 @@ bench: deps deps-bench bench-build
 # `make bench-compare BASE=<commit>`: the benchmarks of a checkout of BASE and of this tree, one after the
 # other in one invocation on this machine (each with its own harness, BENCH_ROUNDS rounds), and the rows both
 # reports have side by side with their change, in docs/BENCHMARKS-COMPARE.md. BASE is checked out as a git
-# worktree in .bench-base/ and built in release by its own Makefile (about 15 minutes, then 2 × `make bench`);
+# worktree in .bench-base/ (kept for the next comparison with the same BASE) and built in release by its own
+# Makefile (about 15 minutes the first time, then 2 × `make bench`);
 # both harnesses run from here, where .venv-bench is.
 # The default BASE is the commit before the package's reshaping (the Tools trait, the engines' move, one
 # transport, the test-target split).
 BASE ?= 22a34e3
 bench-compare: deps deps-bench bench-build
-	git worktree remove --force .bench-base 2>/dev/null || rm -rf .bench-base; git worktree prune
-	git worktree add --detach .bench-base $(BASE)
+	@if [ "$$(git -C .bench-base rev-parse HEAD 2>/dev/null)" != "$$(git rev-parse '$(BASE)^{commit}')" ]; then \
+		git worktree remove --force .bench-base 2>/dev/null || rm -rf .bench-base; git worktree prune; \
+		git worktree add --detach .bench-base $(BASE); fi
 	$(MAKE) -C .bench-base bench-build
 	base_bin=$$($(SWIFT) build -c release --package-path .bench-base/Benchmarks --show-bin-path) && \
 		WEBIMAGE_CLI=$$base_bin/webimage $$base_bin/WebImageBench run --rounds $(BENCH_ROUNDS) \
