@@ -135,7 +135,7 @@ final class WebDatasetRowReader: BulkRowReading {
         func unusable(_ reason: String) -> BulkRow {
             BulkRow(
                 url: "\(archiveName)/\(sample.key)",
-                saved: columns.saved.map { BulkColumnValue(name: $0, value: .string("")) },
+                saved: columns.saved.map { BulkColumnValue(name: $0, value: .null) },
                 image: .unusable("the sample '\(sample.key)' of '\(archiveName)' \(reason)"))
         }
         func text(_ suffix: String) throws -> MemberText {
@@ -160,7 +160,7 @@ final class WebDatasetRowReader: BulkRowReading {
                 }
             }
         case .absent:
-            row.saved = columns.saved.map { BulkColumnValue(name: $0, value: .string("")) }
+            row.saved = columns.saved.map { BulkColumnValue(name: $0, value: .null) }
         }
         if row.url.isEmpty { row.url = "\(archiveName)/\(sample.key)" }
         if row.caption == nil {
