@@ -388,6 +388,8 @@ public final class ImageProxy: Sendable {
             cancellation: cancellation)
         // `strip_color_profile:0`: the pixels as stored, their profile embedded by the encoder.
         if !url.options.stripColorProfile { context.colorSpace = .preserve }
+        // `enforce_thumbnail`: a HEIC's embedded thumbnail is the source, as imgproxy takes it.
+        context.prefersEmbeddedThumbnail = url.options.enforceThumbnail
         return context
     }
 

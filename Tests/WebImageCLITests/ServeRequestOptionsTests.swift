@@ -202,6 +202,34 @@ struct ServeRequestOptionsTests {
         await setup.stop()
     }
 
+    @Test("enforce_thumbnail: a HEIC's embedded 160-pixel thumbnail is the source; without eth the main image is")
+    func enforceThumbnail() async throws {
+        let setup = try await Setup()
+        let heic = try Data(
+            contentsOf: Fixtures.packageRoot.appendingPathComponent("Tests/Fixtures/heif/thumbnail.heic"))
+        setup.origin.setFile(name: "thumbnail.heic", data: heic)
+        func decoded(_ options: String, _ name: String = "thumbnail.heic") async throws -> Image {
+            try ImageDecoderRegistry.shared.decode(try await setup.body(options, name, ext: "png"))
+        }
+        // fit in 300×300 without enlarging: the 1200×800 image gives 300×200, its 160×106 thumbnail stays so.
+        let main = try await decoded("rs:fit:300:300")
+        #expect(main.width == 300 && main.height == 200, "\(main.width)×\(main.height)")
+        let thumbnail = try await decoded("eth:1/rs:fit:300:300")
+        #expect(thumbnail.width == 160 && thumbnail.height == 106, "\(thumbnail.width)×\(thumbnail.height)")
+        // The same picture: the main image's result, averaged down to the thumbnail's size, matches its pixels.
+        let small = try await decoded("rs:fit:160:160")
+        #expect(small.width == 160)
+        for (x, y) in [(10, 10), (80, 53), (150, 100)] {
+            let a = Array(thumbnail.frames[0].pixels[(y * thumbnail.frames[0].bytesPerRow + x * 4)...].prefix(3))
+            let b = Array(small.frames[0].pixels[(y * small.frames[0].bytesPerRow + x * 4)...].prefix(3))
+            #expect(zip(a, b).allSatisfy { abs(Int($0) - Int($1)) <= 16 }, "\(x),\(y): \(a) vs \(b)")
+        }
+        // A source without a thumbnail is processed from its image.
+        let jpeg = try await decoded("enforce_thumbnail:1/rs:fit:300:300", "coffee-progressive.jpg")
+        #expect(jpeg.width == 300)
+        await setup.stop()
+    }
+
     @Test("strip_color_profile: on by default (no ICC profile in the result); scp:0 embeds the source's")
     func stripColorProfile() async throws {
         let setup = try await Setup()

@@ -27,6 +27,10 @@ public struct ImageDownloadContext: Sendable {
     /// `.sRGB` (the default) converts, `.preserve` keeps the pixels and `Image.iccProfile`. Each caller's
     /// own, like `thumbnailPixelSize`.
     public var colorSpace: ImageColorSpace = .sRGB
+    /// Decode a file's embedded thumbnail instead of its main image when it has one
+    /// (`ImageDecodingOptions.prefersEmbeddedThumbnail`: HEIC); each caller's own, and part of the
+    /// image-cache key. `false` by default.
+    public var prefersEmbeddedThumbnail = false
     /// Applied to this caller's decoded image before its completion (not to progressive partial images);
     /// its `key` joins the image-cache key, and its `minimumDecodeSize` lets the decoder shrink on load.
     /// A transformer that throws fails the caller with `badImageData`. nil by default.

@@ -362,6 +362,7 @@ public final class ImageDownloader: Sendable {
             config.maximumAnimationFrames, context?.maximumAnimationFrames ?? .max)
         decodeOptions.maximumColorProfileBytes = config.maximumColorProfileBytes
         decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
+        decodeOptions.prefersEmbeddedThumbnail = context?.prefersEmbeddedThumbnail ?? false
         decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
             decodeOptions.thumbnailPixelSize = nil
@@ -458,6 +459,7 @@ public final class ImageDownloader: Sendable {
         return
             "\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
             + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)"
+            + (options.prefersEmbeddedThumbnail ? ",embedded-thumbnail" : "")
     }
 
     /// A field for an error message: the name as a Swift string literal (escapes visible), the value

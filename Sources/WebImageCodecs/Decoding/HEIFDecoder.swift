@@ -15,6 +15,8 @@ import Foundation
 /// before libheif decodes anything; libheif's own size limit is set to the same number of pixels on a
 /// side. A thumbnail request (`thumbnailPixelSize`) decodes the file's embedded thumbnail instead when it
 /// is at least as large as the box asks; otherwise the full image is decoded and averaged down.
+/// `prefersEmbeddedThumbnail` makes the first embedded thumbnail the image (its size the original size),
+/// whatever its size, when the file has one.
 ///
 /// Not supported by libheif 1.15, so not here: image sequences (`.heics` animation tracks; a file with
 /// only a track and no still item fails with `badImageData`) and the gain maps of HDR photos. Images of
@@ -58,11 +60,16 @@ public struct HEIFDecoder: ImageDecoding {
             try Self.check(heif_context_get_primary_image_handle(context, &primary), "HEIF has no primary image")
             guard let primary else { throw DecodingFailure.badImageData("HEIF has no primary image") }
             defer { heif_image_handle_release(primary) }
+            // `prefersEmbeddedThumbnail`: the first embedded thumbnail is the image (upright, as libheif gives
+            // it), as if the file held only it.
+            let embedded = options.prefersEmbeddedThumbnail ? Self.firstThumbnail(of: primary) : nil
+            defer { embedded.map { heif_image_handle_release($0) } }
+            let main = embedded ?? primary
             // libheif's sizes are upright; DecodeSizing works in the stored layout, turned a quarter back
             // when the file's orientation turns it.
-            let declared = HEIFItemProperties.primaryOrientation(data)
+            let declared = embedded == nil ? HEIFItemProperties.primaryOrientation(data) : 1
             let upright = PixelSize(
-                width: Int(heif_image_handle_get_width(primary)), height: Int(heif_image_handle_get_height(primary)))
+                width: Int(heif_image_handle_get_width(main)), height: Int(heif_image_handle_get_height(main)))
             let stored = declared >= 5 ? PixelSize(width: upright.height, height: upright.width) : upright
             let sizing = try DecodeSizing(
                 width: stored.width, height: stored.height, format: .heic, options: options, orientation: declared)
@@ -70,12 +77,13 @@ public struct HEIFDecoder: ImageDecoding {
                 declared >= 5 ? PixelSize(width: sizing.target.height, height: sizing.target.width) : sizing.target
             // The coded size (before a crop or rotation) bounds libheif's planes.
             let coded = try DecodeSizing(
-                width: Int(heif_image_handle_get_ispe_width(primary)),
-                height: Int(heif_image_handle_get_ispe_height(primary)), format: .heic, options: options)
+                width: Int(heif_image_handle_get_ispe_width(main)),
+                height: Int(heif_image_handle_get_ispe_height(main)), format: .heic, options: options)
             let thumbnail =
-                options.thumbnailPixelSize != nil ? Self.thumbnail(of: primary, covering: uprightTarget) : nil
+                options.thumbnailPixelSize != nil && embedded == nil
+                ? Self.thumbnail(of: primary, covering: uprightTarget) : nil
             defer { thumbnail.map { heif_image_handle_release($0) } }
-            let handle = thumbnail ?? primary
+            let handle = thumbnail ?? main
             let source =
                 thumbnail.map {
                     PixelSize(
@@ -88,8 +96,8 @@ public struct HEIFDecoder: ImageDecoding {
                 bytes, largest: PixelMemory.bytes(source), options: options, for: "HEIF \(sizing.original)")
             defer { claim.release() }
 
-            let hasAlpha = heif_image_handle_has_alpha_channel(primary) != 0
-            let profile = Self.colorProfile(of: primary)
+            let hasAlpha = heif_image_handle_has_alpha_channel(main) != 0
+            let profile = Self.colorProfile(of: main)
             var toneMapper: HDRToneMapper?
             if options.colorSpace == .sRGB, case .cicp(let primaries, let transfer) = profile {
                 toneMapper = HDRToneMapper(primaries: primaries, transfer: transfer)
@@ -122,6 +130,15 @@ public struct HEIFDecoder: ImageDecoding {
         case 8: 6
         default: orientation
         }
+    }
+
+    /// The first embedded thumbnail of `primary`, or nil when it has none.
+    private static func firstThumbnail(of primary: OpaquePointer) -> OpaquePointer? {
+        var identifier = heif_item_id()
+        guard heif_image_handle_get_list_of_thumbnail_IDs(primary, &identifier, 1) == 1 else { return nil }
+        var handle: OpaquePointer?
+        guard heif_image_handle_get_thumbnail(primary, identifier, &handle).code == heif_error_Ok else { return nil }
+        return handle
     }
 
     /// The first embedded thumbnail of `primary` that covers `target`, or nil (then the full image decodes).

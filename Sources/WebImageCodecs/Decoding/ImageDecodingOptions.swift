@@ -46,6 +46,10 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// JPEG uses libjpeg's DCT scaling to the nearest larger size and then averages down; WebP scales
     /// while decoding (`use_scaling`); PNG and GIF decode and then average down.
     public var thumbnailPixelSize: PixelSize?
+    /// Decode the file's embedded thumbnail instead of its main image, when it has one: the image and its
+    /// original size are the thumbnail's (imgproxy's `enforce_thumbnail`). HEIC only (libheif exposes the
+    /// thumbnails); other formats, and a HEIC without one, decode as usual. `false` by default.
+    public var prefersEmbeddedThumbnail = false
     /// Decode images whose RGBA pixels would exceed `scaleDownLimitBytes` at a smaller size, aspect kept,
     /// without allocating the full-size bitmap where the format allows. `false` by default.
     ///

@@ -161,8 +161,10 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// source's RGB profile and embeds it in the result. `true` by default, as imgproxy's
     /// `IMGPROXY_STRIP_COLOR_PROFILE` is.
     public var stripColorProfile = true
-    /// `enforce_thumbnail`: accepted, but it changes nothing: no decode is made to use a file's embedded
-    /// thumbnail (a HEIC decode uses its own only when it covers the result). `false` by default.
+    /// `enforce_thumbnail`: a HEIC source with an embedded thumbnail is processed from that thumbnail, as if
+    /// the file held only it (its size is the source size), as imgproxy does; other sources, and a HEIC
+    /// without one, are processed from their main image. (imgproxy also reads AVIF's; libavif 0.11 exposes
+    /// none.) `false` by default.
     public var enforceThumbnail = false
     /// Source formats answered with the source's bytes, unprocessed (`skip_processing`). Empty by default.
     public var skipProcessing: Set<ImageFormat> = []

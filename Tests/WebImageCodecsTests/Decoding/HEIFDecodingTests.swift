@@ -167,6 +167,37 @@ struct HEIFDecodingTests {
         #expect(bigger.width == 600 && bigger.height == 400)
     }
 
+    @Test("prefersEmbeddedThumbnail decodes the embedded thumbnail as the image; a file without one decodes whole")
+    func preferredEmbeddedThumbnail() throws {
+        var options = ImageDecodingOptions()
+        options.prefersEmbeddedThumbnail = true
+        // Room for the thumbnail's buffers only: the 1200×800 image cannot be what was decoded.
+        options.memoryBudget = DecodeMemoryBudget(limit: 1_000_000, waitTimeout: 0)
+        let data = try Self.data("thumbnail.heic")
+        let image = try ImageDecoderRegistry.shared.decode(data, options: options)
+        // pillow-heif made it 160×106 (800 × 160/1200, rounded down).
+        #expect(image.width == 160 && image.height == 106, "\(image.width)×\(image.height)")
+        #expect(image.originalWidth == 160 && image.originalHeight == 106)
+        // The same picture as the full image averaged down to that size.
+        let full = try ImageDecoderRegistry.shared.decode(
+            data, options: .init(thumbnailPixelSize: PixelSize(width: 160, height: 106), maximumImagePixels: .max))
+        for (x, y) in [(10, 10), (80, 53), (150, 100)] {
+            let a = Self.pixel(image, x, y)
+            let b = Self.pixel(full, x, y)
+            #expect(zip(a, b).allSatisfy { abs($0 - $1) <= 12 }, "\(x),\(y): \(a) vs \(b)")
+        }
+        // Shrink-on-load still applies, to the thumbnail.
+        options.thumbnailPixelSize = PixelSize(width: 80, height: 80)
+        let smaller = try ImageDecoderRegistry.shared.decode(data, options: options)
+        #expect(smaller.width == 80 && smaller.originalWidth == 160)
+        // A file without an embedded thumbnail decodes its image.
+        var plain = ImageDecodingOptions()
+        plain.prefersEmbeddedThumbnail = true
+        let grid = try ImageDecoderRegistry.shared.decode(try Self.data("grid.heic"), options: plain)
+        let reference = try ImageDecoderRegistry.shared.decode(try Self.data("grid.heic"), options: .init())
+        #expect(grid.width == reference.width && grid.height == reference.height)
+    }
+
     @Test("the declared size is refused above maximumImagePixels before decoding")
     func sizeLimit() throws {
         let options = ImageDecodingOptions(maximumImagePixels: 1200 * 800 - 1)
