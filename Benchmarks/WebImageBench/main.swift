@@ -84,6 +84,18 @@ let commandLine = Array(CommandLine.arguments.dropFirst())
 guard let subcommand = commandLine.first else {
     fail("usage: WebImageBench run [--rounds N] [--output FILE] | WebImageBench <client> ... (see main.swift)")
 }
+// `--help` anywhere prints the usage instead of starting a run (a run takes many minutes).
+if commandLine.contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print(
+        """
+        usage: WebImageBench run [--rounds N] [--output FILE] [--corpus DIR] [--no-profile] [--no-serve] \
+        [--only decoders|dataset] [--serve-rounds N] [--serve-seconds N]
+               WebImageBench serve-bench [--output FILE] [--rounds N] [--seconds N] [--warmup N] [--concurrency 16,64]
+               WebImageBench dns-bench [--output FILE] [--rounds N]
+               WebImageBench <client> ...   (the clients the driver starts; Benchmarks/WebImageBench/main.swift lists them)
+        """)
+    exit(0)
+}
 let arguments = Arguments(Array(commandLine.dropFirst()))
 
 switch subcommand {
