@@ -155,8 +155,9 @@ bench: deps deps-bench bench-build
 		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench"
 
 # `make bench-compare BASE=<commit>`: the benchmarks of a checkout of BASE and of this tree, one after the
-# other in one invocation on this machine (each with its own harness, BENCH_ROUNDS rounds), and the rows both
-# reports have side by side with their change, in docs/BENCHMARKS-COMPARE.md. BASE is checked out as a git
+# other in one invocation on this machine (each with its own harness, BENCH_ROUNDS rounds), base, head, head,
+# base, and the rows the reports share side by side with their change in each order and its mean (a drift of
+# the machine cancels out), in docs/BENCHMARKS-COMPARE.md. BASE is checked out as a git
 # worktree in .bench-base/ (kept for the next comparison with the same BASE) and built in release by its own
 # Makefile (about 15 minutes the first time, then 2 × `make bench`);
 # both harnesses run from here, where .venv-bench is.
@@ -176,7 +177,17 @@ bench-compare: deps deps-bench bench-build
 	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench run --rounds $(BENCH_ROUNDS) \
 		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) \
 		--output $(CURDIR)/.bench-base/head.md --command "make bench-compare (head)"
+	@# The second pair in the other order (head first), so that the machine's drift cancels in the mean.
+	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench run --rounds $(BENCH_ROUNDS) \
+		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) \
+		--output $(CURDIR)/.bench-base/head2.md --command "make bench-compare (head, second)"
+	base_bin=$$($(SWIFT) build -c release --package-path .bench-base/Benchmarks --show-bin-path) && \
+		WEBIMAGE_CLI=$$base_bin/webimage $$base_bin/WebImageBench run --rounds $(BENCH_ROUNDS) \
+		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) \
+		--corpus $(CURDIR)/.bench-base/Tests/Fixtures/corpus/images --output $(CURDIR)/.bench-base/base2.md \
+		--command "make bench-compare (base, second)"
 	python3 Benchmarks/compare_reports.py .bench-base/base.md .bench-base/head.md \
+		--again .bench-base/head2.md .bench-base/base2.md \
 		--base-label "$$(git -C .bench-base rev-parse --short HEAD) (base)" \
 		--head-label "$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD || echo +changes)" \
 		--command "make bench-compare BASE=$(BASE) BENCH_ROUNDS=$(BENCH_ROUNDS)" > docs/BENCHMARKS-COMPARE.md
@@ -210,7 +221,8 @@ test-package: deps
 	bash Examples/Package/check.sh
 
 # Every ```swift block of README.md built as its own executable target against this repository by path
-# (Examples/README/check.py; blocks marked `<!-- test-readme: skip: REASON -->` are listed, not built).
+# (Examples/README/check.py; blocks marked `<!-- test-readme: skip: REASON -->` are listed, not built, and
+# blocks marked `<!-- test-readme: compiled-in: PATH -->` are checked to be PATH's lines, which make test builds).
 test-readme: deps
 	SWIFT=$(SWIFT) python3 Examples/README/check.py
 
