@@ -23,6 +23,9 @@ NEUTRAL = ("cores used", "connections", "share", "count", "rows", "files", "urls
 
 def direction(header):
     h = header.lower()
+    # A ratio of times or CPU (WebImage ÷ C (time), ÷ client (CPU/image)): lower is better.
+    if "÷" in h and any(word in h for word in ("time", "cpu", " ms")):
+        return -1
     if any(word in h for word in NEUTRAL) and not any(word in h for word in HIGHER):
         return 0
     if any(word in h for word in HIGHER):
@@ -76,6 +79,11 @@ def tables(path):
                     order.append(key)
                 rows[key] = values
     return rows, order
+
+
+def is_webimages_column(column):
+    """Whether a column measures WebImage itself, not a baseline beside it (a C library's time)."""
+    return not any(word in column.lower() for word in ("c library", "vipsthumbnail", "pillow", "img2dataset ", "thumbor"))
 
 
 def is_webimages(key):
@@ -132,7 +140,7 @@ def main():
             mark = ""
             if sense and old and -sense * verdict > args.threshold:
                 mark = "**worse**"
-                if is_webimages(key):
+                if is_webimages(key) and is_webimages_column(column):
                     worse.append((section, row, column, old, new, verdict))
             elif sense and old and sense * verdict > args.threshold:
                 mark = "better"
