@@ -5,8 +5,10 @@ import Testing
 
 /// `webimage bulk` with `s3://` input and output, run as built against moto's S3 server on loopback
 /// (signatures checked), through a proxy that answers the first PUT of a tar with a 500.
+// Serialized: each test starts moto, whose start blocks the calling thread for seconds; several at once
+// would hold the cooperative pool's few threads and stall the other suites.
 @Suite(
-    "webimage bulk on an object store", .timeLimit(.minutes(10)),
+    "webimage bulk on an object store", .serialized, .timeLimit(.minutes(10)),
     .enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
 struct BulkObjectStorageTests {
     /// The arguments of a run of `list` into `output`.
