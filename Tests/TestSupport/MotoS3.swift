@@ -33,7 +33,20 @@ package final class MotoS3: Sendable {
     private let input: Pipe
     private let script: URL
 
-    package init() throws {
+    /// Starts moto on a thread of its own: the start takes seconds (Python imports, the IAM set-up), and a
+    /// test that blocked a thread of the cooperative pool that long, with others doing the same, would stall
+    /// every other suite's async tests.
+    package static func start() async throws -> MotoS3 {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try MotoS3() })
+            }
+            thread.name = "moto-s3-start"
+            thread.start()
+        }
+    }
+
+    private init() throws {
         script = FileManager.default.temporaryDirectory.appendingPathComponent("moto-s3-\(UUID().uuidString).py")
         try Self.source.write(to: script, atomically: true, encoding: .utf8)
         process = Process()
@@ -45,12 +58,17 @@ package final class MotoS3: Sendable {
         process.standardInput = input
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // The helper prints one JSON line once moto and the proxy listen and the set-up is done.
+        // The helper prints one JSON line once moto and the proxy listen and the set-up is done. Read with
+        // read(2), retried on EINTR: a child's SIGCHLD may land on this thread, and Foundation's FileHandle
+        // traps on an interrupted read.
+        let descriptor = output.fileHandleForReading.fileDescriptor
         var line = Data()
+        var byte: UInt8 = 0
         while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte == Data("\n".utf8) { break }
-            line += byte
+            let count = read(descriptor, &byte, 1)
+            if count < 0, errno == EINTR { continue }
+            if count <= 0 || byte == UInt8(ascii: "\n") { break }
+            line.append(byte)
         }
         guard let info = try JSONSerialization.jsonObject(with: line) as? [String: String],
             let endpoint = info["endpoint"], let proxy = info["proxy"], let key = info["key"],

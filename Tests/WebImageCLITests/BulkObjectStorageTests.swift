@@ -20,7 +20,7 @@ struct BulkObjectStorageTests {
     }
 
     @Test func aRunWritesEveryShardWholeAndARerunSkipsThem() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
@@ -64,7 +64,7 @@ struct BulkObjectStorageTests {
 
     @Test("--dedup exact with an s3:// output: two workers share the index in the prefix, one row kept per file")
     func exactDeduplicationInTheStore() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
@@ -104,7 +104,7 @@ struct BulkObjectStorageTests {
 
     @Test("--dedup phash with an s3:// output: two workers at once share the log in the prefix")
     func perceptualDeduplicationInTheStore() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let server = LocalImageServer(root: nil)
         try server.start()
         defer { server.shutdown() }
@@ -154,7 +154,7 @@ struct BulkObjectStorageTests {
     }
 
     @Test func theFilesFormatUploadsEverySamplesObjects() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
@@ -178,7 +178,7 @@ struct BulkObjectStorageTests {
     }
 
     @Test func aKilledRunResumesToTheSameSamples() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
@@ -221,7 +221,7 @@ struct BulkObjectStorageTests {
     }
 
     @Test func retryFailedRunsAgainTheFailuresOfPublishedShards() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()
@@ -260,7 +260,7 @@ struct BulkObjectStorageTests {
     }
 
     @Test func wrongCredentialsExitWith2AndSaySo() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let folder = try CLIRunner.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let list = try BulkCommandTests.writeList(["http://127.0.0.1:9/a.png"], to: folder)
@@ -295,7 +295,7 @@ struct BulkObjectStorageTests {
     }
 
     @Test func everyInputFormatIsReadFromTheStore() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let (server, _) = try BulkCommandTests.server()
         defer { server.shutdown() }
         let folder = try CLIRunner.temporaryFolder()

@@ -126,7 +126,7 @@ struct ServeSourcesTests {
 struct ServeS3SourcesTests {
     @Test("an object is served through a presigned GET; a missing key is 404; bad buckets and keys are 400")
     func servedFromTheStore() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let file = try CLIRunner.temporaryFolder().appendingPathComponent("q.png")
         try ServeGeometryTests.quadrants().write(to: file)
         try await store.upload(file, key: "images/q.png")

@@ -20,7 +20,7 @@ struct S3ClientTests {
 
     @Test(.enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
     func multipartUploadsGiveTheSameBytes() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         // S3 refuses parts under 5 MiB but the last: 11 MiB in 5 MiB parts is three parts.
         let client = try Self.client(store) {
             $0.multipartThreshold = 5 << 20
@@ -46,7 +46,7 @@ struct S3ClientTests {
 
     @Test(.enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
     func listingFollowsContinuationTokens() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let client = try Self.client(store)
         // 1,005 keys: two pages of ListObjectsV2. Names with a space, a plus, an ampersand and non-ASCII come
         // back as they were written.
@@ -65,7 +65,7 @@ struct S3ClientTests {
 
     @Test(.enabled(if: MotoS3.available, "make test-python sets up .venv-test with moto[server] and boto3"))
     func errorsCarryTheStoresCodeAndMessage() async throws {
-        let store = try MotoS3()
+        let store = try await MotoS3.start()
         let client = try Self.client(store)
         let missingBucket = S3Location(bucket: "no-such-bucket", key: "a")
         do {
