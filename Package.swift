@@ -280,6 +280,8 @@ let package = Package(
                 "ServerTestSupport",
                 // ProxyRoutesTests mounts the proxy in a Hummingbird application of its own.
                 .product(name: "Hummingbird", package: "hummingbird", condition: tools),
+                // READMESignatureExample: the README's signing example, with swift-crypto.
+                .product(name: "Crypto", package: "swift-crypto", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
