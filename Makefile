@@ -4,8 +4,11 @@ SHELL := /bin/bash
 
 SWIFT ?= swift
 # The command, proxy and dataset engine are behind the package's `Tools` trait (Package.swift says why):
-# every build and test here enables it.
-TRAITS := --traits Tools
+# every build and test here enables it, and the `OTel` trait too (span export from `webimage serve`, tested),
+# except `make demo`: its release build of swift-otel's exporter stack (swift-protobuf, async-http-client,
+# swift-nio-ssl) would be minutes the demo does not use.
+TRAITS := --traits Tools,OTel
+DEMO_TRAITS := --traits Tools
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
@@ -118,7 +121,7 @@ test-asan: deps test-python
 	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan-suppressions.txt $(SWIFT) test $(TRAITS) --sanitize=address --scratch-path .build-asan --no-parallel
 
 demo: deps
-	$(SWIFT) run -c release $(TRAITS) webimage demo
+	$(SWIFT) run -c release $(DEMO_TRAITS) webimage demo
 
 # Side-by-side benchmarks (Benchmarks/, see Benchmarks/README.md): release build, nginx on 127.0.0.1 serving a
 # generated file set, every client interleaved, report written to docs/BENCHMARKS.md (~10 minutes).

@@ -31,7 +31,14 @@ let package = Package(
         .trait(
             name: "Tools",
             description: "The webimage command, its image proxy (WebImageProxy) and dataset engine (WebImageDataset)."
-        )
+        ),
+        // Kept apart from `Tools` so `make demo` does not build it: swift-otel's OTLP/HTTP exporter brings
+        // swift-protobuf, async-http-client and swift-nio-ssl's BoringSSL into the `webimage` binary.
+        .trait(
+            name: "OTel",
+            description: "`webimage serve` exports its spans over OTLP/HTTP (swift-otel), set by the OTEL_* variables.",
+            enabledTraits: ["Tools"]
+        ),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -48,6 +55,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // `webimage serve`'s `/metrics` in Prometheus's text format.
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The proxy's spans (request, cache, fetch, decode, transform, encode); Hummingbird already needs it.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // Their OTLP/HTTP export from `webimage serve`, under the `OTel` trait; its gRPC exporter is left out.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         // `webimage serve`'s IMGPROXY_* environment. Hummingbird's package already names it (so it is resolved
         // either way); no traits: only the environment provider is used, not its JSON files.
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
@@ -161,6 +172,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: tools),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus", condition: tools),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: tools),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -194,6 +206,7 @@ let package = Package(
                 "LocalImageServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: tools),
                 .product(name: "Configuration", package: "swift-configuration", condition: tools),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTel"])),
             ],
             path: "Examples/webimage",
             swiftSettings: [.swiftLanguageMode(.v6)]

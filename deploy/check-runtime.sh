@@ -191,11 +191,11 @@ echo "Debian mirror: $MIRROR (security: $SECURITY_MIRROR)"
 
 build_binary() {
     # As the Dockerfile's build stage: release, the Swift runtime linked in statically.
-    "$SWIFT" build -c release --traits Tools --product webimage --static-swift-stdlib --scratch-path "$SCRATCH"
+    "$SWIFT" build -c release --traits Tools,OTel --product webimage --static-swift-stdlib --scratch-path "$SCRATCH"
 }
 
 bin_path() {
-    echo "$("$SWIFT" build -c release --traits Tools --static-swift-stdlib --scratch-path "$SCRATCH" --show-bin-path)/webimage"
+    echo "$("$SWIFT" build -c release --traits Tools,OTel --static-swift-stdlib --scratch-path "$SCRATCH" --show-bin-path)/webimage"
 }
 
 make_base_rootfs() {

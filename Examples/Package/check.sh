@@ -33,7 +33,7 @@ echo "Resolved:"
 grep -E '"(identity|version)"' "$work/consumer/Package.resolved" | paste - - | sed 's/  */ /g'
 # The library products need swift-log and swift-metrics only; the programs' packages sit behind the
 # `Tools` trait, which a dependent leaves off (Package.swift).
-heavy='"identity" : "(hummingbird|swift-nio|swift-nio-ssl|swift-nio-http2|async-http-client|swift-certificates|swift-configuration|swift-crypto|swift-argument-parser)"'
+heavy='"identity" : "(hummingbird|swift-nio|swift-nio-ssl|swift-nio-http2|async-http-client|swift-certificates|swift-configuration|swift-crypto|swift-argument-parser|swift-otel|swift-protobuf|swift-distributed-tracing)"'
 if grep -E "$heavy" "$work/consumer/Package.resolved"; then
     echo "error: an app using WebImage and WebImageCodecs resolved the packages above" >&2
     exit 1

@@ -351,6 +351,7 @@ extension WebImageCLI {
             server.readTimeout = settings.readTimeout
             server.maximumConnections = settings.maximumConnections
             server.metricsAddress = settings.metricsAddress
+            server.services = try Self.tracingServices(ProcessInfo.processInfo.environment, logger: logger)
             try await server.run { port in
                 Console.write("webimage serve: listening on http://\(host):\(port)\n", to: .standardOutput)
             }

@@ -68,7 +68,9 @@ extension ImageProxy {
             isOperational = false
             loggedPath = configuration.pathPrefix + Self.loggedPath(path)
             request.path = path
-            response = await respondToImageRequest(request)
+            response = await ProxyTracing.request(request, path: loggedPath) { [request] in
+                await respondToImageRequest(request)
+            }
         }
         if request.method == "HEAD" {
             // HEAD answers with the GET's header fields, its length included, and no body.

@@ -223,7 +223,9 @@ public final class ImageProxy: Sendable {
             context: sourceContext(
                 limitedContext(context(for: url, choice: choice, cancellation: JobCancellation()), for: url), for: url)
                 ?? ImageDownloadContext())
-        if let cache, let cacheKey, let hit = await Self.offPool({ cache.data(for: cacheKey) }) {
+        if let cache, let cacheKey,
+            let hit = await ProxyTracing.cacheLookup({ await Self.offPool({ cache.data(for: cacheKey) }) })
+        {
             metrics.resultCache(hit: true)
             let fields = await storedSourceFields(cache: cache, key: cacheKey)
             return (.success(.init(data: hit, sourceFields: fields)), .hit)
@@ -311,7 +313,8 @@ public final class ImageProxy: Sendable {
         -> ResultCoalescer.Made
     {
         if let info = url.info { return try await summary(of: url, info: info, cancellation: cancellation) }
-        let context = context(for: url, choice: choice, cancellation: cancellation)
+        var context = context(for: url, choice: choice, cancellation: cancellation)
+        context.stepObserver = ProxyStepSpans.current
         if url.options.raw || !url.options.skipProcessing.isEmpty {
             // The bytes first, undecoded: a source of a skipped format is answered as it came. Any other is
             // then fetched again below for processing (from the source cache when there is one).

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// Per-request settings that are not flags (SDWebImage's context dictionary, typed).
 ///
@@ -58,6 +59,11 @@ public struct ImageDownloadContext: Sendable {
     /// This caller's own `maximumAnimationFrames`, under `config.maximumAnimationFrames` (a larger value
     /// changes nothing): its decode keeps at most this many frames. nil by default.
     public var maximumAnimationFrames: Int?
+    /// Told of each step this caller's image went through (the transfer, decode, transform, encode) with
+    /// the times it ran, for tracing: `webimage serve` turns them into OpenTelemetry spans. A step shared
+    /// with other callers of the URL (one transfer; one decode per distinct decode options) is reported to
+    /// each of them. Not part of any cache key. nil by default.
+    public var stepObserver: (any ImageDownloadStepObserving)?
 
     /// Creates an empty context.
     public init(
@@ -71,4 +77,33 @@ public struct ImageDownloadContext: Sendable {
         self.decryptor = decryptor
         self.callbackQueue = callbackQueue
     }
+}
+
+/// A step of a download's work, as `ImageDownloadStepObserving` hears of it.
+public enum ImageDownloadStep: String, Sendable, CaseIterable {
+    /// The transfer, from its request to the whole body (a cached body's lookup when it came from the HTTP
+    /// cache).
+    case fetch
+    /// The body decoded to an image.
+    case decode
+    /// `ImageDownloadContext.transformer` applied.
+    case transform
+    /// `ImageDownloadContext.encoder` applied.
+    case encode
+}
+
+/// Hears when each step of a caller's download ran (`ImageDownloadContext.stepObserver`).
+///
+/// Called on the thread that ran the step, right after it: keep it short (record, do not wait).
+///
+/// ```swift
+/// struct StepLog: ImageDownloadStepObserving {
+///     func downloadStep(_ step: ImageDownloadStep, ranFrom start: Date, to end: Date, error: (any Error)?) {
+///         print(step, end.timeIntervalSince(start), error.map { "\($0)" } ?? "ok")
+///     }
+/// }
+/// ```
+public protocol ImageDownloadStepObserving: Sendable {
+    /// `step` ran from `start` to `end` (wall-clock times), and failed with `error` when it is not nil.
+    func downloadStep(_ step: ImageDownloadStep, ranFrom start: Date, to end: Date, error: (any Error)?)
 }

@@ -237,7 +237,8 @@ public final class ImageDownloader: Sendable {
             DownloadCaller(
                 id: callerID, token: token, progress: progress, completion: completed, detailedCompletion: detailed,
                 decoding: decodeRequest, target: callerTarget, imageCacheKey: imageCacheKey, output: output,
-                instruments: instruments, startedAt: startedAt, priority: priority ?? Operation.QueuePriority(options))
+                instruments: instruments, startedAt: startedAt, priority: priority ?? Operation.QueuePriority(options),
+                stepObserver: context?.stepObserver)
         }
         // The processed-image cache is read by the operation when it starts (disk I/O stays off this thread).
         if output == nil, let imageCache = config.imageCache, let imageCacheKey,

@@ -25,6 +25,13 @@ struct DownloadCaller: LifecycleCaller, Sendable {
     var priority: Operation.QueuePriority
     /// This caller's attempt (`config.retryPolicy`), 1 for the first.
     var attempt = 1
+    /// `context.stepObserver`: told when each step of this caller's image ran.
+    var stepObserver: (any ImageDownloadStepObserving)?
+
+    /// Tells this caller's step observer that `step` ran from `start` until now.
+    func report(_ step: ImageDownloadStep, from start: Date, error: (any Error)? = nil) {
+        stepObserver?.downloadStep(step, ranFrom: start, to: Date(), error: error)
+    }
 
     /// Runs this caller's one terminal callback: records the outcome on the token first (so the token's
     /// response is set when the completion runs), then calls the completion on the caller's queue.

@@ -84,6 +84,8 @@ extension ImageDownloaderOperation {
     /// Jobs are submitted, never waited for, and run on Dispatch threads, off the Swift cooperative pool.
     func runStages(_ run: BodyRun, box: IncrementalDecoderBox?) {
         let waiting = state.withLock { $0.callers }
+        let fetchStart = Date(timeIntervalSinceNow: -run.metrics.totalTime)
+        for caller in waiting { caller.report(.fetch, from: fetchStart) }
         serveCallers(run, result: .success(nil), data: run.payload) { $0.decoding.avoidsDecoding }
         let decoding = waiting.filter { !$0.decoding.avoidsDecoding }
         for options in Set(decoding.map(\.decoding.options)) {
@@ -93,7 +95,11 @@ extension ImageDownloaderOperation {
             environment.decodeStage.submit { [self] in
                 defer { run.end(self) }
                 guard isWaited(for: { !$0.decoding.avoidsDecoding && $0.decoding.options == options }) else { return }
+                let decodeStart = Date()
                 let decoded = decodeImage(run.payload, options: options, box: box)
+                for caller in callers {
+                    caller.report(.decode, from: decodeStart, error: decoded.failure)
+                }
                 for request in requests {
                     switch decoded {
                     case .success(let image):
@@ -116,10 +122,13 @@ extension ImageDownloaderOperation {
         environment.processingStage.submit { [self] in
             defer { run.end(self) }
             guard isWaited(for: { $0.decoding == request }) else { return }
+            let transformStart = Date()
             do {
                 let transformed = try transformer.transform(image, budget: request.options.memoryBudget)
+                for caller in callers { caller.report(.transform, from: transformStart) }
                 runEncodes(transformed, for: request, callers: callers, run: run)
             } catch {
+                for caller in callers { caller.report(.transform, from: transformStart, error: error) }
                 let failure = ImageDownloaderError.codecFailure(
                     error, url: self.request.url, context: "the transformer \(transformer.key) failed")
                 serveCallers(run, result: .failure(failure), data: nil) { $0.decoding == request }
@@ -146,7 +155,12 @@ extension ImageDownloaderOperation {
                 guard let output = state.withLock({ $0.callers.first(where: wants)?.output }) else {
                     return
                 }
-                switch encodeImage(image, output) {
+                let encodeStart = Date()
+                let encoded = encodeImage(image, output)
+                for caller in state.withLock({ $0.callers.filter(wants) }) {
+                    caller.report(.encode, from: encodeStart, error: encoded.failure)
+                }
+                switch encoded {
                 case .success(let data): serveCallers(run, result: .success(image), data: data, where: wants)
                 case .failure(let error): serveCallers(run, result: .failure(error), data: nil, where: wants)
                 }
@@ -264,5 +278,12 @@ extension ImageDownloaderOperation {
                 ImageDownloaderError.codecFailure(
                     error, url: request.url, context: "the encoder \(output.encoder.key) failed"))
         }
+    }
+}
+
+extension Result {
+    /// The error of a failure; nil for a success.
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { error } else { nil }
     }
 }

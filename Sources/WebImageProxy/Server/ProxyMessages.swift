@@ -16,6 +16,9 @@ public struct ProxyRequest: Sendable, Hashable {
     public var clientHints = ClientHints()
     /// The `Authorization` header's value, nil when absent.
     public var authorization: String?
+    /// The W3C trace-context fields (`traceparent`, `tracestate`) by lowercased name, those present: the
+    /// request's span continues that trace (see `ImageProxy`'s tracing).
+    public var traceContext: [String: String] = [:]
 
     /// Creates a request.
     public init(

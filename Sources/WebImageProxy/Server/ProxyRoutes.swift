@@ -54,6 +54,9 @@ extension ProxyRequest {
             method: request.method.rawValue, path: path, accept: request.headers[.accept],
             ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
             clientHints: ProxyServer.clientHints(request.headers), authorization: request.headers[.authorization])
+        for name in ProxyTracing.propagatedFields {
+            if let field = HTTPField.Name(name), let value = request.headers[field] { traceContext[name] = value }
+        }
     }
 }
 

@@ -49,6 +49,9 @@ public struct ProxyServer: Sendable {
     /// every `GET` path with them as imgproxy's does; give the proxy `servesMetrics` false so the main
     /// port does not answer `/metrics` too. nil (none) by default.
     public var metricsAddress: (host: String, port: Int)?
+    /// More services run in the server's group, started before the listener and stopped after it has
+    /// drained (a tracing exporter, so the last requests' spans are sent). None by default.
+    public var services: [any Service] = []
 
     /// A server for `proxy` on `host`:`port`.
     public init(
@@ -102,7 +105,7 @@ public struct ProxyServer: Sendable {
                 await onListening(channel.localAddress?.port ?? port)
             },
             logger: logger)
-        var services: [any Service] = [application]
+        var services: [any Service] = self.services + [application]
         if let metricsAddress {
             services.append(
                 MetricsListener(
