@@ -214,9 +214,19 @@ bench-dns: deps deps-bench bench-build
 
 # The 100 photographs of imgproxy's benchmark workload (Benchmarks/photos/SOURCES.md: nine Debian bookworm
 # packages, about 640 MiB of .deb files kept in .bench-photos/debs), fitted into 2040x1400 as JPEG q95 in
-# .bench-photos/photos; a second run with the same manifest does nothing. Not yet a workload of bench-serve.
+# .bench-photos/photos; a second run with the same manifest does nothing.
 bench-photos: deps-bench
 	.venv-bench/bin/python3 Benchmarks/photos/fetch_photos.py .bench-photos/photos --cache .bench-photos/debs
+
+# imgproxy's own benchmark workload (Benchmarks/WebImageBench/ImgproxyWorkload.swift): the photographs as JPEG,
+# PNG, WebP and AVIF sources (made once into .bench-photos/photos/formats), each fitted into 512x512 in its own
+# format by webimage serve and thumbor, at concurrencies 2 and 16 (wrk, 20 s each); rewrites only its section
+# of docs/BENCHMARKS.md. About 15 minutes, the sources' first making included.
+IMGPROXY_ROUNDS ?= 1
+bench-serve-imgproxy: deps deps-bench bench-build bench-photos
+	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --workload imgproxy \
+		--photos $(CURDIR)/.bench-photos/photos --rounds $(IMGPROXY_ROUNDS) --output docs/BENCHMARKS.md \
+		--command "make bench-serve-imgproxy"
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Benchmarks

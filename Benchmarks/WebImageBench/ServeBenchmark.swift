@@ -21,7 +21,12 @@ struct ServeRow: Codable, Sendable {
     /// Connect, read and write errors and timeouts.
     var socketErrors = 0
     var p50Milliseconds = 0.0
+    var p95Milliseconds = 0.0
     var p99Milliseconds = 0.0
+    /// The output format asked for (imgproxy's workload; empty in the 256×256 JPEG one).
+    var format = ""
+    /// The service's processes' peak resident memory so far (the sum of their VmHWM), in MiB.
+    var peakRSSMegabytes = 0.0
     /// User + system seconds of the service's processes over the run.
     var cpuSeconds = 0.0
     /// Requests the origin nginx served during the run.
@@ -81,6 +86,17 @@ struct ServeBenchmark {
         var start: (_ port: Int) -> Result<ServiceProcess, ServiceProcess.StartError>
         /// The warm-cache row: keys cycle over ``warmURLs`` after a pass that asks each once.
         var warm = false
+        /// What its answer must be: this format, `side`×`side` (or, with `fits`, at most that with one side
+        /// equal to it).
+        var answer = Answer(format: .jpeg, side: 256, fits: false)
+        /// The output format's name for the rows.
+        var format = ""
+    }
+
+    struct Answer {
+        var format: ImageFormat
+        var side: Int
+        var fits: Bool
     }
 
     /// Measures every service, then WebImage's decode-resize-encode alone on the same files, and returns the
@@ -120,7 +136,9 @@ struct ServeBenchmark {
 
     /// Starts `service`, checks one answer, fills the disk cache for the warm row (once: it stays on disk
     /// across rounds), measures each concurrency, stops it.
-    private func measure(_ service: Service, round: Int, filled: inout Bool) -> [ServeRow] {
+    /// `photos`: how many source images the URLs cycle over (the corpus's photos by default).
+    func measure(_ service: Service, round: Int, filled: inout Bool, photos: Int? = nil) -> [ServeRow] {
+        let photos = photos ?? corpus.photoNames.count
         func unmeasured(_ note: String) -> [ServeRow] {
             log("serve: \(service.name) not measured: \(note)")
             return settings.concurrencies.map { ServeRow(service: service.name, concurrency: $0, note: note) }
@@ -137,7 +155,7 @@ struct ServeBenchmark {
             cleanup.untrack(process)
         }
         let base = "http://127.0.0.1:\(port)"
-        if let problem = check(base + service.prefix + "0" + service.middle + "check") {
+        if let problem = check(base + service.prefix + "0" + service.middle + "check", answer: service.answer) {
             return unmeasured(problem + " (log: " + ServiceProcess.tail(of: process.log) + ")")
         }
         if service.warm && !filled {
@@ -149,20 +167,23 @@ struct ServeBenchmark {
             let nonce = service.warm ? "warm" : "r\(round)-c\(concurrency)"
             _ = wrk(
                 service, base: base, concurrency: concurrency, seconds: settings.warmupSeconds,
-                nonce: nonce + "-warmup")
+                nonce: nonce + "-warmup", photos: photos)
             // wrk drops the requests still in flight when its time is up; the service finishes them anyway.
             waitUntilIdle(process)
             let before = (cpu: process.cpuSeconds(), origin: origin.requestCount() ?? 0)
             guard
                 var row = wrk(
-                    service, base: base, concurrency: concurrency, seconds: settings.seconds, nonce: nonce)
+                    service, base: base, concurrency: concurrency, seconds: settings.seconds, nonce: nonce,
+                    photos: photos)
             else {
                 rows.append(
                     ServeRow(service: service.name, concurrency: concurrency, round: round, note: "wrk failed"))
                 continue
             }
             row.round = round
+            row.format = service.format
             row.cpuSeconds = process.cpuSeconds() - before.cpu
+            row.peakRSSMegabytes = process.peakResidentBytes() / 1_048_576
             // The status request itself is one of nginx's requests.
             row.originRequests = (origin.requestCount() ?? 0) - before.origin - 1
             log(
@@ -185,20 +206,26 @@ struct ServeBenchmark {
         }
     }
 
-    /// One request through curl: the answer must be a 256×256 JPEG. nil when it is, else what was wrong.
-    private func check(_ url: String) -> String? {
-        let file = root.appendingPathComponent("serve-check.jpg")
+    /// One request through curl: the answer must be `answer`'s format and size. nil when it is, else what was
+    /// wrong.
+    private func check(_ url: String, answer: Answer) -> String? {
+        let file = root.appendingPathComponent("serve-check.out")
         defer { try? FileManager.default.removeItem(at: file) }
         let outcome = runChild(["curl", "-s", "-o", file.path, "-w", "%{http_code}", url])
         guard outcome.status == 0, outcome.stdout == "200" else {
             return "GET \(url) answered \(outcome.stdout) (curl status \(outcome.status))"
         }
-        guard let data = try? Data(contentsOf: file), data.starts(with: [0xFF, 0xD8, 0xFF]) else {
-            return "GET \(url) did not answer a JPEG"
+        guard let data = try? Data(contentsOf: file), ImageFormat.detect(data) == answer.format else {
+            return "GET \(url) did not answer \(answer.format.rawValue)"
         }
-        guard let frame = try? ImageDecoderRegistry.shared.decode(data).frames.first,
-            frame.width == 256, frame.height == 256
-        else { return "GET \(url) did not answer a 256×256 image" }
+        guard let frame = try? ImageDecoderRegistry.shared.decode(data).frames.first else {
+            return "GET \(url) answered an image that does not decode"
+        }
+        let fits = max(frame.width, frame.height) == answer.side && min(frame.width, frame.height) <= answer.side
+        guard answer.fits ? fits : (frame.width == answer.side && frame.height == answer.side) else {
+            return "GET \(url) answered \(frame.width)×\(frame.height), not \(answer.fits ? "within " : "")"
+                + "\(answer.side)×\(answer.side)"
+        }
         return nil
     }
 
@@ -217,10 +244,12 @@ struct ServeBenchmark {
     }
 
     /// One wrk run at `concurrency` for `seconds`; nil when wrk failed or printed no summary.
-    private func wrk(_ service: Service, base: String, concurrency: Int, seconds: Int, nonce: String) -> ServeRow? {
+    private func wrk(
+        _ service: Service, base: String, concurrency: Int, seconds: Int, nonce: String, photos: Int
+    ) -> ServeRow? {
         let script = root.appendingPathComponent("serve.lua")
         let text = Self.wrkScript(
-            prefix: service.prefix, middle: service.middle, photos: corpus.photoNames.count,
+            prefix: service.prefix, middle: service.middle, photos: photos,
             cycle: service.warm ? Self.warmURLs : 0, nonce: nonce)
         do { try text.write(to: script, atomically: true, encoding: .utf8) } catch { return nil }
         let outcome = runChild([
@@ -234,21 +263,22 @@ struct ServeBenchmark {
             return nil
         }
         let values = line.split(separator: " ").dropFirst().compactMap { Double($0) }
-        guard values.count == 9 else { return nil }
+        guard values.count == 10 else { return nil }
         var row = ServeRow(service: service.name, concurrency: concurrency)
         row.responses = Int(values[0])
         row.seconds = values[1] / 1e6
         row.socketErrors = Int(values[2] + values[3] + values[4] + values[6])
         row.httpErrors = Int(values[5])
         row.p50Milliseconds = values[7] / 1000
-        row.p99Milliseconds = values[8] / 1000
+        row.p95Milliseconds = values[8] / 1000
+        row.p99Milliseconds = values[9] / 1000
         return row
     }
 
     /// wrk's Lua script. Each request's path is `prefix .. photo .. middle .. key`. With `cycle` 0 the key is
     /// `nonce-thread-counter`, new for every request; otherwise it walks `warm-0 … warm-(cycle−1)`, the two
     /// threads interleaved. `done` prints one `SERVEBENCH` line: responses, duration µs, connect, read,
-    /// write, status (≥ 400) and timeout errors, p50 and p99 µs.
+    /// write, status (≥ 400) and timeout errors, p50, p95 and p99 µs.
     static func wrkScript(prefix: String, middle: String, photos: Int, cycle: Int, nonce: String) -> String {
         """
         local prefix, middle, photos, cycle, nonce = "\(prefix)", "\(middle)", \(photos), \(cycle), "\(nonce)"
@@ -271,9 +301,9 @@ struct ServeBenchmark {
         end
         function done(summary, latency, requests)
           local e = summary.errors
-          io.write(string.format("SERVEBENCH %d %d %d %d %d %d %d %.1f %.1f\\n", summary.requests,
+          io.write(string.format("SERVEBENCH %d %d %d %d %d %d %d %.1f %.1f %.1f\\n", summary.requests,
             summary.duration, e.connect, e.read, e.write, e.status, e.timeout, latency:percentile(50),
-            latency:percentile(99)))
+            latency:percentile(95), latency:percentile(99)))
         end
 
         """

@@ -82,6 +82,39 @@ final class ServiceProcess {
         kill(-pid, SIGKILL)
     }
 
+    /// The peak resident memory of the leader and every process descending from it, in bytes: the sum of
+    /// their `VmHWM` in /proc/<pid>/status (each process's own peak, so a sum over processes that peaked at
+    /// different times is an upper bound).
+    func peakResidentBytes() -> Double {
+        var parents: [pid_t: pid_t] = [:]
+        var peaks: [pid_t: Double] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let id = pid_t(entry),
+                let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8)
+            else { continue }
+            for line in status.split(separator: "\n") {
+                // "PPid:\t123", "VmHWM:\t   4096 kB": tabs and spaces.
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                if line.hasPrefix("PPid:"), fields.count > 1 { parents[id] = pid_t(fields[1]) }
+                if line.hasPrefix("VmHWM:"), fields.count > 1, let kilobytes = Double(fields[1]) {
+                    peaks[id] = kilobytes * 1024
+                }
+            }
+        }
+        return peaks.filter { descends($0.key, parents: parents) }.values.reduce(0, +)
+    }
+
+    /// Whether `id` is the leader or one of its descendants in `parents`.
+    private func descends(_ id: pid_t, parents: [pid_t: pid_t]) -> Bool {
+        var ancestor: pid_t? = id
+        var depth = 0
+        while let current = ancestor, current != pid, current > 1, depth < 64 {
+            ancestor = parents[current]
+            depth += 1
+        }
+        return ancestor == pid
+    }
+
     /// User + system seconds of the leader and every process descending from it (forked workers), each
     /// read from /proc/<pid>/stat; a process's reaped children count through its `cutime`/`cstime`.
     func cpuSeconds() -> Double {

@@ -12,6 +12,8 @@ import Foundation
 //       [--concurrency 16,64]
 //       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
 //       section of the output file; `run` includes it unless --no-serve
+//   WebImageBench serve-bench --workload imgproxy [--photos DIR] [--rounds N] [--seconds N] [--concurrency 2,16]
+//       imgproxy's benchmark workload (ImgproxyWorkload.swift): webimage serve and thumbor
 //   WebImageBench dns-bench [--output docs/BENCHMARKS.md] [--rounds N]
 //       `webimage bulk` against img2dataset behind a slow DNS (unbound): as root inside
 //       `unshare --net --mount` (make bench-dns); replaces the DNS section of the output file
@@ -64,8 +66,8 @@ struct Arguments {
 
 extension Arguments {
     /// `--{prefix}rounds`, `--{prefix}seconds`, `--{prefix}warmup` and `--{prefix}concurrency 16,64`.
-    func serveSettings(prefix: String) -> ServeBenchmark.Settings {
-        var settings = ServeBenchmark.Settings()
+    func serveSettings(prefix: String, defaults: ServeBenchmark.Settings = .init()) -> ServeBenchmark.Settings {
+        var settings = defaults
         settings.rounds = int(prefix + "rounds", default: settings.rounds)
         settings.seconds = int(prefix + "seconds", default: settings.seconds)
         settings.warmupSeconds = int(prefix + "warmup", default: settings.warmupSeconds)
@@ -91,6 +93,8 @@ if commandLine.contains(where: { $0 == "--help" || $0 == "-h" }) {
         usage: WebImageBench run [--rounds N] [--output FILE] [--corpus DIR] [--no-profile] [--no-serve] \
         [--only decoders|dataset] [--serve-rounds N] [--serve-seconds N]
                WebImageBench serve-bench [--output FILE] [--rounds N] [--seconds N] [--warmup N] [--concurrency 16,64]
+               WebImageBench serve-bench --workload imgproxy [--photos DIR] [--output FILE] [--rounds N] [--seconds N] \
+        [--warmup N] [--concurrency 2,16]
                WebImageBench dns-bench [--output FILE] [--rounds N]
                WebImageBench <client> ...   (the clients the driver starts; Benchmarks/WebImageBench/main.swift lists them)
         """)
@@ -118,6 +122,13 @@ case "run":
         driver.output = output
         driver.command = arguments.string("command") ?? (["WebImageBench"] + commandLine).joined(separator: " ")
     }
+    driver.run()
+case "serve-bench" where arguments.string("workload") == "imgproxy":
+    var driver = ImgproxyDriver()
+    driver.settings = arguments.serveSettings(prefix: "", defaults: driver.settings)
+    driver.output = arguments.string("output") ?? driver.output
+    driver.photos = arguments.string("photos") ?? driver.photos
+    driver.command = arguments.string("command") ?? driver.command
     driver.run()
 case "serve-bench":
     var driver = ServeDriver()
