@@ -198,11 +198,12 @@ bench-compare: deps deps-bench bench-build
 		--command "make bench-compare BASE=$(BASE) BENCH_ROUNDS=$(BENCH_ROUNDS)" > docs/BENCHMARKS-COMPARE.md
 	@echo "docs/BENCHMARKS-COMPARE.md written"
 
-# The serve workload alone (`webimage serve` against thumbor and nginx image_filter, under wrk, about 4 minutes):
-# rewrites only the serve section of docs/BENCHMARKS.md.
-bench-serve: deps deps-bench bench-build
+# The serve workloads (about 12 minutes): `webimage serve` against thumbor and nginx image_filter under wrk, then
+# imgproxy's own workload (make bench-serve-imgproxy); each rewrites only its section of docs/BENCHMARKS.md.
+bench-serve: deps deps-bench bench-build bench-photos
 	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --rounds $(BENCH_SERVE_ROUNDS) \
 		--seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench-serve"
+	$(MAKE) --no-print-directory bench-serve-imgproxy
 
 # `webimage bulk` against img2dataset when DNS is slow (Benchmarks/WebImageBench/DNSBenchmark.swift, about 5
 # minutes): in a network and mount namespace of its own with only lo (unshare, as root), Debian's unbound on

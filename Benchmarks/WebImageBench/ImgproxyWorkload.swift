@@ -62,6 +62,49 @@ struct ImgproxyWorkload {
         return total
     }
 
+    /// The two single-source memory probes imgproxy publishes figures for: a 2000×1333 and a 7360×4912 JPEG
+    /// (q90; the first from photograph 0, the second from the corpus's 36 MP astronaut), written into
+    /// `www/memory/m0.jpg` and `m1.jpg`, with imgproxy's published peaks in bytes.
+    static let memoryProbes: [(label: String, width: Int, height: Int, imgproxyBytes: Double)] = [
+        ("2000×1333", 2000, 1333, 82e6), ("7360×4912", 7360, 4912, 271e6),
+    ]
+
+    func prepareMemoryProbes(into www: URL, corpusImages: URL) throws {
+        let folder = www.appendingPathComponent("memory")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let sources = [
+            photos.appendingPathComponent("photo-000.jpg"), corpusImages.appendingPathComponent("astronaut-36mp.jpg"),
+        ]
+        for (index, probe) in Self.memoryProbes.enumerated() {
+            let image = try ImageDecoderRegistry.shared.decode(Data(contentsOf: sources[index]))
+            guard let frame = image.frames.first else { throw BenchError("\(sources[index].path) has no frame") }
+            let sized = Corpus.resize(frame, to: PixelSize(width: probe.width, height: probe.height))
+            try sized.pixels.withUnsafeBufferPointer { pixels in
+                guard let base = pixels.baseAddress else { throw BenchError("empty frame") }
+                var output: UnsafeMutablePointer<UInt8>?
+                var length = 0
+                guard wi_bench_tj_encode(base, Int32(probe.width), Int32(probe.height), 90, &output, &length) == 0,
+                    let jpeg = output
+                else { throw BenchError("JPEG encode failed") }
+                try Data(bytes: jpeg, count: length).write(to: folder.appendingPathComponent("m\(index).jpg"))
+                wi_bench_tj_free(jpeg)
+            }
+        }
+    }
+
+    /// Milliseconds one thread takes to decode one of the PNG sources whole (the median of the first ten):
+    /// what a PNG request costs before any resize, since a PNG cannot be decoded at a reduced size.
+    func pngDecodeMilliseconds() throws -> Double {
+        var times: [Double] = []
+        for index in 0..<10 {
+            let data = try Data(contentsOf: cache.appendingPathComponent("p\(index).png"))
+            let start = DispatchTime.now().uptimeNanoseconds
+            _ = try ImageDecoderRegistry.shared.decode(data)
+            times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+        }
+        return median(times)
+    }
+
     private func write(_ frame: ImageFrame, to stem: URL) throws {
         let width = Int32(frame.width)
         let height = Int32(frame.height)
@@ -96,12 +139,12 @@ struct ImgproxyWorkload {
 
 extension ServeBenchmark {
     /// The services of imgproxy's workload for `format`: `webimage serve` and thumbor.
-    func imgproxyServices(_ format: ImgproxyWorkload.Format) -> [Service] {
+    func imgproxyServices(_ format: ImgproxyWorkload.Format, webimageArguments: [String] = []) -> [Service] {
         let source = origin.baseURL + "/imgproxy/p"
         let middle = ".\(format.name)%3Fn%3D"
         let answer = Answer(format: format.imageFormat, side: ImgproxyWorkload.side, fits: true)
         let side = ImgproxyWorkload.side
-        var webimage = services()[0]
+        var webimage = self.webimage(warm: false, extra: webimageArguments)
         webimage.prefix = "/insecure/rs:fit:\(side):\(side)/f:\(format.name)/q:\(format.quality)/plain/" + source
         webimage.middle = middle
         webimage.answer = answer
@@ -114,6 +157,49 @@ extension ServeBenchmark {
         thumbor.answer = answer
         thumbor.format = format.name
         return [webimage, thumbor]
+    }
+
+    /// One service's peak memory for one request.
+    struct MemoryRow {
+        var service: String
+        var label: String
+        var peakBytes = 0.0
+        var note = ""
+    }
+
+    /// For each memory probe and each service: a freshly started service answers one request fitting the
+    /// probe into 512×512 as JPEG q80, then its processes' peak resident memory is read.
+    func singleSourceMemory() -> [MemoryRow] {
+        var rows: [MemoryRow] = []
+        let jpeg = ImgproxyWorkload.formats[0]
+        for (index, probe) in ImgproxyWorkload.memoryProbes.enumerated() {
+            // imgproxy's own source-resolution limit (50 MP) instead of serve's 16.8 MP, so the 36 MP probe
+            // is processed, as imgproxy's figure for it was.
+            for var service in imgproxyServices(jpeg, webimageArguments: ["--max-source-pixels", "50000000"]) {
+                service.prefix = service.prefix.replacingOccurrences(of: "/imgproxy/p", with: "/memory/m")
+                var row = MemoryRow(service: service.name, label: probe.label)
+                let port = ServiceProcess.freePort()
+                switch service.start(port) {
+                case .failure(let error):
+                    row.note = error.description
+                case .success(let process):
+                    cleanup.track(process)
+                    let url = "http://127.0.0.1:\(port)" + service.prefix + "\(index)" + service.middle + "memory"
+                    if let problem = check(url, answer: service.answer) {
+                        row.note = problem
+                    } else {
+                        row.peakBytes = process.peakResidentBytes()
+                    }
+                    process.stop()
+                    cleanup.untrack(process)
+                }
+                log(
+                    "imgproxy workload: \(service.name), one \(probe.label) source: \(fmt(row.peakBytes / 1e6, 1)) MB \(row.note)"
+                )
+                rows.append(row)
+            }
+        }
+        return rows
     }
 
     /// Every format, every service, every concurrency, `settings.rounds` times (the order of the services
@@ -147,6 +233,9 @@ struct ImgproxySection {
     static let end = "<!-- imgproxy workload: end -->"
 
     let rows: [ServeRow]
+    let memory: [ServeBenchmark.MemoryRow]
+    /// One thread's decode of one PNG source, in ms.
+    let pngDecodeMilliseconds: Double
     let photos: Int
     let command: String
     let date: String
@@ -198,8 +287,67 @@ struct ImgproxySection {
                 }
             }
         }
-        text += "\nVersions: " + versions.map { "\($0.0) \($0.1)" }.joined(separator: "; ") + ".\n\n"
+        text +=
+            "\n" + memoryTable() + "\n" + verdicts() + "\nVersions: "
+            + versions.map { "\($0.0) \($0.1)" }.joined(separator: "; ") + ".\n\n"
         return text + Self.end + "\n"
+    }
+
+    private func memoryTable() -> String {
+        var text = "Peak memory for one source: each service started afresh, asked once to fit the source into "
+        text += "512×512 as JPEG q80, then the peak resident memory of its processes read (VmHWM, MB = 10⁶ "
+        text += "bytes), beside imgproxy's published figures; `webimage serve` runs with `--max-source-pixels "
+        text +=
+            "50000000` (imgproxy's 50 MP default) so the 36 MP source is not refused by its 16.8 MP one.\n\n| source | service | peak RSS MB | imgproxy's |\n"
+        text += "|---|---|---:|---:|\n"
+        for row in memory {
+            let published = ImgproxyWorkload.memoryProbes.first { $0.label == row.label }?.imgproxyBytes ?? 0
+            let value = row.note.isEmpty ? fmt(row.peakBytes / 1e6, 1) : "not measured: \(row.note)"
+            text += "| \(row.label) JPEG | \(row.service) | \(value) | \(fmt(published / 1e6, 0)) |\n"
+        }
+        return text
+    }
+
+    /// The issue's targets, met or missed, with the measured reason for a miss.
+    private func verdicts() -> String {
+        var text = "Targets:\n\n"
+        let webimage = "webimage serve"
+        for format in ImgproxyWorkload.formats {
+            let here = rows.filter { $0.format == format.name && $0.concurrency == 2 && $0.measured }
+            let ours = median(here.filter { $0.service == webimage }.map(\.requestsPerSecond))
+            let theirs = median(here.filter { $0.service != webimage }.map(\.requestsPerSecond))
+            guard ours > 0, theirs > 0 else {
+                text += "- \(format.name), concurrency 2, ≥ 2× thumbor's requests/s: not measured.\n"
+                continue
+            }
+            let ratio = ours / theirs
+            text += "- \(format.name), concurrency 2, ≥ 2× thumbor's requests/s: **\(ratio >= 2 ? "met" : "missed")**"
+            text += " (\(fmt(ratio, 2))×)"
+            if ratio < 2, format.name == "png" {
+                let cpu = median(here.filter { $0.service == webimage }.map(\.cpuMillisecondsPerImage))
+                let thumborCPU = median(here.filter { $0.service != webimage }.map(\.cpuMillisecondsPerImage))
+                text += ". Measured: `webimage serve` spends \(fmt(cpu, 0)) ms of CPU per PNG answer (thumbor: "
+                text += "\(fmt(thumborCPU, 0)) ms), so twice thumbor's rate on two cores would need under "
+                text += "\(fmt(thumborCPU / 2, 0)) ms; decoding one 2040×1400 PNG source whole takes "
+                text += "\(fmt(pngDecodeMilliseconds, 0)) ms of it on one thread (PNG has no reduced-size decode, "
+                text += "as JPEG's DCT scaling is), and the rest is the full-size resample, the PNG encode and the "
+                text += "fetch, not broken down here"
+            }
+            text += ".\n"
+        }
+        for probe in ImgproxyWorkload.memoryProbes {
+            guard let row = memory.first(where: { $0.label == probe.label && $0.service == webimage }),
+                row.note.isEmpty
+            else {
+                text += "- peak RSS for one \(probe.label) source ≤ \(fmt(probe.imgproxyBytes / 1e6, 0)) MB: not "
+                text += "measured.\n"
+                continue
+            }
+            let met = row.peakBytes <= probe.imgproxyBytes
+            text += "- peak RSS for one \(probe.label) source ≤ \(fmt(probe.imgproxyBytes / 1e6, 0)) MB: "
+            text += "**\(met ? "met" : "missed")** (\(fmt(row.peakBytes / 1e6, 1)) MB).\n"
+        }
+        return text
     }
 
     /// `document` with this section replacing its previous one, or added at the end.
@@ -230,6 +378,8 @@ struct ImgproxyDriver {
         do {
             try FileManager.default.createDirectory(at: corpus.www, withIntermediateDirectories: true)
             count = try workload.prepare(into: corpus.www)
+            try workload.prepareMemoryProbes(
+                into: corpus.www, corpusImages: URL(fileURLWithPath: "Tests/Fixtures/corpus/images"))
         } catch { cleanup.abort("imgproxy workload: \(error)") }
         let nginx: NginxServer
         do { nginx = try NginxServer.forBenchmarks(serving: corpus.www) } catch { cleanup.abort("\(error)") }
@@ -238,8 +388,12 @@ struct ImgproxyDriver {
             settings: settings, root: root, corpus: corpus, origin: nginx, webimageCLI: Driver.webimageCLI,
             thumbor: Driver.thumbor, cleanup: cleanup)
         let rows = bench.runImgproxy(photos: count)
+        let memory = bench.singleSourceMemory()
+        let decode: Double
+        do { decode = try workload.pngDecodeMilliseconds() } catch { cleanup.abort("PNG decode: \(error)") }
         let section = ImgproxySection(
-            rows: rows, photos: count, command: command, date: ISO8601DateFormatter().string(from: Date()),
+            rows: rows, memory: memory, pngDecodeMilliseconds: decode, photos: count, command: command,
+            date: ISO8601DateFormatter().string(from: Date()),
             load: loadAtStart + " / " + Environment.loadAverage(), settings: settings, versions: bench.versions())
         cleanup.finish()
         let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? "# WebImage benchmarks\n"

@@ -208,7 +208,7 @@ struct ServeBenchmark {
 
     /// One request through curl: the answer must be `answer`'s format and size. nil when it is, else what was
     /// wrong.
-    private func check(_ url: String, answer: Answer) -> String? {
+    func check(_ url: String, answer: Answer) -> String? {
         let file = root.appendingPathComponent("serve-check.out")
         defer { try? FileManager.default.removeItem(at: file) }
         let outcome = runChild(["curl", "-s", "-o", file.path, "-w", "%{http_code}", url])

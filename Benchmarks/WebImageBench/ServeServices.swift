@@ -15,7 +15,8 @@ extension ServeBenchmark {
         [webimage(warm: false), thumborService(), imageFilter(), webimage(warm: true)]
     }
 
-    private func webimage(warm: Bool) -> Service {
+    /// `extra`: more arguments for `webimage serve` (the memory probes raise its source-size limit).
+    func webimage(warm: Bool, extra: [String] = []) -> Service {
         let name = warm ? "webimage serve, warm disk cache" : "webimage serve"
         let cli = webimageCLI
         let cacheDirectory = root.appendingPathComponent("serve-cache")
@@ -26,10 +27,11 @@ extension ServeBenchmark {
                 guard let cli else {
                     return .failure(.init(description: "no release webimage (make bench sets WEBIMAGE_CLI)"))
                 }
-                var arguments = [
-                    cli, "serve", "--host", "127.0.0.1", "--port", String(port), "--allow-unsigned",
-                    "--allow-destination", "127.0.0.0/8",
-                ]
+                var arguments =
+                    [
+                        cli, "serve", "--host", "127.0.0.1", "--port", String(port), "--allow-unsigned",
+                        "--allow-destination", "127.0.0.0/8",
+                    ] + extra
                 if warm {
                     guard Self.serveHasCacheDirectory(cli) else {
                         return .failure(.init(description: "--cache-dir missing"))
