@@ -155,34 +155,46 @@ struct Corpus {
     }
 
     private func write(_ frame: ImageFrame, to stem: String) throws {
+        try Self.writeJPEGWebPPNG(frame, to: url(stem).path, jpegQuality: 90, webpQuality: 80)
+        try frame.pixels.withUnsafeBufferPointer { pixels in
+            guard let base = pixels.baseAddress else { throw BenchError("empty frame") }
+            var output: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            guard
+                wi_bench_heif_encode(
+                    base, Int32(frame.width), Int32(frame.height), Self.heicQuality, &output, &length) == 0,
+                let heic = output
+            else { throw BenchError("HEIC encode failed (libheif without its x265 encoder?)") }
+            try Data(bytes: heic, count: length).write(to: url(stem + ".heic"))
+            wi_bench_heif_free(heic)
+        }
+    }
+
+    /// `frame` as `stem.jpg` (libjpeg-turbo at `jpegQuality`), `stem.webp` (libwebp at `webpQuality`) and
+    /// `stem.png`, `stem` a path without extension.
+    static func writeJPEGWebPPNG(_ frame: ImageFrame, to stem: String, jpegQuality: Int32, webpQuality: Float) throws {
         let width = Int32(frame.width)
         let height = Int32(frame.height)
         try frame.pixels.withUnsafeBufferPointer { pixels in
             guard let base = pixels.baseAddress else { throw BenchError("empty frame") }
             var output: UnsafeMutablePointer<UInt8>?
             var length = 0
-            guard wi_bench_tj_encode(base, width, height, 90, &output, &length) == 0, let jpeg = output else {
+            guard wi_bench_tj_encode(base, width, height, jpegQuality, &output, &length) == 0, let jpeg = output else {
                 throw BenchError("JPEG encode failed")
             }
-            try Data(bytes: jpeg, count: length).write(to: url(stem + ".jpg"))
+            try Data(bytes: jpeg, count: length).write(to: URL(fileURLWithPath: stem + ".jpg"))
             wi_bench_tj_free(jpeg)
             output = nil
-            guard wi_bench_webp_encode(base, width, height, 80, &output, &length) == 0, let webp = output else {
-                throw BenchError("WebP encode failed")
-            }
-            try Data(bytes: webp, count: length).write(to: url(stem + ".webp"))
+            guard wi_bench_webp_encode(base, width, height, webpQuality, &output, &length) == 0, let webp = output
+            else { throw BenchError("WebP encode failed") }
+            try Data(bytes: webp, count: length).write(to: URL(fileURLWithPath: stem + ".webp"))
             wi_bench_webp_free(webp)
             output = nil
             guard wi_bench_png_encode(base, width, height, &output, &length) == 0, let png = output else {
                 throw BenchError("PNG encode failed")
             }
-            try Data(bytes: png, count: length).write(to: url(stem + ".png"))
+            try Data(bytes: png, count: length).write(to: URL(fileURLWithPath: stem + ".png"))
             wi_bench_png_free(png)
-            output = nil
-            guard wi_bench_heif_encode(base, width, height, Self.heicQuality, &output, &length) == 0, let heic = output
-            else { throw BenchError("HEIC encode failed (libheif without its x265 encoder?)") }
-            try Data(bytes: heic, count: length).write(to: url(stem + ".heic"))
-            wi_bench_heif_free(heic)
         }
     }
 

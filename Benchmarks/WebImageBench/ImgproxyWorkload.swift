@@ -106,30 +106,7 @@ struct ImgproxyWorkload {
     }
 
     private func write(_ frame: ImageFrame, to stem: URL) throws {
-        let width = Int32(frame.width)
-        let height = Int32(frame.height)
-        try frame.pixels.withUnsafeBufferPointer { pixels in
-            guard let base = pixels.baseAddress else { throw BenchError("empty frame") }
-            var output: UnsafeMutablePointer<UInt8>?
-            var length = 0
-            guard wi_bench_tj_encode(base, width, height, 75, &output, &length) == 0, let jpeg = output else {
-                throw BenchError("JPEG encode failed")
-            }
-            try Data(bytes: jpeg, count: length).write(to: URL(fileURLWithPath: stem.path + ".jpg"))
-            wi_bench_tj_free(jpeg)
-            output = nil
-            guard wi_bench_webp_encode(base, width, height, 75, &output, &length) == 0, let webp = output else {
-                throw BenchError("WebP encode failed")
-            }
-            try Data(bytes: webp, count: length).write(to: URL(fileURLWithPath: stem.path + ".webp"))
-            wi_bench_webp_free(webp)
-            output = nil
-            guard wi_bench_png_encode(base, width, height, &output, &length) == 0, let png = output else {
-                throw BenchError("PNG encode failed")
-            }
-            try Data(bytes: png, count: length).write(to: URL(fileURLWithPath: stem.path + ".png"))
-            wi_bench_png_free(png)
-        }
+        try Corpus.writeJPEGWebPPNG(frame, to: stem.path, jpegQuality: 75, webpQuality: 75)
         let outcome = runChild([
             "avifenc", "-s", "9", "-j", "2", "--min", "22", "--max", "22", stem.path + ".png", stem.path + ".avif",
         ])
@@ -396,12 +373,7 @@ struct ImgproxyDriver {
             date: ISO8601DateFormatter().string(from: Date()),
             load: loadAtStart + " / " + Environment.loadAverage(), settings: settings, versions: bench.versions())
         cleanup.finish()
-        let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? "# WebImage benchmarks\n"
-        do {
-            try section.splice(into: existing).write(toFile: output, atomically: true, encoding: .utf8)
-        } catch {
-            fail("cannot write \(output): \(error)")
-        }
+        ServeDriver.replaceSection(of: output, with: section.splice(into:))
         log("wrote the imgproxy workload section of \(output)")
     }
 }

@@ -335,16 +335,22 @@ struct ServeDriver {
             thumbor: Driver.thumbor, cleanup: cleanup)
         let section = bench.run(command: command, loadAtStart: loadAtStart)
         cleanup.finish()
-        let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? "# WebImage benchmarks\n"
-        do {
-            try section.splice(into: existing).write(toFile: output, atomically: true, encoding: .utf8)
-        } catch {
-            fail("cannot write \(output): \(error)")
-        }
+        Self.replaceSection(of: output, with: section.splice(into:))
         for verdict in section.verdicts() {
             let state = verdict.met.map { $0 ? "met   " : "MISSED" } ?? "n/a   "
             print("\(state) \(verdict.target), c\(verdict.concurrency): \(verdict.measured)")
         }
         log("wrote the serve section of \(output)")
+    }
+
+    /// Rewrites the report at `output` (a new one when there is none) with `splice` applied: each workload
+    /// replaces only its own section.
+    static func replaceSection(of output: String, with splice: (String) -> String) {
+        let existing = (try? String(contentsOfFile: output, encoding: .utf8)) ?? "# WebImage benchmarks\n"
+        do {
+            try splice(existing).write(toFile: output, atomically: true, encoding: .utf8)
+        } catch {
+            fail("cannot write \(output): \(error)")
+        }
     }
 }
