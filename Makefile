@@ -111,8 +111,13 @@ conformance: deps conformance-venv
 
 # Sanitizers (each in its own build folder). TSan covers the concurrent parts; ASan runs everything,
 # with LeakSanitizer told about the toolchain's own XCTest leak (.ci/lsan-suppressions.txt).
+# TSan builds without the OTel trait: swift-otel 1.6.0 does not compile with -sanitize=thread under Swift 6.3.1
+# (its batch processors' `logger` captures become "sending risks data races" errors), so the span-export test,
+# which needs that exporter in the binary, is skipped there; the proxy's span code and the downloader's step
+# hook are still built and run.
+TSAN_TRAITS := --traits Tools
 test-tsan: deps
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test $(TRAITS) --sanitize=thread --scratch-path .build-tsan --filter "Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3|BulkEngine|WebDataset|BulkDNS"
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(SWIFT_TEST_WIDTH) $(SWIFT) test $(TSAN_TRAITS) --sanitize=thread --scratch-path .build-tsan --skip ServeTracing --filter "StepObserver|Downloader|ImageTask|Transport|CookieJar|Cach|LocalImageServer|ResponseBody|QueueChannel|HTTP2|Trust|EarlyCancel|Credential|TotalTimeout|CReturnCode|HeaderInjection|Nginx|DecodeBudget|Lifecycle|FinishNotification|Observability|ImageTransformer|BodyLimit|AnimationMemory|DestinationPolicy|ConnectionLimit|RetryPolicy|Serve|Proxy|URLPrefix|S3|BulkEngine|WebDataset|BulkDNS"
 
 # Serial: ASan slows everything several times, and tests that wait on a thread (sync ones, CLI children)
 # then starve the parallel async tests' cooperative pool into their time limits; run one at a time, the
