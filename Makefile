@@ -50,12 +50,21 @@ test-python:
 
 # Every stage runs and reports, whatever an earlier one did (the suite's stages fail on their own when the
 # build did), and the last line names the stages that passed and failed; the exit status is 1 if any failed.
+# The Python venvs (test-python, and conformance-venv for test-conformance) are installed in the background
+# while the build runs: pip mostly waits on downloads and disk, and on a fresh machine that is a minute or two
+# the build's compilers can use; the test-python stage waits for it and prints what it printed.
 TEST_STAGES := build test-python test-swift test-conformance test-load
 test: deps
-	@passed=""; failed=""; \
+	@passed=""; failed=""; venvs_log="$$(mktemp /tmp/webimage-venvs.XXXXXX)"; \
+	$(MAKE) --no-print-directory test-python conformance-venv >"$$venvs_log" 2>&1 & venvs=$$!; \
 	for stage in $(TEST_STAGES); do \
 		echo "==> make test: $$stage"; \
-		if $(MAKE) --no-print-directory $$stage; then passed="$$passed $$stage"; else failed="$$failed $$stage"; fi; \
+		if [ "$$stage" = test-python ]; then \
+			wait $$venvs; status=$$?; cat "$$venvs_log"; rm -f "$$venvs_log"; \
+		else \
+			$(MAKE) --no-print-directory $$stage; status=$$?; \
+		fi; \
+		if [ $$status -eq 0 ]; then passed="$$passed $$stage"; else failed="$$failed $$stage"; fi; \
 	done; \
 	echo "make test: passed:$${passed:- none}; failed:$${failed:- none}"; \
 	[ -z "$$failed" ]
@@ -242,9 +251,10 @@ format:
 test-package: deps
 	bash Examples/Package/check.sh
 
-# Every ```swift block of README.md built as its own executable target against this repository by path
-# (Examples/README/check.py; blocks marked `<!-- test-readme: skip: REASON -->` are listed, not built, and
-# blocks marked `<!-- test-readme: compiled-in: PATH -->` are checked to be PATH's lines, which make test builds).
+# Every ```swift block of README.md compiled (Examples/README/check.py): blocks marked
+# `<!-- test-readme: compiled-in: PATH -->` (all of them today) are checked to be PATH's lines, which make test
+# builds; blocks marked `<!-- test-readme: skip: REASON -->` are listed; any other block is built as its own
+# executable target against this repository by path.
 test-readme: deps
 	SWIFT=$(SWIFT) python3 Examples/README/check.py
 
@@ -265,7 +275,7 @@ check-engines: deps
 # What CI checks: the toolchain's `swift format lint --strict` with .swift-format (fix with `make format`),
 # then that no function in Sources/ or Examples/ runs past 80 lines (.ci/function-length.py).
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Examples Benchmarks
+	$(SWIFT) format lint --strict --parallel --recursive Sources Tests Examples Benchmarks
 	python3 .ci/function-length.py
 
 clean:
