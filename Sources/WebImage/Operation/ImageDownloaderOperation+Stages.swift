@@ -141,6 +141,7 @@ extension ImageDownloaderOperation {
     private func runEncodes(_ image: Image, for request: DecodeRequest, callers: [DownloadCaller], run: BodyRun) {
         serveCallers(run, result: .success(image), data: run.payload) { $0.decoding == request && $0.output == nil }
         var seen = Set<String>()
+        let observed = callers.contains { $0.stepObserver != nil }
         for case let output? in callers.map(\.output) where seen.insert(output.encoder.key).inserted {
             let encoderKey = output.encoder.key
             let wants: @Sendable (DownloadCaller) -> Bool = { caller in
@@ -157,8 +158,12 @@ extension ImageDownloaderOperation {
                 }
                 let encodeStart = Date()
                 let encoded = encodeImage(image, output)
-                for caller in state.withLock({ $0.callers.filter(wants) }) {
-                    caller.report(.encode, from: encodeStart, error: encoded.failure)
+                // Only a caller still waiting hears of the encode; the lock is taken only when one of them
+                // observes steps at all (most callers do not).
+                if observed {
+                    for caller in state.withLock({ $0.callers.filter(wants) }) {
+                        caller.report(.encode, from: encodeStart, error: encoded.failure)
+                    }
                 }
                 switch encoded {
                 case .success(let data): serveCallers(run, result: .success(image), data: data, where: wants)
