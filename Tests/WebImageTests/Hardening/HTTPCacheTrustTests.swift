@@ -10,7 +10,7 @@ import Testing
 /// The HTTP cache directory is shared by every downloader and process of the user: nothing one caller's
 /// trust fetched (credentials, cookies, TLS checks off, a `private` answer) is stored for the others, a
 /// redirected response is stored under the URL that served it, and no secret reaches the index.
-@Suite(.timeLimit(.minutes(2))) struct HTTPCacheTrustTests {
+@Suite(.timeLimit(.minutes(2))) final class HTTPCacheTrustTests {
     let server: LocalImageServer
     let directory: URL
     let cache: HTTPCache
@@ -19,6 +19,11 @@ import Testing
         server = try Fixtures.server(tls: .selfSigned)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-trust-\(UUID().uuidString)")
         cache = HTTPCache(memoryCapacity: 1 << 20, diskCapacity: 8 << 20, directory: directory)
+    }
+
+    /// Each test has an instance of its own, and so a cache directory of its own, removed with it.
+    deinit {
+        try? FileManager.default.removeItem(at: directory)
     }
 
     private func downloader(_ change: (inout ImageDownloaderConfig) -> Void = { _ in }) -> ImageDownloader {
