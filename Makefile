@@ -8,8 +8,6 @@ SWIFT ?= swift
 # except `make demo`: its release build of swift-otel's exporter stack (swift-protobuf, async-http-client,
 # swift-nio-ssl) would be minutes the demo does not use.
 TRAITS := --traits Tools,OTel
-# No index while building: nothing here reads it (editors build their own), and writing it is compile time.
-BUILD_FLAGS := --disable-index-store
 DEMO_TRAITS := --traits Tools
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev \
@@ -30,7 +28,7 @@ deps:
 # Warning-free build: SwiftPM cannot combine -warnings-as-errors with the -suppress-warnings it passes
 # to dependencies, so the log is checked for warnings in this project's own files instead.
 build: deps
-	@$(SWIFT) build --build-tests $(BUILD_FLAGS) $(TRAITS) 2>&1 | tee .build-log.txt; test $${PIPESTATUS[0]} -eq 0
+	@$(SWIFT) build --build-tests $(TRAITS) 2>&1 | tee .build-log.txt; test $${PIPESTATUS[0]} -eq 0
 	@if grep -E '(Sources|Tests|Examples|Benchmarks)/[^ ]*:[0-9]+:[0-9]+: warning:' .build-log.txt; then \
 		echo "error: the build printed warnings (above)"; exit 1; fi
 	@rm -f .build-log.txt
@@ -115,7 +113,7 @@ test-conformance: conformance-venv
 # (docs/CONFORMANCE.md says how its table was made). Not part of `make test`; about ten minutes.
 CONFORMANCE_SUITES ?= $(CURDIR)/.conformance-suites
 conformance: deps conformance-venv
-	$(SWIFT) build $(BUILD_FLAGS) $(TRAITS) --product webimage
+	$(SWIFT) build $(TRAITS) --product webimage
 	$(CONFORMANCE_VENV)/bin/python3 Tests/Conformance/check.py --webimage "$$($(SWIFT) build --show-bin-path)/webimage" \
 		--suite pngsuite=$(CONFORMANCE_SUITES)/libpng --suite jxl=$(CONFORMANCE_SUITES)/conformance \
 		--suite avif=$(CONFORMANCE_SUITES)/av1-avif --suite sdwebimage=$(CONFORMANCE_SUITES)/SDWebImage
