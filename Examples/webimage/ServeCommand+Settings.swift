@@ -157,6 +157,7 @@ extension WebImageCLI.Serve {
         options.autoRotate = try imgproxy.boolean("AUTO_ROTATE") ?? true
         options.stripMetadata = try imgproxy.boolean("STRIP_METADATA") ?? true
         options.keepCopyright = try imgproxy.boolean("KEEP_COPYRIGHT") ?? true
+        options.preserveHDR = try imgproxy.boolean("PRESERVE_HDR") ?? false
         configuration.defaultOptions = options
         configuration.usesETags = try imgproxy.boolean("USE_ETAG") ?? true
     }

@@ -362,14 +362,15 @@ static void wi_png_writer_write(png_structp png, png_bytep data, png_size_t coun
 
 static void wi_png_writer_flush(png_structp png) { (void)png; }
 
-int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                       int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
-                       size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
-                       void *stopContext) {
+// RGBA rows of `depth` (8 or 16, native byte order) bits a sample, `stride` bytes apart.
+static int wi_png_encode(const uint8_t *pixels, int depth, uint32_t width, uint32_t height, size_t stride,
+                         int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
+                         size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
+                         void *stopContext) {
     *output = NULL;
     *length = 0;
     if (messageLength > 0) message[0] = 0;
-    if (width == 0 || height == 0 || stride < (size_t)width * 4) {
+    if (width == 0 || height == 0 || stride < (size_t)width * 4 * (size_t)(depth / 8)) {
         snprintf(message, messageLength, "invalid size %ux%u with %zu bytes per row", width, height, stride);
         return -1;
     }
@@ -398,7 +399,7 @@ int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, s
     }
     png_set_write_fn(png, writer, wi_png_writer_write, wi_png_writer_flush);
     png_set_compression_level(png, compressionLevel < 0 ? 0 : (compressionLevel > 9 ? 9 : compressionLevel));
-    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
+    png_set_IHDR(png, info, width, height, depth, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (icc && iccLength > 0) {
         // libpng checks the profile (its length field, an RGB colour space for RGBA) and reports a
@@ -412,6 +413,11 @@ int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, s
         png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, iccLength);
     }
     png_write_info(png, info);
+    // PNG stores 16-bit samples most significant byte first.
+    if (depth == 16) {
+        const uint16_t probe = 1;
+        if (*(const uint8_t *)&probe == 1) png_set_swap(png);
+    }
     for (uint32_t y = 0; y < height; y++) {
         if (shouldStop && y % 16 == 0 && shouldStop(stopContext)) {
             png_destroy_write_struct(&png, &info);
@@ -428,6 +434,22 @@ int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, s
     *length = writer->length;
     free(writer);
     return 0;
+}
+
+int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                       int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
+                       size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
+                       void *stopContext) {
+    return wi_png_encode(pixels, 8, width, height, stride, compressionLevel, icc, iccLength, output, length,
+                         message, messageLength, shouldStop, stopContext);
+}
+
+int wi_png_encode_rgba16(const uint16_t *samples, uint32_t width, uint32_t height, size_t stride,
+                         int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
+                         size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
+                         void *stopContext) {
+    return wi_png_encode((const uint8_t *)samples, 16, width, height, stride, compressionLevel, icc, iccLength,
+                         output, length, message, messageLength, shouldStop, stopContext);
 }
 
 void wi_png_encode_free(uint8_t *buffer) { free(buffer); }

@@ -393,6 +393,9 @@ public final class ImageProxy: Sendable {
         if !url.options.stripColorProfile { context.colorSpace = .preserve }
         // `enforce_thumbnail`: a HEIC's embedded thumbnail is the source, as imgproxy takes it.
         context.prefersEmbeddedThumbnail = url.options.enforceThumbnail
+        // `preserve_hdr`: 16 bits kept for a result that can be a PNG, the one format written at 16 bits here.
+        context.keepsSixteenBits =
+            url.options.preserveHDR && [.explicit(.png), .negotiated(.png), .jpegOrPNG].contains(choice)
         return context
     }
 

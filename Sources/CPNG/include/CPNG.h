@@ -95,6 +95,12 @@ int wi_png_encode_rgba(const uint8_t *_Nonnull pixels, uint32_t width, uint32_t 
                        uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
                        size_t messageLength, int (*_Nullable shouldStop)(void *_Nullable),
                        void *_Nullable stopContext);
-/// Frees memory `wi_png_encode_rgba` returned.
+/// `wi_png_encode_rgba` for RGBA16 samples in native byte order (`stride` in bytes): a 16-bit PNG.
+int wi_png_encode_rgba16(const uint16_t *_Nonnull samples, uint32_t width, uint32_t height, size_t stride,
+                         int compressionLevel, const uint8_t *_Nullable icc, uint32_t iccLength,
+                         uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
+                         size_t messageLength, int (*_Nullable shouldStop)(void *_Nullable),
+                         void *_Nullable stopContext);
+/// Frees memory `wi_png_encode_rgba` and `wi_png_encode_rgba16` return.
 void wi_png_encode_free(uint8_t *_Nullable buffer);
 #endif

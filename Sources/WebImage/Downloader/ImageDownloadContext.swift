@@ -32,6 +32,10 @@ public struct ImageDownloadContext: Sendable {
     /// (`ImageDecodingOptions.prefersEmbeddedThumbnail`: HEIC); each caller's own, and part of the
     /// image-cache key. `false` by default.
     public var prefersEmbeddedThumbnail = false
+    /// Keep 16 bits a channel where the file has them (`ImageDecodingOptions.keepsSixteenBits`: a 16-bit PNG
+    /// decoded at full size), so a PNG encoder writes 16 bits; each caller's own, and part of the image-cache
+    /// key. `false` by default.
+    public var keepsSixteenBits = false
     /// Applied to this caller's decoded image before its completion (not to progressive partial images);
     /// its `key` joins the image-cache key, and its `minimumDecodeSize` lets the decoder shrink on load.
     /// A transformer that throws fails the caller with `badImageData`. nil by default.

@@ -365,6 +365,7 @@ public final class ImageDownloader: Sendable {
         decodeOptions.colorSpace = context?.colorSpace ?? .sRGB
         decodeOptions.prefersEmbeddedThumbnail = context?.prefersEmbeddedThumbnail ?? false
         decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
+        decodeOptions.keepsSixteenBits = context?.keepsSixteenBits ?? false
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
             decodeOptions.thumbnailPixelSize = nil
         }
@@ -461,6 +462,7 @@ public final class ImageDownloader: Sendable {
             "\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
             + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)"
             + (options.prefersEmbeddedThumbnail ? ",embedded-thumbnail" : "")
+            + (options.keepsSixteenBits ? ",16-bit" : "")
     }
 
     /// A field for an error message: the name as a Swift string literal (escapes visible), the value

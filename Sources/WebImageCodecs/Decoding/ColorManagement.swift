@@ -88,7 +88,7 @@ enum ColorManagement {
     /// steps); nil wherever `apply` would leave the pixels as stored or keep the profile. Profiles larger
     /// than the limit get nil without a warning: the 8-bit path that follows warns.
     static func sRGBTransform16(
-        for source: EmbeddedColorSpace, options: ImageDecodingOptions
+        for source: EmbeddedColorSpace, options: ImageDecodingOptions, output16: Bool = false
     ) -> Transform? {
         guard options.colorSpace == .sRGB else { return nil }
         let profile: Profile
@@ -99,18 +99,19 @@ enum ColorManagement {
                 opened.colorSpace == cmsSigRgbData || opened.colorSpace == cmsSigGrayData, !opened.isSRGB
             else { return nil }
             profile = opened
-            key = Array("RGBA16 ".utf8) + [UInt8](data)
+            key = Array((output16 ? "RGBA16>16 " : "RGBA16 ").utf8) + [UInt8](data)
         case .gamma(let gamma, let chromaticities):
             guard !isSRGBGamma(gamma, chromaticities: chromaticities), gamma > 0.01, gamma < 10,
                 let made = Profile(gamma: gamma, chromaticities: chromaticities)
             else { return nil }
             profile = made
-            key = Array("RGBA16 gAMA \(gamma) cHRM \(chromaticities ?? [])".utf8)
+            key = Array("\(output16 ? "RGBA16>16" : "RGBA16") gAMA \(gamma) cHRM \(chromaticities ?? [])".utf8)
         case .cicp:
             return nil
         }
         if let cached = caches.withLock({ $0.transform(for: key) }) { return cached }
-        guard let made = Transform(from: profile, inputBytesPerSample: 2) else { return nil }
+        guard let made = Transform(from: profile, inputBytesPerSample: 2, outputBytesPerSample: output16 ? 2 : 1)
+        else { return nil }
         return caches.withLock { $0.remember(made, for: key) }
     }
 
@@ -127,6 +128,24 @@ enum ColorManagement {
                 for row in 0..<height {
                     cmsDoTransform(
                         transform.handle, source + row * width * 8, destination + row * width * 4, UInt32(width))
+                }
+            }
+        }
+        return output
+    }
+
+    /// RGBA16 `pixels` converted by `transform` (made with `outputBytesPerSample: 2`), to RGBA16.
+    static func convert16(_ pixels: [UInt16], width: Int, height: Int, to transform: Transform) -> [UInt16] {
+        let count = width * height
+        // Alpha first, as above.
+        var output = [UInt16](repeating: 0, count: count * 4)
+        for index in 0..<count { output[index * 4 + 3] = pixels[index * 4 + 3] }
+        pixels.withUnsafeBytes { input in
+            output.withUnsafeMutableBytes { out in
+                guard let source = input.baseAddress, let destination = out.baseAddress else { return }
+                for row in 0..<height {
+                    cmsDoTransform(
+                        transform.handle, source + row * width * 8, destination + row * width * 8, UInt32(width))
                 }
             }
         }
@@ -204,7 +223,7 @@ enum ColorManagement {
         // cmsFLAGS_NOCACHE reads the transform and writes nothing in it.
         let handle: cmsHTRANSFORM
 
-        init?(from profile: Profile, inputBytesPerSample: UInt32 = 1) {
+        init?(from profile: Profile, inputBytesPerSample: UInt32 = 1, outputBytesPerSample: UInt32 = 1) {
             let space = profile.colorSpace
             let input: UInt32
             if space == cmsSigCmykData {
@@ -215,7 +234,7 @@ enum ColorManagement {
             } else {
                 input = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1, bytes: inputBytesPerSample)
             }
-            let output = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1)
+            let output = cmsFormatter(colorspace: PT_RGB, channels: 3, extra: 1, bytes: outputBytesPerSample)
             let flags =
                 UInt32(cmsFLAGS_NOCACHE) | (space == cmsSigRgbData ? UInt32(cmsFLAGS_COPY_ALPHA) : 0)
             let srgb = cmsCreate_sRGBProfile()

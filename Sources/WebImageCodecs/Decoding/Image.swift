@@ -33,14 +33,56 @@ public struct ImageFrame: Sendable {
     public var pixels: [UInt8]
     /// How long this frame shows, in seconds (0 for still images).
     public var duration: TimeInterval
+    /// The frame at 16 bits a channel: RGBA16 samples, straight alpha, `width * 4` a row with no padding,
+    /// beside `pixels`, which then hold the same picture rounded to 8 bits (`(sample + 128) / 257`). Only a
+    /// decoder asked to keep them (``ImageDecodingOptions/keepsSixteenBits``, for a 16-bit PNG) makes them,
+    /// and only the transforms that work at 16 bits carry them on (cropping, turning, flipping, placing on a
+    /// canvas, resampling); anything else changes `pixels` alone, and the samples then no longer count:
+    /// ``sixteenBitSamples`` is nil once `pixels` are not their rounding, and encoders write 8 bits.
+    public var deepPixels: [UInt16]?
 
     /// Creates a frame.
-    public init(width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8], duration: TimeInterval = 0) {
+    public init(
+        width: Int, height: Int, bytesPerRow: Int, pixels: [UInt8], duration: TimeInterval = 0,
+        deepPixels: [UInt16]? = nil
+    ) {
         self.width = width
         self.height = height
         self.bytesPerRow = bytesPerRow
         self.pixels = pixels
         self.duration = duration
+        self.deepPixels = deepPixels
+    }
+
+    /// A frame made from 16-bit samples (RGBA16, `width * 4` a row): `pixels` are their rounding to 8 bits.
+    init(width: Int, height: Int, deepPixels: [UInt16], duration: TimeInterval = 0) {
+        let pixels = [UInt8](unsafeUninitializedCapacity: deepPixels.count) { buffer, count in
+            for index in deepPixels.indices { buffer[index] = Self.reduced(deepPixels[index]) }
+            count = deepPixels.count
+        }
+        self.init(
+            width: width, height: height, bytesPerRow: width * 4, pixels: pixels, duration: duration,
+            deepPixels: deepPixels)
+    }
+
+    /// A 16-bit sample rounded to 8 bits: the nearest of the 256 levels (65535 / 255 = 257).
+    @inline(__always) static func reduced(_ sample: UInt16) -> UInt8 { UInt8((UInt32(sample) + 128) / 257) }
+
+    /// `deepPixels` while they still describe this frame: as many as its pixels, and `pixels` their
+    /// rounding, sample for sample. Nil otherwise, as after a transform that works at 8 bits.
+    public var sixteenBitSamples: [UInt16]? {
+        guard let deep = deepPixels, deep.count == width * height * 4, pixels.count >= height * bytesPerRow else {
+            return nil
+        }
+        let rowSamples = width * 4
+        for row in 0..<height {
+            let source = row * bytesPerRow
+            let deepRow = row * rowSamples
+            for index in 0..<rowSamples where pixels[source + index] != Self.reduced(deep[deepRow + index]) {
+                return nil
+            }
+        }
+        return deep
     }
 }
 
@@ -120,5 +162,5 @@ public struct Image: Sendable {
     }
 
     /// Bytes of pixel memory held by all frames; the cost an image cache charges.
-    public var pixelByteCount: Int { frames.reduce(0) { $0 + $1.pixels.count } }
+    public var pixelByteCount: Int { frames.reduce(0) { $0 + $1.pixels.count + ($1.deepPixels?.count ?? 0) * 2 } }
 }

@@ -100,6 +100,11 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// `Image.fileOrientation` tells what the file declares, and `thumbnailPixelSize` and
     /// `minimumDecodeSize` describe the image as delivered.
     public var preserveOrientation: Bool = false
+    /// Keep 16 bits a channel where the file has them: a 16-bit PNG decoded at its full size (no
+    /// shrink-on-load, no `thumbnailPixelSize` or scale-down reduction) gets `ImageFrame.deepPixels` beside its
+    /// 8-bit `pixels`, converted to sRGB at 16 bits when `colorSpace` asks for sRGB. Other formats and
+    /// depths decode as without it. `false` by default: the frames then take 4 bytes a pixel, not 12.
+    public var keepsSixteenBits: Bool = false
 
     // MARK: - Memory
 
@@ -156,7 +161,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
             && lhs.colorSpace == rhs.colorSpace && lhs.minimumDecodeSize == rhs.minimumDecodeSize
             && lhs.maximumColorProfileBytes == rhs.maximumColorProfileBytes
             && lhs.maximumAnimationFrames == rhs.maximumAnimationFrames
-            && lhs.preserveOrientation == rhs.preserveOrientation
+            && lhs.preserveOrientation == rhs.preserveOrientation && lhs.keepsSixteenBits == rhs.keepsSixteenBits
     }
 
     /// Hashes the options `==` compares.
@@ -172,6 +177,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         hasher.combine(maximumColorProfileBytes)
         hasher.combine(maximumAnimationFrames)
         hasher.combine(preserveOrientation)
+        hasher.combine(keepsSixteenBits)
     }
 
     /// These options for a progressive decode: a claim on the budget that does not fit fails at once.

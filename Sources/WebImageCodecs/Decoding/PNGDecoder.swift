@@ -78,7 +78,11 @@ final class PNGReader {
         let sizing = try DecodeSizing(
             width: Int(header.width), height: Int(header.height), format: .png, options: options,
             orientation: orientation)
-        let factors = header.interlaced != 0 || sizing.isFullSize ? [1] : Array(1...PNGDecoder.maximumBoxFactor)
+        // 16 bits kept (`keepsSixteenBits`) only at full size, and not where a cICP chunk's conversion (at 8
+        // bits, HDR tone mapping included) applies.
+        let deepWanted = options.keepsSixteenBits && header.bitDepth == 16 && cicp == nil
+        let factors =
+            header.interlaced != 0 || sizing.isFullSize || deepWanted ? [1] : Array(1...PNGDecoder.maximumBoxFactor)
         let candidates = factors.map {
             PixelSize(
                 width: (sizing.original.width + $0 - 1) / $0, height: (sizing.original.height + $0 - 1) / $0)
@@ -87,32 +91,44 @@ final class PNGReader {
         let native = candidates[choice]
         let final = sizing.finalSize(native: native)
         let wide = factors[choice] == 1 ? PNGDecoder.sRGBTransform16(header, cicp: cicp, options: options) : nil
+        let keepsDeep = deepWanted && final == native
+        let samples16 = wide != nil || keepsDeep
         let claim = try PixelMemory.claim(
             PixelMemory.sum(
                 PixelMemory.bytes(native), final == native ? 0 : PixelMemory.bytes(final),
-                wide == nil ? 0 : PixelMemory.bytes(native, count: 2)),
-            largest: PixelMemory.bytes(native, count: wide == nil ? 1 : 2), options: options,
+                samples16 ? PixelMemory.bytes(native, count: 2) : 0),
+            largest: PixelMemory.bytes(native, count: samples16 ? 2 : 1), options: options,
             for: "PNG \(sizing.original)")
         defer { claim.release() }
         let stride = native.width * 4
         var rows: UInt32 = 0
         var status: Int32 = 0
-        let pixels: [UInt8]
-        if let wide {
-            let samples = [UInt16](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
-                if let base = buffer.baseAddress {
-                    // wi_png_decode16 writes every row: decoded pixels or zeros.
-                    status = wi_png_decode16(
-                        handle, base, stride * 2, UInt32(native.width), UInt32(native.height), &rows)
-                    count = stride * native.height
-                } else {
-                    status = -1
-                    count = 0
-                }
+        let frame: ImageFrame
+        var converted = false
+        if samples16 {
+            let samples = readSixteenBits(native, status: &status, rows: &rows)
+            if keepsDeep {
+                // Converted at 16 bits in and out. Should LittleCMS fail to make that transform, the samples stay
+                // as stored and the 8-bit conversion in `image` then makes `pixels` differ from them, so they no
+                // longer count.
+                let deep =
+                    wide == nil ? nil : PNGDecoder.sRGBTransform16(header, cicp: cicp, options: options, output16: true)
+                converted = deep != nil
+                frame = ImageFrame(
+                    width: native.width, height: native.height,
+                    deepPixels: deep.map {
+                        ColorManagement.convert16(samples, width: native.width, height: native.height, to: $0)
+                    } ?? samples)
+            } else {
+                converted = wide != nil
+                frame = ImageFrame(
+                    width: native.width, height: native.height, bytesPerRow: stride,
+                    pixels: wide.map {
+                        ColorManagement.convert16(samples, width: native.width, height: native.height, with: $0)
+                    } ?? [])
             }
-            pixels = ColorManagement.convert16(samples, width: native.width, height: native.height, with: wide)
         } else {
-            pixels = [UInt8](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
+            let pixels = [UInt8](unsafeUninitializedCapacity: stride * native.height) { buffer, count in
                 if let base = buffer.baseAddress {
                     // wi_png_decode writes every row: decoded pixels or zeros.
                     status = wi_png_decode(
@@ -124,12 +140,35 @@ final class PNGReader {
                     count = 0
                 }
             }
+            frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
         }
         guard status == 0 || rows > 0 else { throw DecodingFailure.badImageData("PNG undecodable: \(message)") }
-        let frame = ImageFrame(width: native.width, height: native.height, bytesPerRow: stride, pixels: pixels)
         return PNGDecoder.image(
             frame, sizing: sizing, header: header, cicp: cicp, isPartial: status != 0,
-            convertedToSRGB: wide != nil, orientation: orientation, options: options)
+            convertedToSRGB: converted, orientation: orientation, options: options)
+    }
+}
+
+extension PNGReader {
+    /// The whole image as RGBA16 samples in native byte order (`wi_png_decode16` writes every row: decoded
+    /// samples or zeros), with its status and the rows decoded.
+    fileprivate func readSixteenBits(_ size: PixelSize, status: inout Int32, rows: inout UInt32) -> [UInt16] {
+        let count = size.width * 4 * size.height
+        var result: Int32 = 0
+        var decoded: UInt32 = 0
+        let samples = [UInt16](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if let base = buffer.baseAddress {
+                result = wi_png_decode16(
+                    handle, base, size.width * 8, UInt32(size.width), UInt32(size.height), &decoded)
+                initialized = count
+            } else {
+                result = -1
+                initialized = 0
+            }
+        }
+        status = result
+        rows = decoded
+        return samples
     }
 }
 
@@ -155,11 +194,11 @@ extension PNGDecoder {
     /// the conversion (a gAMA of 1.0 brightens dark tones several times) does not stretch 8-bit steps into
     /// bands; nil for other depths and wherever no conversion to sRGB is made.
     static func sRGBTransform16(
-        _ header: wi_png_header, cicp: EmbeddedColorSpace?, options: ImageDecodingOptions
+        _ header: wi_png_header, cicp: EmbeddedColorSpace?, options: ImageDecodingOptions, output16: Bool = false
     ) -> ColorManagement.Transform? {
         // A cICP chunk wins over the others; its conversion (and an HDR one's tone mapping) is made at 8 bits.
         guard header.bitDepth == 16, cicp == nil, let space = colorSpace(of: header) else { return nil }
-        return ColorManagement.sRGBTransform16(for: space, options: options)
+        return ColorManagement.sRGBTransform16(for: space, options: options, output16: output16)
     }
 
     /// The colour a `cICP` chunk before the image data declares (PNG's third edition: ITU-T H.273 colour

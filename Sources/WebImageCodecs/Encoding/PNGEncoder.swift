@@ -1,7 +1,9 @@
 import CPNG
 import Foundation
 
-/// Encodes decoded pixels as PNG with libpng: 8-bit RGBA, non-interlaced.
+/// Encodes decoded pixels as PNG with libpng: 8-bit RGBA, non-interlaced; 16-bit RGBA for a frame that
+/// still keeps 16 bits a channel (`ImageFrame.sixteenBitSamples`, from a decode with
+/// `ImageDecodingOptions.keepsSixteenBits`).
 ///
 /// The inverse of `PNGDecoder` for straight-alpha RGBA8 frames, so an encoded frame decodes back to the
 /// same pixels. The image's RGB ICC profile (from a decode with `colorSpace = .preserve`) is written as
@@ -72,14 +74,31 @@ public struct PNGEncoder: ImageEncoding {
                 .encodingFailed, "an ICC profile of \(iccProfile.count) bytes does not fit a PNG chunk")
         }
         let icc = iccProfile.map { [UInt8]($0) }
-        let status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
-            guard let base = pixels.baseAddress else { return -1 }
-            return (icc ?? []).withUnsafeBufferPointer { profile in
-                EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
-                    wi_png_encode_rgba(
-                        base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, Int32(compressionLevel),
-                        icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length, &message,
-                        message.count, shouldStop, stopContext)
+        let level = Int32(compressionLevel)
+        let status: Int32
+        if let deep = frame.sixteenBitSamples {
+            // The frame keeps 16 bits a channel: a 16-bit PNG.
+            status = deep.withUnsafeBufferPointer { samples -> Int32 in
+                guard let base = samples.baseAddress else { return -1 }
+                return (icc ?? []).withUnsafeBufferPointer { profile in
+                    EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
+                        wi_png_encode_rgba16(
+                            base, UInt32(frame.width), UInt32(frame.height), frame.width * 8, level,
+                            icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length,
+                            &message, message.count, shouldStop, stopContext)
+                    }
+                }
+            }
+        } else {
+            status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
+                guard let base = pixels.baseAddress else { return -1 }
+                return (icc ?? []).withUnsafeBufferPointer { profile in
+                    EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
+                        wi_png_encode_rgba(
+                            base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, level,
+                            icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length,
+                            &message, message.count, shouldStop, stopContext)
+                    }
                 }
             }
         }

@@ -116,8 +116,14 @@ public struct ImageTransformer: ImageTransforming {
     }
 
     /// The bytes this transformer makes from `image` (not a pipeline): every output frame with its
-    /// bookkeeping, plus the largest working buffers of one frame.
+    /// bookkeeping, plus the largest working buffers of one frame. Frames that keep 16 bits a channel
+    /// (`ImageFrame.deepPixels`) are counted three times: 8 bytes a pixel beside the 4 of `pixels`.
     func memoryNeeded(for image: Image) -> Int {
+        let bytes = memoryNeededAtEightBits(for: image)
+        return image.frames.first?.deepPixels == nil ? bytes : PixelMemory.sum(bytes, bytes, bytes)
+    }
+
+    private func memoryNeededAtEightBits(for image: Image) -> Int {
         let frames = max(1, image.frames.count)
         let size = PixelSize(width: image.width, height: image.height)
         switch kind {
@@ -369,7 +375,17 @@ extension ImageTransforming where Self == ImageTransformer {
 
 /// Pixel moves the transformers share.
 enum PixelOps {
+    /// `rect` of `frame` (inside it); at 16 bits when the frame has them.
     static func crop(_ frame: ImageFrame, _ rect: PixelRect) -> ImageFrame {
+        if let deep = frame.sixteenBitSamples {
+            var samples = [UInt16]()
+            samples.reserveCapacity(rect.width * rect.height * 4)
+            for y in rect.y..<(rect.y + rect.height) {
+                let start = (y * frame.width + rect.x) * 4
+                samples += deep[start..<(start + rect.width * 4)]
+            }
+            return ImageFrame(width: rect.width, height: rect.height, deepPixels: samples, duration: frame.duration)
+        }
         var pixels = [UInt8]()
         pixels.reserveCapacity(rect.width * rect.height * 4)
         for y in rect.y..<(rect.y + rect.height) {
@@ -385,17 +401,35 @@ enum PixelOps {
     /// mirrors top-bottom, 5 transposes, 6 turns 90° clockwise, 7 transverses, 8 turns 90° anticlockwise.
     static func orient(_ frame: ImageFrame, _ orientation: Int) -> ImageFrame {
         guard orientation != 1 else { return frame }
-        let w = frame.width
-        let h = frame.height
+        let swaps = orientation >= 5
+        let outWidth = swaps ? frame.height : frame.width
+        let outHeight = swaps ? frame.width : frame.height
+        if let deep = frame.sixteenBitSamples {
+            // A 16-bit pixel is four samples, eight bytes: moved as one UInt64.
+            let samples = oriented(
+                deep, word: UInt64.self, width: frame.width, height: frame.height, rowWords: frame.width, orientation)
+            return ImageFrame(width: outWidth, height: outHeight, deepPixels: samples, duration: frame.duration)
+        }
+        let pixels = oriented(
+            frame.pixels, word: UInt32.self, width: frame.width, height: frame.height, rowWords: frame.bytesPerRow / 4,
+            orientation)
+        return ImageFrame(
+            width: outWidth, height: outHeight, bytesPerRow: outWidth * 4, pixels: pixels, duration: frame.duration)
+    }
+
+    /// `samples` (rows of `rowWords` pixels, each one `Word` of four samples) as shown under EXIF `orientation`,
+    /// tightly packed.
+    private static func oriented<Sample: FixedWidthInteger, Word: FixedWidthInteger>(
+        _ samples: [Sample], word: Word.Type, width w: Int, height h: Int, rowWords: Int, _ orientation: Int
+    ) -> [Sample] {
         let swaps = orientation >= 5
         let outWidth = swaps ? h : w
         let outHeight = swaps ? w : h
-        var pixels = [UInt8](repeating: 0, count: outWidth * outHeight * 4)
-        frame.pixels.withUnsafeBytes { source in
-            let input = source.bindMemory(to: UInt32.self)
-            let rowWords = frame.bytesPerRow / 4
-            pixels.withUnsafeMutableBytes { target in
-                let output = target.bindMemory(to: UInt32.self)
+        var result = [Sample](repeating: 0, count: outWidth * outHeight * 4)
+        samples.withUnsafeBytes { source in
+            let input = source.bindMemory(to: Word.self)
+            result.withUnsafeMutableBytes { target in
+                let output = target.bindMemory(to: Word.self)
                 for oy in 0..<outHeight {
                     for ox in 0..<outWidth {
                         let (sx, sy): (Int, Int) =
@@ -413,8 +447,7 @@ enum PixelOps {
                 }
             }
         }
-        return ImageFrame(
-            width: outWidth, height: outHeight, bytesPerRow: outWidth * 4, pixels: pixels, duration: frame.duration)
+        return result
     }
 
     /// `frame` centred on a `size` canvas of `color`.
@@ -424,29 +457,47 @@ enum PixelOps {
 
     /// `frame` with its top left corner at (`x`, `y`) on a `size` canvas of `color`, cut at the canvas.
     static func place(_ frame: ImageFrame, on size: PixelSize, x: Int, y: Int, color: ImageColor) -> ImageFrame {
-        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
-        for index in stride(from: 0, to: pixels.count, by: 4) {
-            pixels[index] = color.red
-            pixels[index + 1] = color.green
-            pixels[index + 2] = color.blue
-            pixels[index + 3] = color.alpha
+        let fill = [color.red, color.green, color.blue, color.alpha]
+        if let deep = frame.sixteenBitSamples {
+            let samples = placed(
+                deep, rowSamples: frame.width * 4, width: frame.width, height: frame.height, on: size, x: x, y: y,
+                fill: fill.map { UInt16($0) * 257 })
+            return ImageFrame(width: size.width, height: size.height, deepPixels: samples, duration: frame.duration)
         }
-        // The part of the frame on the canvas, in canvas columns and rows.
-        let x0 = max(0, x)
-        let x1 = min(size.width, x + frame.width)
-        let y0 = max(0, y)
-        let y1 = min(size.height, y + frame.height)
-        if x1 > x0, y1 > y0 {
-            for row in y0..<y1 {
-                let source = (row - y) * frame.bytesPerRow + (x0 - x) * 4
-                let target = (row * size.width + x0) * 4
-                let count = (x1 - x0) * 4
-                pixels.replaceSubrange(target..<(target + count), with: frame.pixels[source..<(source + count)])
-            }
-        }
+        let pixels = placed(
+            frame.pixels, rowSamples: frame.bytesPerRow, width: frame.width, height: frame.height, on: size, x: x,
+            y: y, fill: fill)
         return ImageFrame(
             width: size.width, height: size.height, bytesPerRow: size.width * 4, pixels: pixels,
             duration: frame.duration)
+    }
+
+    /// A `size` canvas of `fill` (one pixel's four samples) with `samples` (rows of `rowSamples`) at (`x`, `y`).
+    private static func placed<Sample: FixedWidthInteger>(
+        _ samples: [Sample], rowSamples: Int, width: Int, height: Int, on size: PixelSize, x: Int, y: Int,
+        fill: [Sample]
+    ) -> [Sample] {
+        var result = [Sample](repeating: 0, count: size.width * size.height * 4)
+        for index in stride(from: 0, to: result.count, by: 4) {
+            result[index] = fill[0]
+            result[index + 1] = fill[1]
+            result[index + 2] = fill[2]
+            result[index + 3] = fill[3]
+        }
+        // The part of the frame on the canvas, in canvas columns and rows.
+        let x0 = max(0, x)
+        let x1 = min(size.width, x + width)
+        let y0 = max(0, y)
+        let y1 = min(size.height, y + height)
+        if x1 > x0, y1 > y0 {
+            for row in y0..<y1 {
+                let source = (row - y) * rowSamples + (x0 - x) * 4
+                let target = (row * size.width + x0) * 4
+                let count = (x1 - x0) * 4
+                result.replaceSubrange(target..<(target + count), with: samples[source..<(source + count)])
+            }
+        }
+        return result
     }
 
     /// Alpha scaled by how much of each corner pixel lies inside the quarter circle.

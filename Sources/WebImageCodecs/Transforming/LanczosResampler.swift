@@ -50,6 +50,10 @@ enum LanczosResampler {
             guard window.width != frame.width || window.height != frame.height else { return frame }
             return PixelOps.crop(frame, window)
         }
+        if let deep = frame.sixteenBitSamples {
+            return SixteenBitResampler.resize(
+                deep, width: frame.width, height: frame.height, to: target, window: window, duration: frame.duration)
+        }
         let (factorX, factorY) = boxFactors(from: PixelSize(width: frame.width, height: frame.height), to: target)
         let columnRange = window.x..<(window.x + window.width)
         let rowRange = window.y..<(window.y + window.height)

@@ -166,6 +166,14 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// without one, are processed from their main image. (imgproxy also reads AVIF's; libavif 0.11 exposes
     /// none.) `false` by default.
     public var enforceThumbnail = false
+    /// `preserve_hdr`: a source with more than 8 bits a channel keeps them where the result's format can. Here
+    /// that is a 16-bit PNG source and a PNG result: decoded at 16 bits, cropped, turned, resized, extended
+    /// and padded at 16 bits, and written as a 16-bit PNG, as imgproxy keeps such a source RGB16. The
+    /// effects (blur, sharpen, pixelate, background flattening, watermark) and trim's colour checks work at
+    /// 8 bits; after an effect the result is 8 bits. Other formats and sources are 8 bits either way (JPEG,
+    /// WebP and GIF results are 8 bits in imgproxy too; imgproxy also keeps AVIF, JPEG XL and TIFF deep).
+    /// `false` by default, as imgproxy's `IMGPROXY_PRESERVE_HDR` is.
+    public var preserveHDR = false
     /// Source formats answered with the source's bytes, unprocessed (`skip_processing`). Empty by default.
     public var skipProcessing: Set<ImageFormat> = []
     /// `raw`: the source's bytes answered unprocessed whatever their format (the source's size, pixel and
@@ -224,6 +232,7 @@ public struct ProcessingOptions: Sendable, Hashable {
             parts.append("skp:" + skipProcessing.map(\.rawValue).sorted().joined(separator: ":"))
         }
         if raw { parts.append("raw:1") }
+        if preserveHDR { parts.append("ph:1") }
         // Free text is Base64: a `/` or `:` in it cannot make two options spell the same.
         if !cacheBuster.isEmpty { parts.append("cb:" + Data(cacheBuster.utf8).base64EncodedString()) }
         if !filename.isEmpty { parts.append("fn:" + Data(filename.utf8).base64EncodedString()) }

@@ -105,10 +105,8 @@ extension ProxyURL {
         case "mrd", "max_result_dimension":
             limits.maximumResultDimension = try parser.wholeNumber(from: 0)
         case "ph", "preserve_hdr":
-            // Checked and then ignored: every decoded image here is 8 bits a channel (the codecs' RGBA8), so
-            // a high bit depth source is 8-bit before any option could keep it; accepted so imgproxy URLs work.
             try parser.count(1...1)
-            _ = try parser.requiredBoolean(0, "preserve_hdr")
+            options.preserveHDR = try parser.requiredBoolean(0, "preserve_hdr")
         default:
             return false
         }

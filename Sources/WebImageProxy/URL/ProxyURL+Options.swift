@@ -31,7 +31,7 @@
 /// | `max_animation_frames`, `maf` | frames, 1 or more |
 /// | `max_animation_frame_resolution`, `mafr` | megapixels |
 /// | `max_result_dimension`, `mrd` | pixels |
-/// | `preserve_hdr`, `ph` | a boolean, accepted and ignored: results are 8 bits a channel |
+/// | `preserve_hdr`, `ph` | a boolean: a 16-bit PNG source gives a 16-bit PNG result |
 ///
 /// `ProxyURL+OutputOptions.swift` has the output, handling and request options and presets.
 ///
