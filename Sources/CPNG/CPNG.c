@@ -364,7 +364,8 @@ static void wi_png_writer_flush(png_structp png) { (void)png; }
 
 // RGBA rows of `depth` (8 or 16, native byte order) bits a sample, `stride` bytes apart.
 static int wi_png_encode(const uint8_t *pixels, int depth, uint32_t width, uint32_t height, size_t stride,
-                         int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
+                         int compressionLevel, const uint8_t *icc, uint32_t iccLength, const uint8_t *exif,
+                         uint32_t exifLength, uint8_t **output,
                          size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
                          void *stopContext) {
     *output = NULL;
@@ -412,6 +413,9 @@ static int wi_png_encode(const uint8_t *pixels, int depth, uint32_t width, uint3
 #endif
         png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, iccLength);
     }
+#if defined(PNG_eXIf_SUPPORTED)
+    if (exif && exifLength > 0) png_set_eXIf_1(png, info, exifLength, (png_bytep)exif);
+#endif
     png_write_info(png, info);
     // PNG stores 16-bit samples most significant byte first.
     if (depth == 16) {
@@ -437,19 +441,19 @@ static int wi_png_encode(const uint8_t *pixels, int depth, uint32_t width, uint3
 }
 
 int wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                       int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
-                       size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
-                       void *stopContext) {
-    return wi_png_encode(pixels, 8, width, height, stride, compressionLevel, icc, iccLength, output, length,
-                         message, messageLength, shouldStop, stopContext);
+                       int compressionLevel, const uint8_t *icc, uint32_t iccLength, const uint8_t *exif,
+                       uint32_t exifLength, uint8_t **output, size_t *length, char *message,
+                       size_t messageLength, int (*shouldStop)(void *), void *stopContext) {
+    return wi_png_encode(pixels, 8, width, height, stride, compressionLevel, icc, iccLength, exif, exifLength,
+                         output, length, message, messageLength, shouldStop, stopContext);
 }
 
 int wi_png_encode_rgba16(const uint16_t *samples, uint32_t width, uint32_t height, size_t stride,
-                         int compressionLevel, const uint8_t *icc, uint32_t iccLength, uint8_t **output,
-                         size_t *length, char *message, size_t messageLength, int (*shouldStop)(void *),
-                         void *stopContext) {
+                         int compressionLevel, const uint8_t *icc, uint32_t iccLength, const uint8_t *exif,
+                         uint32_t exifLength, uint8_t **output, size_t *length, char *message,
+                         size_t messageLength, int (*shouldStop)(void *), void *stopContext) {
     return wi_png_encode((const uint8_t *)samples, 16, width, height, stride, compressionLevel, icc, iccLength,
-                         output, length, message, messageLength, shouldStop, stopContext);
+                         exif, exifLength, output, length, message, messageLength, shouldStop, stopContext);
 }
 
 void wi_png_encode_free(uint8_t *buffer) { free(buffer); }

@@ -396,6 +396,9 @@ public final class ImageProxy: Sendable {
         // `preserve_hdr`: 16 bits kept for a result that can be a PNG, the one format written at 16 bits here.
         context.keepsSixteenBits =
             url.options.preserveHDR && [.explicit(.png), .negotiated(.png), .jpegOrPNG].contains(choice)
+        // `strip_metadata:0` and `keep_copyright`: the source's EXIF, for the formats whose encoders write it.
+        context.keepsEXIF =
+            (!url.options.stripMetadata || url.options.keepCopyright) && ProxyTransformer.writesEXIF(choice)
         return context
     }
 

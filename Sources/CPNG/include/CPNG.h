@@ -83,7 +83,8 @@ const char *_Nonnull wi_png_stream_error_message(const wi_png_stream *_Nonnull s
 
 /// Encodes `height` rows of straight-alpha RGBA8 pixels, `stride` bytes apart, as an 8-bit RGBA PNG
 /// (non-interlaced, zlib level `compressionLevel` 0…9), with an iCCP chunk holding `icc` when it is not
-/// NULL (an RGB profile, `iccLength` bytes). On success returns 0 and sets `*output` (free it
+/// NULL (an RGB profile, `iccLength` bytes) and an eXIf chunk holding `exif` (a TIFF-structured EXIF
+/// block, `exifLength` bytes) when it is not NULL. On success returns 0 and sets `*output` (free it
 /// with `wi_png_encode_free`) and `*length`; on failure returns -1 and writes libpng's message, NUL
 /// terminated, into `message` (`messageLength` bytes).
 ///
@@ -92,13 +93,13 @@ const char *_Nonnull wi_png_stream_error_message(const wi_png_stream *_Nonnull s
 /// returns -2.
 int wi_png_encode_rgba(const uint8_t *_Nonnull pixels, uint32_t width, uint32_t height, size_t stride,
                        int compressionLevel, const uint8_t *_Nullable icc, uint32_t iccLength,
-                       uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
+                       const uint8_t *_Nullable exif, uint32_t exifLength, uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
                        size_t messageLength, int (*_Nullable shouldStop)(void *_Nullable),
                        void *_Nullable stopContext);
 /// `wi_png_encode_rgba` for RGBA16 samples in native byte order (`stride` in bytes): a 16-bit PNG.
 int wi_png_encode_rgba16(const uint16_t *_Nonnull samples, uint32_t width, uint32_t height, size_t stride,
                          int compressionLevel, const uint8_t *_Nullable icc, uint32_t iccLength,
-                         uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
+                         const uint8_t *_Nullable exif, uint32_t exifLength, uint8_t *_Nullable *_Nonnull output, size_t *_Nonnull length, char *_Nonnull message,
                          size_t messageLength, int (*_Nullable shouldStop)(void *_Nullable),
                          void *_Nullable stopContext);
 /// Frees memory `wi_png_encode_rgba` and `wi_png_encode_rgba16` return.

@@ -36,6 +36,10 @@ public struct ImageDownloadContext: Sendable {
     /// decoded at full size), so a PNG encoder writes 16 bits; each caller's own, and part of the image-cache
     /// key. `false` by default.
     public var keepsSixteenBits = false
+    /// Keep the file's EXIF block in `Image.exif` (`ImageDecodingOptions.keepsEXIF`), for a transformer or
+    /// encoder that writes metadata into a result; each caller's own, and part of the image-cache key.
+    /// `false` by default.
+    public var keepsEXIF = false
     /// Applied to this caller's decoded image before its completion (not to progressive partial images);
     /// its `key` joins the image-cache key, and its `minimumDecodeSize` lets the decoder shrink on load.
     /// A transformer that throws fails the caller with `badImageData`. nil by default.

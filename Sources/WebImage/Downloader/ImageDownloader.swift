@@ -366,6 +366,7 @@ public final class ImageDownloader: Sendable {
         decodeOptions.prefersEmbeddedThumbnail = context?.prefersEmbeddedThumbnail ?? false
         decodeOptions.minimumDecodeSize = context?.transformer?.minimumDecodeSize
         decodeOptions.keepsSixteenBits = context?.keepsSixteenBits ?? false
+        decodeOptions.keepsEXIF = context?.keepsEXIF ?? false
         if decodeOptions.thumbnailPixelSize?.width ?? 1 <= 0 || decodeOptions.thumbnailPixelSize?.height ?? 1 <= 0 {
             decodeOptions.thumbnailPixelSize = nil
         }
@@ -462,7 +463,7 @@ public final class ImageDownloader: Sendable {
             "\(thumbnail),\(options.scaleDownLargeImages ? options.scaleDownLimitBytes : 0),"
             + "\(options.decodeFirstFrameOnly ? 1 : 0),\(options.colorSpace.rawValue)"
             + (options.prefersEmbeddedThumbnail ? ",embedded-thumbnail" : "")
-            + (options.keepsSixteenBits ? ",16-bit" : "")
+            + (options.keepsSixteenBits ? ",16-bit" : "") + (options.keepsEXIF ? ",exif" : "")
     }
 
     /// A field for an error message: the name as a Swift string literal (escapes visible), the value

@@ -256,9 +256,10 @@ extension ImageDownloaderOperation {
         Image, ImageDownloaderError
     > {
         do {
-            let image: Image
+            var image: Image
             if let box, let decoder = box.decoder, box.options == options {
                 image = try decoder.decodeFinal(data)
+                if options.keepsEXIF { image.exif = EXIFMetadata.block(in: data, format: image.format) }
             } else {
                 image = try registry.decode(data, options: options)
             }

@@ -139,6 +139,12 @@ public struct Image: Sendable {
     /// from a file that describes its colour that way (AVIF's and HEIC's `nclx`): for PQ and HLG (HDR) the
     /// only description of the stored code values; nil otherwise.
     public var cicp: CICPDescription?
+    /// The file's EXIF block (`EXIFMetadata.block(in:format:)`: JPEG, PNG and WebP), when decoded with
+    /// `ImageDecodingOptions.keepsEXIF`; nil otherwise. The JPEG, PNG and WebP encoders write what is here
+    /// (a still WebP only), so a caller that wants the source's metadata in a result sets it (its
+    /// orientation set to 1 by `EXIFMetadata.upright` when the pixels are upright) and one that does not
+    /// leaves it nil.
+    public var exif: Data?
 
     /// Creates an image.
     public init(

@@ -51,7 +51,9 @@ public final class ImageDecoderRegistry: Sendable {
         guard let decoder = decoder(for: data) else {
             throw DecodingFailure.badImageData("the data is not in a format any registered decoder recognises")
         }
-        return try decoder.decode(data, options: options)
+        var image = try decoder.decode(data, options: options)
+        if options.keepsEXIF { image.exif = EXIFMetadata.block(in: data, format: image.format) }
+        return image
     }
 
     /// An incremental decoder for the format the first bytes of `data` show, or `nil` while too few bytes

@@ -105,6 +105,9 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// 8-bit `pixels`, converted to sRGB at 16 bits when `colorSpace` asks for sRGB. Other formats and
     /// depths decode as without it. `false` by default: the frames then take 4 bytes a pixel, not 12.
     public var keepsSixteenBits: Bool = false
+    /// Keep the file's EXIF block in `Image.exif` (JPEG, PNG and WebP files; at most
+    /// `EXIFMetadata.maximumBytes`). `false` by default.
+    public var keepsEXIF: Bool = false
 
     // MARK: - Memory
 
@@ -162,6 +165,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
             && lhs.maximumColorProfileBytes == rhs.maximumColorProfileBytes
             && lhs.maximumAnimationFrames == rhs.maximumAnimationFrames
             && lhs.preserveOrientation == rhs.preserveOrientation && lhs.keepsSixteenBits == rhs.keepsSixteenBits
+            && lhs.keepsEXIF == rhs.keepsEXIF
     }
 
     /// Hashes the options `==` compares.
@@ -178,6 +182,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         hasher.combine(maximumAnimationFrames)
         hasher.combine(preserveOrientation)
         hasher.combine(keepsSixteenBits)
+        hasher.combine(keepsEXIF)
     }
 
     /// These options for a progressive decode: a claim on the budget that does not fit fails at once.

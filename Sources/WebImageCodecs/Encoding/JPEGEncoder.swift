@@ -10,7 +10,8 @@ import Foundation
 /// profile too large for JPEG's 255 APP2 markers (more than `maximumICCProfileBytes`) is refused with an
 /// `ImageCodecError` `.encodingFailed`, never written truncated or with a marker count that wraps: decode with
 /// `colorSpace = .sRGB` (the pixels then need no profile) or turn `embedsICCProfile` off.
-/// EXIF is written only when given in `exif` (the APP1 payload, starting with "Exif\0\0").
+/// EXIF is written when given in `exif` (the APP1 payload, starting with "Exif\0\0"), else from the image's
+/// `exif` (`Image.exif`, which a decode keeps only when asked to).
 ///
 /// ```swift
 /// let data = try JPEGEncoder(quality: 85, progressive: true).encode(image)
@@ -81,6 +82,7 @@ public struct JPEGEncoder: ImageEncoding {
 
     public func encode(_ image: Image) throws -> Data {
         let frame = try EncodingCheck.frame(image)
+        let exif = self.exif ?? image.exif.map { Data("Exif\0\0".utf8) + $0 }
         if let exif, exif.count > 65_533 {
             throw ImageCodecError(.encodingFailed, "EXIF data over 65,533 bytes does not fit APP1")
         }

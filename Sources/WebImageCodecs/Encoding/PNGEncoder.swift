@@ -47,17 +47,17 @@ public struct PNGEncoder: ImageEncoding {
         guard let frame = image.frames.first else {
             throw ImageCodecError(.encodingFailed, "the image has no frame to encode")
         }
-        return try encode(frame, iccProfile: embedsICCProfile ? image.iccProfile : nil)
+        return try encode(frame, iccProfile: embedsICCProfile ? image.iccProfile : nil, exif: image.exif)
     }
 
     /// Encodes one RGBA8 frame, unlabelled.
     ///
     /// - Throws: `ImageCodecError` `.encodingFailed` when the frame's size and pixel buffer disagree or libpng fails.
     public func encode(_ frame: ImageFrame) throws -> Data {
-        try encode(frame, iccProfile: nil)
+        try encode(frame, iccProfile: nil, exif: nil)
     }
 
-    private func encode(_ frame: ImageFrame, iccProfile: Data?) throws -> Data {
+    private func encode(_ frame: ImageFrame, iccProfile: Data?, exif: Data?) throws -> Data {
         guard frame.width > 0, frame.height > 0, frame.width <= Int(UInt32.max), frame.height <= Int(UInt32.max),
             frame.bytesPerRow >= frame.width * 4, frame.pixels.count >= frame.height * frame.bytesPerRow
         else {
@@ -74,33 +74,40 @@ public struct PNGEncoder: ImageEncoding {
                 .encodingFailed, "an ICC profile of \(iccProfile.count) bytes does not fit a PNG chunk")
         }
         let icc = iccProfile.map { [UInt8]($0) }
+        let exifBytes = [UInt8](exif ?? Data())
         let level = Int32(compressionLevel)
-        let status: Int32
-        if let deep = frame.sixteenBitSamples {
-            // The frame keeps 16 bits a channel: a 16-bit PNG.
-            status = deep.withUnsafeBufferPointer { samples -> Int32 in
-                guard let base = samples.baseAddress else { return -1 }
-                return (icc ?? []).withUnsafeBufferPointer { profile in
-                    EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
-                        wi_png_encode_rgba16(
-                            base, UInt32(frame.width), UInt32(frame.height), frame.width * 8, level,
-                            icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length,
-                            &message, message.count, shouldStop, stopContext)
+        let status: Int32 = exifBytes.withUnsafeBufferPointer { exifBuffer in
+            let exifBase = exifBytes.isEmpty ? nil : exifBuffer.baseAddress
+            let status: Int32
+            if let deep = frame.sixteenBitSamples {
+                // The frame keeps 16 bits a channel: a 16-bit PNG.
+                status = deep.withUnsafeBufferPointer { samples -> Int32 in
+                    guard let base = samples.baseAddress else { return -1 }
+                    return (icc ?? []).withUnsafeBufferPointer { profile in
+                        EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
+                            wi_png_encode_rgba16(
+                                base, UInt32(frame.width), UInt32(frame.height), frame.width * 8, level,
+                                icc == nil ? nil : profile.baseAddress, UInt32(profile.count), exifBase,
+                                UInt32(exifBytes.count),
+                                &output, &length, &message, message.count, shouldStop, stopContext)
+                        }
+                    }
+                }
+            } else {
+                status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
+                    guard let base = pixels.baseAddress else { return -1 }
+                    return (icc ?? []).withUnsafeBufferPointer { profile in
+                        EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
+                            wi_png_encode_rgba(
+                                base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, level,
+                                icc == nil ? nil : profile.baseAddress, UInt32(profile.count), exifBase,
+                                UInt32(exifBytes.count),
+                                &output, &length, &message, message.count, shouldStop, stopContext)
+                        }
                     }
                 }
             }
-        } else {
-            status = frame.pixels.withUnsafeBufferPointer { pixels -> Int32 in
-                guard let base = pixels.baseAddress else { return -1 }
-                return (icc ?? []).withUnsafeBufferPointer { profile in
-                    EncodeStopCheck.withCallback(stopCheck) { shouldStop, stopContext in
-                        wi_png_encode_rgba(
-                            base, UInt32(frame.width), UInt32(frame.height), frame.bytesPerRow, level,
-                            icc == nil ? nil : profile.baseAddress, UInt32(profile.count), &output, &length,
-                            &message, message.count, shouldStop, stopContext)
-                    }
-                }
-            }
+            return status
         }
         if status == -2 { throw EncodeStopCheck.stopped("PNG") }
         guard status == 0, let output else {

@@ -51,8 +51,10 @@ public struct WebPEncoder: ImageEncoding {
         for frame in image.frames { try EncodingCheck.check(frame) }
         guard image.frames.count > 1 else {
             let still = try encodeStill(image.frames[0])
-            guard embedsICCProfile, let icc = image.iccProfile, !icc.isEmpty else { return still }
-            return try Self.addingICCProfile(icc, to: still)
+            var chunks: [(name: String, data: Data)] = []
+            if embedsICCProfile, let icc = image.iccProfile, !icc.isEmpty { chunks.append(("ICCP", icc)) }
+            if let exif = image.exif, !exif.isEmpty { chunks.append(("EXIF", exif)) }
+            return chunks.isEmpty ? still : try Self.adding(chunks, to: still)
         }
         return try encodeAnimation(image)
     }
@@ -164,27 +166,30 @@ public struct WebPEncoder: ImageEncoding {
         WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "unknown error"
     }
 
-    /// `still` with an ICCP chunk, through libwebpmux (which also writes the VP8X header it needs).
-    private static func addingICCProfile(_ icc: Data, to still: Data) throws -> Data {
+    /// `still` with `chunks` (an ICCP profile, EXIF), through libwebpmux (which copies each chunk's bytes and
+    /// writes the VP8X header they need).
+    private static func adding(_ chunks: [(name: String, data: Data)], to still: Data) throws -> Data {
         try still.withUnsafeBytes { raw -> Data in
             var input = WebPData(bytes: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), size: raw.count)
             guard let mux = WebPMuxCreate(&input, 1) else {
                 throw ImageCodecError(.encodingFailed, "WebP: cannot read the encoded image")
             }
             defer { WebPMuxDelete(mux) }
-            return try icc.withUnsafeBytes { profile -> Data in
-                var chunk = WebPData(
-                    bytes: profile.baseAddress?.assumingMemoryBound(to: UInt8.self), size: profile.count)
-                guard WebPMuxSetChunk(mux, "ICCP", &chunk, 1) == WEBP_MUX_OK else {
-                    throw ImageCodecError(.encodingFailed, "WebP: cannot add the ICC profile")
+            for (name, data) in chunks {
+                try data.withUnsafeBytes { payload in
+                    var chunk = WebPData(
+                        bytes: payload.baseAddress?.assumingMemoryBound(to: UInt8.self), size: payload.count)
+                    guard WebPMuxSetChunk(mux, name, &chunk, 1) == WEBP_MUX_OK else {
+                        throw ImageCodecError(.encodingFailed, "WebP: cannot add the \(name) chunk")
+                    }
                 }
-                var output = WebPData()
-                guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let bytes = output.bytes else {
-                    throw ImageCodecError(.encodingFailed, "WebP: cannot assemble the image with its ICC profile")
-                }
-                defer { WebPDataClear(&output) }
-                return Data(bytes: bytes, count: output.size)
             }
+            var output = WebPData()
+            guard WebPMuxAssemble(mux, &output) == WEBP_MUX_OK, let bytes = output.bytes else {
+                throw ImageCodecError(.encodingFailed, "WebP: cannot assemble the image with its metadata")
+            }
+            defer { WebPDataClear(&output) }
+            return Data(bytes: bytes, count: output.size)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import WebImageCodecs
 
 /// The transformer that runs one request's `ResizePlan` inside the downloader's processing stage, where
@@ -100,7 +101,26 @@ struct ProxyTransformer: ImageTransforming {
         }
         current = try Self.flattened(current, options.effects, budget: budget)
         try watermark?.draw(options.watermark, on: &current, dprScale: plan.dprScale, budget: budget)
+        current.exif = Self.resultEXIF(image.exif, options)
         return current
+    }
+
+    /// Whether results of `choice` carry EXIF: JPEG, PNG and still WebP results do (their encoders write
+    /// `Image.exif`); AVIF, JPEG XL and GIF results carry none.
+    static func writesEXIF(_ choice: FormatChoice) -> Bool {
+        switch choice {
+        case .explicit(let format), .negotiated(let format): [.jpeg, .png, .webp].contains(format)
+        case .jpegOrPNG: true
+        }
+    }
+
+    /// The EXIF a result carries, from the source's: all of it with `strip_metadata:0` (its orientation set
+    /// to 1, as imgproxy removes it: the pixels are turned already, or were asked not to be), else only the
+    /// artist and copyright with `keep_copyright` (imgproxy's default), else none.
+    static func resultEXIF(_ source: Data?, _ options: ProcessingOptions) -> Data? {
+        guard let source else { return nil }
+        if !options.stripMetadata { return EXIFMetadata.upright(source) }
+        return options.keepCopyright ? EXIFMetadata.copyright(source) : nil
     }
 
     /// `rect` in `source` pixels, in the pixels of `image` (the same unless the decoder shrank it).

@@ -151,11 +151,13 @@ public struct ProcessingOptions: Sendable, Hashable {
     /// The most bytes a JPEG, WebP or AVIF result should have (`max_bytes`): it is encoded again at lower
     /// quality until it fits or the quality is 10 or less, as imgproxy does; 0 for no limit. `0` by default.
     public var maximumBytes = 0
-    /// `strip_metadata`. The encoders write no EXIF or XMP either way, so a result never carries the
-    /// source's metadata. `true` by default, as imgproxy's `IMGPROXY_STRIP_METADATA` is.
+    /// `strip_metadata`: false writes the source's EXIF (JPEG, PNG and WebP sources) into a JPEG, PNG or still
+    /// WebP result, its orientation set to 1, as imgproxy keeps metadata and drops the orientation. XMP and
+    /// IPTC are not carried. `true` by default, as imgproxy's `IMGPROXY_STRIP_METADATA` is.
     public var stripMetadata = true
-    /// `keep_copyright`: imgproxy keeps the copyright fields when it strips metadata; no metadata is written
-    /// here, so it changes nothing. `true` by default, as imgproxy's `IMGPROXY_KEEP_COPYRIGHT` is.
+    /// `keep_copyright`: when metadata is stripped, the source's EXIF artist and copyright are still written
+    /// (in a new EXIF block of those two fields), as imgproxy keeps the copyright fields. `true` by default,
+    /// as imgproxy's `IMGPROXY_KEEP_COPYRIGHT` is.
     public var keepCopyright = true
     /// `strip_color_profile`: true converts the pixels to sRGB and writes no ICC profile; false keeps the
     /// source's RGB profile and embeds it in the result. `true` by default, as imgproxy's
