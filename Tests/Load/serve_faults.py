@@ -201,11 +201,12 @@ def main():
 # received, and done() prints them for the driver.
 WRK_SCRIPT = r"""
 local routes = {"image", "slow", "error", "endless", "html", "redirect"}
--- imgproxy's options in turn (5 against 6 routes: every pair occurs): effects, trim, smart gravity, the
--- watermark, formats.
+-- imgproxy's options in turn (7 against 6 routes: every pair occurs): effects, trim, smart gravity, the
+-- watermark, formats, preserve_hdr and the metadata options.
 local options = {
   "rs:fill:256:256:0/q:85/f:jpg", "rs:fit:200:200/bl:2/sh:1/f:jpg", "t:10/rs:fill:128:128/g:sm/f:webp",
   "rs:fit:256:256/pix:8/bg:ffffff/fl:1/f:png", "rs:fill:200:100:1/wm:0.5:soea:4:4:0.3/f:jpg",
+  "rs:fit:180:180/ph:1/sm:0/f:png", "rs:fill:160:120/sm:0/kcr:0/f:webp",
 }
 local threads = {}
 local counter = 0
