@@ -67,7 +67,7 @@ sign() {
         openssl dgst -sha256 -binary -mac HMAC -macopt "hexkey:$key" | base64 | tr '+/' '-_' | tr -d '=\n'
 }
 
-# id, options, source file. All but the last name no format, so the service chooses from Chromium's Accept.
+# id, options, source file. Those without `f:` name no format, so the service chooses from Chromium's Accept.
 requests=(
     "fit coffee rs:fit:200:200:0 coffee-progressive.jpg"
     "fill coffee rs:fill:120:80:0 coffee-progressive.jpg"
@@ -81,6 +81,8 @@ requests=(
     "padded horse rs:fit:60:60:0/pd:10/bg:ff0000 horse-rgba.png"
     "gif coffee rs:fit:50:50:0/f:gif coffee-progressive.jpg"
     "watermark coffee rs:fit:90:90:0/wm:0.5:soea coffee-progressive.jpg"
+    "metadata coffee rs:fit:90:90:0/sm:0/kcr:0 coffee-progressive.jpg"
+    "hdr horse rs:fit:64:64:0/ph:1/f:png horse-rgba.png"
 )
 {
     echo '<!doctype html><html><head><meta charset="utf-8"></head><body>'

@@ -15,8 +15,9 @@ struct ServeBrowserTests {
         "fit": "200x133", "fill": "120x80", "width-only": "150x100", "dpr": "200x133", "alpha": "64x64",
         "enlarge": "800x656", "explicit-webp": "200x133",
         // imgproxy's other options: trim with smart gravity, the filters and flip, padding on a background, a
-        // GIF result, the watermark.
+        // GIF result, the watermark, the metadata options, preserve_hdr.
         "trim-smart": "100x100", "effects": "120x80", "padded": "80x69", "gif": "50x33", "watermark": "90x60",
+        "metadata": "90x60", "hdr": "64x52",
     ]
 
     @Test("every <img>, imgproxy's options among them, loads at its size; WebP detection gives WebP; all on loopback")
@@ -54,6 +55,8 @@ struct ServeBrowserTests {
                 #expect(type == "image/webp", "an explicit format is sent as asked: \(url)")
             } else if url.contains("/f:gif/") {
                 #expect(type == "image/gif", "an explicit format is sent as asked: \(url)")
+            } else if url.contains("/f:png/") {
+                #expect(type == "image/png", "an explicit format is sent as asked: \(url)")
             } else {
                 #expect(["image/avif", "image/webp"].contains(type), "\(type) for \(url)")
             }
