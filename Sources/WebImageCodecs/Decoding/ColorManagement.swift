@@ -118,34 +118,29 @@ enum ColorManagement {
     /// RGBA16 `pixels` (`width` × `height`, rows packed) through a transform from `sRGBTransform16`, as
     /// RGBA8; alpha is rounded to 8 bits.
     static func convert16(_ pixels: [UInt16], width: Int, height: Int, with transform: Transform) -> [UInt8] {
-        let count = width * height
-        // Alpha first: LittleCMS leaves extra channels alone where it does not copy them (gray profiles).
-        var output = [UInt8](repeating: 0, count: count * 4)
-        for index in 0..<count { output[index * 4 + 3] = UInt8((UInt32(pixels[index * 4 + 3]) + 128) / 257) }
-        pixels.withUnsafeBytes { input in
-            output.withUnsafeMutableBytes { out in
-                guard let source = input.baseAddress, let destination = out.baseAddress else { return }
-                for row in 0..<height {
-                    cmsDoTransform(
-                        transform.handle, source + row * width * 8, destination + row * width * 4, UInt32(width))
-                }
-            }
-        }
-        return output
+        converted(pixels, width: width, height: height, by: transform) { UInt8((UInt32($0) + 128) / 257) }
     }
 
     /// RGBA16 `pixels` converted by `transform` (made with `outputBytesPerSample: 2`), to RGBA16.
     static func convert16(_ pixels: [UInt16], width: Int, height: Int, to transform: Transform) -> [UInt16] {
+        converted(pixels, width: width, height: height, by: transform) { $0 }
+    }
+
+    /// RGBA16 `pixels` through `transform` into RGBA of `Output` samples, each alpha made by `alpha`.
+    private static func converted<Output: FixedWidthInteger>(
+        _ pixels: [UInt16], width: Int, height: Int, by transform: Transform, alpha: (UInt16) -> Output
+    ) -> [Output] {
         let count = width * height
-        // Alpha first, as above.
-        var output = [UInt16](repeating: 0, count: count * 4)
-        for index in 0..<count { output[index * 4 + 3] = pixels[index * 4 + 3] }
+        // Alpha first: LittleCMS leaves extra channels alone where it does not copy them (gray profiles).
+        var output = [Output](repeating: 0, count: count * 4)
+        for index in 0..<count { output[index * 4 + 3] = alpha(pixels[index * 4 + 3]) }
+        let outputRow = width * 4 * MemoryLayout<Output>.size
         pixels.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { out in
                 guard let source = input.baseAddress, let destination = out.baseAddress else { return }
                 for row in 0..<height {
                     cmsDoTransform(
-                        transform.handle, source + row * width * 8, destination + row * width * 8, UInt32(width))
+                        transform.handle, source + row * width * 8, destination + row * outputRow, UInt32(width))
                 }
             }
         }
