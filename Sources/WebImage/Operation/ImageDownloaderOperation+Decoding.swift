@@ -86,7 +86,7 @@ extension ImageDownloaderOperation {
     /// The largest body this operation's callers take: the configuration's, or the lower limit of their
     /// context (callers with different limits never share an operation: `MergeKey`).
     var maximumBodySize: Int64 {
-        min(environment.config.maximumResponseSize, context?.maximumResponseSize ?? .max)
+        min(environment.config.maximumResponseSize, contextHooks.maximumResponseSize ?? .max)
     }
 
     /// The body the callers get (`data` as the decryptor returns it, when there is one), or the failure

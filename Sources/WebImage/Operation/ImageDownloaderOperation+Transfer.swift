@@ -78,7 +78,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     package func transferDidReceiveResponse(_ received: TransferResponse) -> (any Error)? {
         var response = received
         var error: ImageDownloaderError?
-        if let modifier = context?.responseModifier ?? environment.config.responseModifier {
+        if let modifier = contextHooks.responseModifier ?? environment.config.responseModifier {
             if let modified = modifier.modifiedResponse(received) {
                 response = modified
             } else {
@@ -253,7 +253,7 @@ extension ImageDownloaderOperation: TransferDelegate {
     var credentials: RequestTrust.Credentials? { mergeKey?.trust.credentials }
 
     var decryptor: (any ImageDownloaderDecrypting)? {
-        context?.decryptor ?? environment.config.decryptor
+        contextHooks.decryptor ?? environment.config.decryptor
     }
 
     // MARK: Processed-image cache

@@ -23,6 +23,17 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
     public let options: ImageDownloaderOptions
     /// The context of the first caller.
     public let context: ImageDownloadContext?
+    /// The fields of `context` that the transfer events read, taken out once: reading a field through
+    /// the optional `context` copies the whole context first (a retain and release for each of its
+    /// references), and these are read for every download, several times.
+    let contextHooks: ContextHooks
+
+    struct ContextHooks {
+        var callbackQueue: DispatchQueue?
+        var responseModifier: (any ImageDownloaderResponseModifying)?
+        var decryptor: (any ImageDownloaderDecrypting)?
+        var maximumResponseSize: Int64?
+    }
 
     typealias Lifecycle = OperationLifecycle<DownloadCaller, any TransportTransfer, IncrementalDecoderBox>
 
@@ -55,6 +66,9 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
         self.request = request
         self.options = options
         self.context = context
+        contextHooks = ContextHooks(
+            callbackQueue: context?.callbackQueue, responseModifier: context?.responseModifier,
+            decryptor: context?.decryptor, maximumResponseSize: context?.maximumResponseSize)
         let priority = Operation.QueuePriority(options)
         appliedPriority = Lock(priority)
         super.init()
@@ -219,7 +233,7 @@ open class ImageDownloaderOperation: Operation, @unchecked Sendable {
 
     /// Where notifications are posted: the first caller's queue, else the downloader's.
     var notificationTarget: CallbackTarget {
-        CallbackTarget(queue: context?.callbackQueue, default: environment.callbacks)
+        CallbackTarget(queue: contextHooks.callbackQueue, default: environment.callbacks)
     }
 
     func post(_ name: Notification.Name) {

@@ -6,9 +6,9 @@ protocol LifecycleCaller {
 }
 
 /// The life of one download operation, as a value: one `State`, which holds everything the operation
-/// knows in it (the transfer, the response head, the progress clock, the decoder, the exchange with the
-/// HTTP cache), the callers still waiting, and an event method for everything that can happen to the
-/// operation. Each event changes the state and returns what the operation must do about it, which the
+/// knows in it (the transfer, the response head, the decoder, the exchange with the HTTP cache), the
+/// progress clock of a running transfer beside it, the callers still waiting, and an event method for
+/// everything that can happen to the operation. Each event changes the state and returns what the operation must do about it, which the
 /// operation does after releasing its lock (callbacks, notifications, stopping the transfer, writing to
 /// the cache, telling the queue).
 ///
@@ -57,24 +57,30 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
         case processing(Processing)
         /// The queue has been, or is being, told `isFinished`. `response`: the head, when one came.
         case finished(response: TransferResponse?)
+
+        /// This state's case.
+        var phase: Phase {
+            switch self {
+            case .waiting: .waiting
+            case .cancelledWaiting: .cancelledWaiting
+            case .preparing: .preparing
+            case .cancelledPreparing: .cancelledPreparing
+            case .transferring: .transferring
+            case .stopping: .stopping
+            case .processing: .processing
+            case .finished: .finished
+            }
+        }
     }
 
     /// What a running transfer has told so far.
     struct Transferring {
         let transfer: Transfer
-        /// Whether partial images are decoded as the body arrives.
-        let decodesProgressively: Bool
-        /// A progressive decode is under way (one at a time).
-        var decodingPartial = false
         /// The incremental decoder, made on first use; it goes on to `processing`, where the final
         /// decode reuses it.
         var decoder: Decoder?
         /// The final response head, once it arrived.
         var response: TransferResponse?
-        /// The decoded body length the response announced, -1 when unknown.
-        var expectedSize: Int64 = -1
-        /// When progress was last reported (uptime nanoseconds), for the throttle.
-        var lastProgress: UInt64 = 0
         /// With `.useURLCache` on a request the cache may serve: the exchange with the cache.
         var cache: HTTPCacheExchange?
     }
@@ -94,7 +100,92 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
         var decoder: Decoder?
     }
 
+    /// Changed only by the `enter` functions, which keep `phase` with it.
     private(set) var state = State.waiting
+    /// `state`'s case without its payload. What needs only the case reads this: reading the case of
+    /// `state` itself copies the whole value first (a retain and a release for every reference in the
+    /// payload), and the queue asks `isExecuting` and `isFinished`, and every chunk of the body asks
+    /// whether the transfer still runs.
+    private(set) var phase = Phase.waiting
+
+    /// The cases of `State`, without their payloads.
+    enum Phase {
+        case waiting, cancelledWaiting, preparing, cancelledPreparing, transferring, stopping, processing, finished
+    }
+
+    /// How `state` changes: one `enter` for each kind of case, each setting `phase` to the case it stores.
+    /// (Reading the case of the value being stored would copy it, as reading `state`'s does.)
+    private mutating func enter(_ plain: Phase) {
+        switch plain {
+        case .waiting: state = .waiting
+        case .cancelledWaiting: state = .cancelledWaiting
+        case .preparing: state = .preparing
+        case .cancelledPreparing: state = .cancelledPreparing
+        case .transferring, .stopping, .processing, .finished: preconditionFailure("\(plain) carries a payload")
+        }
+        phase = plain
+    }
+
+    private mutating func enter(transferring: consuming Transferring) {
+        state = .transferring(transferring)
+        phase = .transferring
+    }
+
+    private mutating func enter(stopping: consuming Stopping) {
+        state = .stopping(stopping)
+        phase = .stopping
+    }
+
+    private mutating func enter(processing: consuming Processing) {
+        state = .processing(processing)
+        phase = .processing
+    }
+
+    private mutating func enter(finishedWith response: consuming TransferResponse?) {
+        state = .finished(response: response)
+        phase = .finished
+    }
+
+    /// Moves the state out, leaving a placeholder until the caller `enter`s the next one, so that a
+    /// payload is changed or moved on without a copy (a copy retains every reference the payload holds,
+    /// and writing it back releases them again). `phase` still names the case taken.
+    private mutating func takeState() -> State {
+        var taken = State.waiting
+        swap(&taken, &state)
+        return taken
+    }
+
+    private mutating func takeTransferring() -> Transferring {
+        guard case .transferring(let transferring) = takeState() else { preconditionFailure("phase \(phase)") }
+        return transferring
+    }
+
+    private mutating func takeStopping() -> Stopping {
+        guard case .stopping(let stopping) = takeState() else { preconditionFailure("phase \(phase)") }
+        return stopping
+    }
+
+    private mutating func takeProcessing() -> Processing {
+        guard case .processing(let processing) = takeState() else { preconditionFailure("phase \(phase)") }
+        return processing
+    }
+    /// The running transfer's progress: meaningful while `transferring` (`transferMade` sets it afresh).
+    /// It sits beside `state` rather than in its `transferring` payload because every chunk of the body
+    /// reads and sets it, and taking a payload out of the enum and putting it back copies every reference
+    /// the payload holds (the transfer, the response head, the decoder, the cache exchange).
+    private(set) var progress = ProgressClock()
+
+    /// What the body's chunks read and set while transferring: only plain values.
+    struct ProgressClock {
+        /// Whether partial images are decoded as the body arrives.
+        var decodesProgressively = false
+        /// A progressive decode is under way (one at a time).
+        var decodingPartial = false
+        /// The decoded body length the response announced, -1 when unknown.
+        var expectedSize: Int64 = -1
+        /// When progress was last reported (uptime nanoseconds), for the throttle.
+        var lastProgress: UInt64 = 0
+    }
     /// Callers not handed out yet.
     private(set) var callers: [Caller] = []
 
@@ -102,20 +193,20 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
 
     /// What the queue reads as `isExecuting`: from `start()` until finished.
     var isExecuting: Bool {
-        switch state {
+        switch phase {
         case .preparing, .cancelledPreparing, .transferring, .stopping, .processing: true
         case .waiting, .cancelledWaiting, .finished: false
         }
     }
 
     var isFinished: Bool {
-        if case .finished = state { return true }
+        if case .finished = phase { return true }
         return false
     }
 
     /// Whether `start()` has run.
     var hasStarted: Bool {
-        switch state {
+        switch phase {
         case .waiting, .cancelledWaiting: false
         default: true
         }
@@ -123,7 +214,7 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
 
     /// Whether a new caller may still join: the outcome is not known yet and nobody cancelled.
     var acceptsCallers: Bool {
-        switch state {
+        switch phase {
         case .waiting, .preparing, .transferring: true
         default: false
         }
@@ -185,15 +276,16 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// outcome is known (the callers are being served) or the operation was already cancelled.
     mutating func cancel() -> CancelAction {
         let transfer: Transfer?
-        switch state {
+        switch phase {
         case .waiting:
-            state = .cancelledWaiting
+            enter(.cancelledWaiting)
             transfer = nil
         case .preparing:
-            state = .cancelledPreparing
+            enter(.cancelledPreparing)
             transfer = nil
-        case .transferring(let running):
-            state = .stopping(Stopping(response: running.response, cache: running.cache))
+        case .transferring:
+            let running = takeTransferring()
+            enter(stopping: Stopping(response: running.response, cache: running.cache))
             transfer = running.transfer
         case .cancelledWaiting, .cancelledPreparing, .stopping, .processing, .finished:
             return CancelAction(callers: [], transferToStop: nil, cancelsOperation: false)
@@ -217,17 +309,17 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
 
     /// The queue calls `start()`. `cancelledByQueue`: `Operation.isCancelled` was already set.
     mutating func start(cancelledByQueue: Bool = false) -> StartAction {
-        switch state {
+        switch phase {
         case .waiting:
             if cancelledByQueue || callers.isEmpty {
-                state = .finished(response: nil)
+                enter(finishedWith: nil)
                 defer { callers.removeAll() }
                 return callers.isEmpty ? .finish : .cancelAndFinish(callers)
             }
-            state = .preparing
+            enter(.preparing)
             return .prepare
         case .cancelledWaiting:
-            state = .finished(response: nil)
+            enter(finishedWith: nil)
             return .finish
         default:
             return .none
@@ -250,13 +342,13 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     mutating func transferMade(
         _ transfer: Transfer, cache: HTTPCacheExchange? = nil, decodesProgressively: Bool = false
     ) -> PreparedAction {
-        switch state {
+        switch phase {
         case .preparing:
-            state = .transferring(
-                Transferring(transfer: transfer, decodesProgressively: decodesProgressively, cache: cache))
+            enter(transferring: Transferring(transfer: transfer, cache: cache))
+            progress = ProgressClock(decodesProgressively: decodesProgressively)
             return .startTransfer(progressCallers: callers)
         case .cancelledPreparing:
-            state = .finished(response: nil)
+            enter(finishedWith: nil)
             return .finish
         default:
             return .none
@@ -274,12 +366,12 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// A fresh cache entry answers the request; no transfer is made. `response`: the entry's head, which
     /// the callers are served with (nil for the processed-image cache, which keeps none).
     mutating func cacheHit(response: TransferResponse? = nil) -> CacheHitAction {
-        switch state {
+        switch phase {
         case .preparing:
-            state = .processing(Processing(response: response))
+            enter(processing: Processing(response: response))
             return .serve(callers)
         case .cancelledPreparing:
-            state = .finished(response: response)
+            enter(finishedWith: response)
             return .finish
         default:
             return .none
@@ -290,19 +382,19 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// as the hit: a caller that joined after the lookup and is not covered makes this nil, nothing
     /// changes, and the operation goes on to transfer for everyone.
     mutating func cacheHit(ifEvery covers: (Caller) -> Bool) -> CacheHitAction? {
-        if case .preparing = state, !callers.allSatisfy(covers) { return nil }
+        if case .preparing = phase, !callers.allSatisfy(covers) { return nil }
         return cacheHit()
     }
 
     /// The request failed before a transfer existed (a cache rule, a transfer that could not be set up).
     mutating func preparationFailed() -> CompletionAction {
-        switch state {
+        switch phase {
         case .preparing:
-            state = .processing(Processing())
+            enter(processing: Processing())
             defer { callers.removeAll() }
             return .fail(callers, postsStop: false, cacheWrite: nil)
         case .cancelledPreparing:
-            state = .finished(response: nil)
+            enter(finishedWith: nil)
             return .finish
         default:
             return .none
@@ -331,15 +423,17 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     {
         let decided: TransferResponse??
         let exchange: HTTPCacheExchange?
-        switch state {
-        case .transferring(var transferring):
+        switch phase {
+        case .transferring:
+            var transferring = takeTransferring()
             decided = transferring.cache?.notModified(answer, at: now, ignoringCachedResponse: ignoringCachedResponse)
             exchange = transferring.cache
-            state = .transferring(transferring)
-        case .stopping(var stopping):
+            enter(transferring: transferring)
+        case .stopping:
+            var stopping = takeStopping()
             decided = stopping.cache?.notModified(answer, at: now, ignoringCachedResponse: ignoringCachedResponse)
             exchange = stopping.cache
-            state = .stopping(stopping)
+            enter(stopping: stopping)
         default:
             return .confirmsNothing
         }
@@ -352,15 +446,17 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// The final response head, as checked, with the decoded length it announces (-1 when unknown).
     /// Returns the callers to tell (each records it, and gets a first progress call if it passed).
     mutating func responseReceived(_ response: TransferResponse, expectedSize: Int64) -> [Caller] {
-        switch state {
-        case .transferring(var transferring):
+        switch phase {
+        case .transferring:
+            var transferring = takeTransferring()
             transferring.response = response
-            transferring.expectedSize = expectedSize
-            state = .transferring(transferring)
+            enter(transferring: transferring)
+            progress.expectedSize = expectedSize
             return callers
-        case .stopping(var stopping):
+        case .stopping:
+            var stopping = takeStopping()
             stopping.response = response
-            state = .stopping(stopping)
+            enter(stopping: stopping)
             return []
         default:
             return []
@@ -383,33 +479,30 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// and the body incomplete, progress is reported at most once per `interval` (the last chunk is never
     /// held back), and each report may start a partial decode, one at a time.
     mutating func bytesReceived(total: Int64, at now: UInt64, interval: UInt64) -> ProgressAction {
-        guard case .transferring(var transferring) = state else {
+        guard case .transferring = phase else {
             return ProgressAction(callers: [], expectedSize: -1, decodesPartial: false)
         }
-        let expected = transferring.expectedSize
+        let expected = progress.expectedSize
         let incomplete = expected > 0 && total < expected
-        if incomplete, interval > 0, now >= transferring.lastProgress, now - transferring.lastProgress < interval {
+        if incomplete, interval > 0, now >= progress.lastProgress, now - progress.lastProgress < interval {
             return ProgressAction(callers: [], expectedSize: expected, decodesPartial: false)
         }
-        transferring.lastProgress = now
-        state = .transferring(transferring)
-        let decodesPartial = transferring.decodesProgressively && incomplete && beginPartialDecode()
+        progress.lastProgress = now
+        let decodesPartial = progress.decodesProgressively && incomplete && beginPartialDecode()
         return ProgressAction(callers: callers, expectedSize: expected, decodesPartial: decodesPartial)
     }
 
     /// Whether a progressive decode may start now (one at a time, only while transferring).
     mutating func beginPartialDecode() -> Bool {
-        guard case .transferring(var transferring) = state, !transferring.decodingPartial else { return false }
-        transferring.decodingPartial = true
-        state = .transferring(transferring)
+        guard case .transferring = phase, !progress.decodingPartial else { return false }
+        progress.decodingPartial = true
         return true
     }
 
     /// A progressive decode ended; returns the callers to hand its image to (none once the transfer ended).
     mutating func endPartialDecode() -> [Caller] {
-        guard case .transferring(var transferring) = state, transferring.decodingPartial else { return [] }
-        transferring.decodingPartial = false
-        state = .transferring(transferring)
+        guard case .transferring = phase, progress.decodingPartial else { return [] }
+        progress.decodingPartial = false
         return callers
     }
 
@@ -417,18 +510,20 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// and processing, so that the final decode reuses what the partial ones built. In any other state
     /// nothing will be served from it, and a new one is made each time, kept by nobody.
     mutating func decoder(orMake make: () -> Decoder) -> Decoder {
-        switch state {
-        case .transferring(var transferring):
+        switch phase {
+        case .transferring:
+            var transferring = takeTransferring()
+            defer { enter(transferring: transferring) }
             if let decoder = transferring.decoder { return decoder }
             let decoder = make()
             transferring.decoder = decoder
-            state = .transferring(transferring)
             return decoder
-        case .processing(var processing):
+        case .processing:
+            var processing = takeProcessing()
+            defer { enter(processing: processing) }
             if let decoder = processing.decoder { return decoder }
             let decoder = make()
             processing.decoder = decoder
-            state = .processing(processing)
             return decoder
         default:
             return make()
@@ -462,9 +557,10 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
 
     /// The transfer ended, with a body or with a failure (`succeeded: false`, cancellation included).
     mutating func transferCompleted(succeeded: Bool) -> CompletionAction {
-        switch state {
-        case .transferring(let transferring):
-            state = .processing(Processing(response: transferring.response, decoder: transferring.decoder))
+        switch phase {
+        case .transferring:
+            let transferring = takeTransferring()
+            enter(processing: Processing(response: transferring.response, decoder: transferring.decoder))
             if succeeded {
                 return .process(
                     storedBody: transferring.cache?.confirmedBody,
@@ -472,8 +568,9 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
             }
             defer { callers.removeAll() }
             return .fail(callers, postsStop: true, cacheWrite: transferring.cache?.writeWhenNotServed)
-        case .stopping(let stopping):
-            state = .finished(response: stopping.response)
+        case .stopping:
+            let stopping = takeStopping()
+            enter(finishedWith: stopping.response)
             return .stopAndFinish(cacheWrite: stopping.cache?.writeWhenNotServed)
         default:
             return .none
@@ -485,7 +582,7 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// The callers to serve with the outcome, handed out once; empty outside `processing`. Callers who
     /// cancel before this are not among them (they got `cancelled`).
     mutating func takeCallersToServe() -> [Caller] {
-        guard case .processing = state else { return [] }
+        guard case .processing = phase else { return [] }
         defer { callers.removeAll() }
         return callers
     }
@@ -493,7 +590,7 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// The callers `include` picks, handed out once, for outputs that are ready before the others (the
     /// stages serve each output as it is made); empty outside `processing`.
     mutating func takeCallersToServe(where include: (Caller) -> Bool) -> [Caller] {
-        guard case .processing = state else { return [] }
+        guard case .processing = phase else { return [] }
         let taken = callers.filter(include)
         callers.removeAll(where: include)
         return taken
@@ -501,8 +598,8 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
 
     /// Every caller was served: true when the queue must now be told (once).
     mutating func served() -> Bool {
-        guard case .processing(let processing) = state else { return false }
-        state = .finished(response: processing.response)
+        guard case .processing = phase else { return false }
+        enter(finishedWith: takeProcessing().response)
         return true
     }
 }
