@@ -14,7 +14,7 @@ DEB_PACKAGES := libcurl4-openssl-dev libwebp-dev libjpeg62-turbo-dev libturbojpe
 	libgif-dev libsqlite3-dev libavif-dev libavif-bin libheif-dev libjxl-dev liblcms2-dev libsnappy-dev libzstd-dev pkg-config curl webp \
 	openssl nginx chromium wrk unbound
 
-.PHONY: deps deps-bench bench-compare bench-dns bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
+.PHONY: deps deps-bench bench-base-build bench-compare bench-profile-compare bench-serve-compare bench-dns bench-photos build test test-under-load test-swift test-load bench-build bench-serve test-python test-conformance conformance conformance-venv test-tsan test-asan test-package test-readme check-deploy check-engines demo bench format lint clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -144,9 +144,10 @@ demo: deps
 BENCH_CORPUS ?= $(CURDIR)/Tests/Fixtures/corpus/images
 BENCH_ROUNDS ?= 7
 # What only the benchmarks need: libvips' vipsthumbnail, libavif's and libjxl's command-line encoders (for
-# the file set), wrk and nginx's image_filter module (the serve workload), and Pillow, img2dataset and thumbor
+# the file set), wrk and nginx's image_filter module (the serve workload), valgrind (the profiles), and Pillow,
+# img2dataset and thumbor
 # in .venv-bench (baselines, never dependencies of the library).
-BENCH_DEB_PACKAGES := libvips-tools libavif-bin libjxl-tools wrk libnginx-mod-http-image-filter
+BENCH_DEB_PACKAGES := libvips-tools libavif-bin libjxl-tools wrk libnginx-mod-http-image-filter valgrind
 deps-bench: deps
 	@missing=""; for p in $(BENCH_DEB_PACKAGES); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
@@ -184,11 +185,14 @@ bench: deps deps-bench bench-build
 # The default BASE is the commit before the package's reshaping (the Tools trait, the engines' move, one
 # transport, the test-target split).
 BASE ?= 22a34e3
-bench-compare: deps deps-bench bench-build
+# BASE's worktree in .bench-base/, built in release by its own Makefile.
+bench-base-build:
 	@if [ "$$(git -C .bench-base rev-parse HEAD 2>/dev/null)" != "$$(git rev-parse '$(BASE)^{commit}')" ]; then \
 		git worktree remove --force .bench-base 2>/dev/null || rm -rf .bench-base; git worktree prune; \
 		git worktree add --detach .bench-base $(BASE); fi
 	$(MAKE) -C .bench-base bench-build
+
+bench-compare: deps deps-bench bench-build bench-base-build
 	base_bin=$$($(SWIFT) build -c release --package-path .bench-base/Benchmarks --show-bin-path) && \
 		WEBIMAGE_CLI=$$base_bin/webimage $$base_bin/WebImageBench run --rounds $(BENCH_ROUNDS) \
 		--serve-rounds $(BENCH_SERVE_ROUNDS) --serve-seconds $(BENCH_SERVE_SECONDS) \
@@ -213,12 +217,33 @@ bench-compare: deps deps-bench bench-build
 		--command "make bench-compare BASE=$(BASE) BENCH_ROUNDS=$(BENCH_ROUNDS)" > docs/BENCHMARKS-COMPARE.md
 	@echo "docs/BENCHMARKS-COMPARE.md written"
 
+# `make bench-profile-compare BASE=<commit>` (about 2 minutes once BASE is built): the small-file profile of
+# BASE's harness and of this tree's under callgrind, one after the other, in docs/BENCHMARKS-PROFILE-COMPARE.md
+# (Benchmarks/callgrind_compare.py): instructions per file move by under 1 % between runs, so a change of a
+# few per cent shows.
+bench-profile-compare: deps deps-bench bench-build bench-base-build
+	base_bin=$$($(SWIFT) build -c release --package-path .bench-base/Benchmarks --show-bin-path) && \
+		python3 Benchmarks/callgrind_compare.py --base $$base_bin/WebImageBench --head $(BENCH_BIN)/WebImageBench \
+		--base-label "$$(git -C .bench-base rev-parse --short HEAD) (base)" \
+		--head-label "$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- Sources || echo ' + changes')" \
+		--output docs/BENCHMARKS-PROFILE-COMPARE.md --command "make bench-profile-compare BASE=$(BASE)"
+
 # The serve workloads (about 12 minutes): `webimage serve` against thumbor and nginx image_filter under wrk, then
 # imgproxy's own workload (make bench-serve-imgproxy); each rewrites only its section of docs/BENCHMARKS.md.
 bench-serve: deps deps-bench bench-build bench-photos
 	WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --rounds $(BENCH_SERVE_ROUNDS) \
 		--seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md --command "make bench-serve"
 	$(MAKE) --no-print-directory bench-serve-imgproxy
+
+# `make bench-serve-compare BASE=<commit>` (about 6 minutes once BASE is built): the serve workload above with
+# BASE's release `webimage serve` as one more service in the same rounds, and a target that this tree's CPU per
+# image stays within 5 % of BASE's; rewrites the serve section of docs/BENCHMARKS.md.
+bench-serve-compare: deps deps-bench bench-build bench-base-build
+	base_bin=$$($(SWIFT) build -c release --package-path .bench-base/Benchmarks --show-bin-path) && \
+		WEBIMAGE_CLI=$(BENCH_BIN)/webimage $(BENCH_BIN)/WebImageBench serve-bench --rounds $(BENCH_SERVE_ROUNDS) \
+		--seconds $(BENCH_SERVE_SECONDS) --corpus $(BENCH_CORPUS) --output docs/BENCHMARKS.md \
+		--base-cli $$base_bin/webimage --base-label "$$(git -C .bench-base rev-parse --short HEAD)" \
+		--command "make bench-serve-compare BASE=$(BASE)"
 
 # `webimage bulk` against img2dataset when DNS is slow (Benchmarks/WebImageBench/DNSBenchmark.swift, about 5
 # minutes): in a network and mount namespace of its own with only lo (unshare, as root), Debian's unbound on

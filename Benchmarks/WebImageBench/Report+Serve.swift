@@ -19,6 +19,18 @@ struct ServeSection {
     static let thumbor = "thumbor 7.8 (PIL)"
     static let imageFilter = "nginx image_filter"
     static let warm = "webimage serve, warm disk cache"
+    /// The rows of the base `webimage` of a comparison (`make bench-serve-compare`).
+    static func baseName(_ label: String) -> String { "webimage serve at \(label) (before)" }
+    /// How much more CPU per image than the base's still counts as no regression: the rounds' spread on this
+    /// machine (two runs of one binary differ by a few per cent).
+    static let regressionBand = 1.05
+
+    /// The base's row name, when this run had one.
+    var base: String? { settings.baseCLI == nil ? nil : Self.baseName(settings.baseLabel) }
+    /// The services in table order.
+    var services: [String] {
+        [Self.webimage] + (base.map { [$0] } ?? []) + [Self.thumbor, Self.imageFilter, Self.warm]
+    }
 
     /// The measured runs of `service` at `concurrency`, one per round.
     func samples(_ service: String, _ concurrency: Int) -> [ServeRow] {
@@ -97,7 +109,13 @@ struct ServeSection {
         text += "\(ServeBenchmark.cores) workers, `proxy_pass` to the origin over keep-alive connections, "
         text += "`image_filter crop 256 256; image_filter_jpeg_quality 85;`, nothing cached.\n"
         text += "- **warm disk cache**: `webimage serve --cache-dir <empty folder>`; one pass asks each of "
-        text += "\(ServeBenchmark.warmURLs) URLs once (curl), then wrk asks the same URLs in turn.\n\n"
+        text += "\(ServeBenchmark.warmURLs) URLs once (curl), then wrk asks the same URLs in turn.\n"
+        if let base {
+            text += "- **\(base)**: the release `webimage` of commit \(settings.baseLabel) (built in a worktree of "
+            text += "its own), started and asked exactly as webimage serve is, in the same rounds: the rows before a "
+            text += "change, beside the rows after it.\n"
+        }
+        text += "\n"
         text += "requests/s counts successful answers (status < 400) per second of a run: the median over the "
         text += "rounds, with the lowest and highest; p50 and p99 are wrk's, over every answer, median over the "
         text += "rounds; CPU per image is the user + system time of the service's processes (all of "
@@ -109,7 +127,7 @@ struct ServeSection {
             "| service | concurrency | requests/s (lowest–highest) | p50 ms | p99 ms | CPU ms/image | cores used | HTTP errors "
         text += "| socket errors | origin fetches per image |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for concurrency in concurrencies {
-            for service in [Self.webimage, Self.thumbor, Self.imageFilter, Self.warm] {
+            for service in services {
                 if let note = note(service, concurrency) {
                     text += "| \(service) | \(concurrency) | not measured: \(note) | | | | | | | |\n"
                     continue
@@ -148,6 +166,7 @@ struct ServeSection {
     func verdicts() -> [Verdict] {
         var list: [Verdict] = []
         for concurrency in concurrencies {
+            if let base { list.append(regressionVerdict(base, concurrency)) }
             let ours = summary(Self.webimage, concurrency)
             for (other, factor) in [(Self.thumbor, 3.0), (Self.imageFilter, 1.0)] {
                 let target = "requests/s ≥ \(fmt(factor, 0))× \(other)'s"
@@ -188,6 +207,29 @@ struct ServeSection {
                     met: others.allSatisfy { ours.p99 < $0.p99 }))
         }
         return list
+    }
+
+    /// Whether webimage serve's CPU per image stayed within ``regressionBand`` of the base's: the median of
+    /// the rounds' ratios (each round measures both under the same conditions).
+    func regressionVerdict(_ base: String, _ concurrency: Int) -> Verdict {
+        let target =
+            "CPU ms/image ≤ \(fmt(Self.regressionBand, 2))× \(base)'s (the decode-resize-encode does not regress)"
+        let before = samples(base, concurrency)
+        let ratios = samples(Self.webimage, concurrency).compactMap { ours in
+            before.first { $0.round == ours.round && $0.cpuMillisecondsPerImage > 0 }.map {
+                ours.cpuMillisecondsPerImage / $0.cpuMillisecondsPerImage
+            }
+        }
+        guard !ratios.isEmpty, let ours = summary(Self.webimage, concurrency), let theirs = summary(base, concurrency)
+        else { return Verdict(target: target, concurrency: concurrency, measured: "—", met: nil) }
+        let ratio = median(ratios)
+        return Verdict(
+            target: target, concurrency: concurrency,
+            measured:
+                "\(fmt(ratio, 3))× (median of the rounds' ratios, which ranged \(fmt(ratios.min() ?? 0, 3))–"
+                + "\(fmt(ratios.max() ?? 0, 3)); medians \(fmt(ours.cpuMilliseconds, 2)) against "
+                + "\(fmt(theirs.cpuMilliseconds, 2)) ms)",
+            met: ratio <= Self.regressionBand)
     }
 
     /// `document` with its serve section replaced by this one; without one, the section goes before

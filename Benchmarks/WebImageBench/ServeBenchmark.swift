@@ -58,6 +58,11 @@ struct ServeBenchmark {
         /// Seconds of the unmeasured wrk run before each measured one, at the same concurrency.
         var warmupSeconds = 2
         var concurrencies = [16, 64]
+        /// Another release `webimage` (an earlier commit's, `make bench-serve-compare`), measured as one more
+        /// service in the same rounds, so that a change's cost shows against the same machine and moment.
+        var baseCLI: String?
+        /// What the base row is called after (its commit).
+        var baseLabel = "base"
     }
 
     static let wrkThreads = 2

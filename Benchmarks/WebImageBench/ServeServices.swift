@@ -12,13 +12,18 @@ extension ServeBenchmark {
     }
 
     func services() -> [Service] {
-        [webimage(warm: false), thumborService(), imageFilter(), webimage(warm: true)]
+        var list = [webimage(warm: false), thumborService(), imageFilter(), webimage(warm: true)]
+        if let base = settings.baseCLI {
+            list.insert(webimage(warm: false, cli: base, name: ServeSection.baseName(settings.baseLabel)), at: 1)
+        }
+        return list
     }
 
-    /// `extra`: more arguments for `webimage serve` (the memory probes raise its source-size limit).
-    func webimage(warm: Bool, extra: [String] = []) -> Service {
-        let name = warm ? "webimage serve, warm disk cache" : "webimage serve"
-        let cli = webimageCLI
+    /// `extra`: more arguments for `webimage serve` (the memory probes raise its source-size limit). `cli` and
+    /// `name`: another `webimage` than ``webimageCLI`` (the base of a comparison) and its rows' name.
+    func webimage(warm: Bool, extra: [String] = [], cli: String? = nil, name: String? = nil) -> Service {
+        let name = name ?? (warm ? "webimage serve, warm disk cache" : "webimage serve")
+        let cli = cli ?? webimageCLI
         let cacheDirectory = root.appendingPathComponent("serve-cache")
         let root = self.root
         return Service(
@@ -41,7 +46,8 @@ extension ServeBenchmark {
                 return Result {
                     try ServiceProcess(
                         name: name, arguments: arguments, port: port,
-                        log: root.appendingPathComponent(warm ? "serve-webimage-warm.log" : "serve-webimage.log"))
+                        log: root.appendingPathComponent(
+                            "serve-" + name.filter { $0.isLetter || $0.isNumber } + ".log"))
                 }.mapError { ($0 as? ServiceProcess.StartError) ?? .init(description: "\($0)") }
             },
             warm: warm)

@@ -9,9 +9,10 @@ import Foundation
 //   WebImageBench run --only dataset --output FILE [--rounds N] [--corpus DIR] [--no-profile]
 //       `webimage bulk` against img2dataset alone (photos from nginx), with its callgrind stage profile
 //   WebImageBench serve-bench [--output docs/BENCHMARKS.md] [--rounds N] [--seconds N] [--warmup N]
-//       [--concurrency 16,64]
+//       [--concurrency 16,64] [--base-cli PATH --base-label COMMIT]
 //       the serve workload alone (webimage serve, thumbor, nginx image_filter under wrk): replaces the serve
-//       section of the output file; `run` includes it unless --no-serve
+//       section of the output file; `run` includes it unless --no-serve; with --base-cli another webimage
+//       (an earlier commit's) runs as one more service in the same rounds (make bench-serve-compare)
 //   WebImageBench serve-bench --workload imgproxy [--photos DIR] [--rounds N] [--seconds N] [--concurrency 2,16]
 //       imgproxy's benchmark workload (ImgproxyWorkload.swift): webimage serve and thumbor
 //   WebImageBench dns-bench [--output docs/BENCHMARKS.md] [--rounds N]
@@ -133,6 +134,8 @@ case "serve-bench" where arguments.string("workload") == "imgproxy":
 case "serve-bench":
     var driver = ServeDriver()
     driver.settings = arguments.serveSettings(prefix: "")
+    driver.settings.baseCLI = arguments.string("base-cli")
+    driver.settings.baseLabel = arguments.string("base-label") ?? driver.settings.baseLabel
     driver.output = arguments.string("output") ?? driver.output
     driver.corpusSource = arguments.string("corpus") ?? driver.corpusSource
     driver.command = arguments.string("command") ?? driver.command
