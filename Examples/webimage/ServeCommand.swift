@@ -325,6 +325,9 @@ extension WebImageCLI {
             var configuration = settings.configuration
             try await loadImages(settings, into: &configuration)
             let logger = Logger(label: "webimage.serve")
+            let tuned = Self.tuneAllocator(environment: ProcessInfo.processInfo.environment)
+            let thresholds = tuned ? "set (mmap 16 MiB, trim 32 MiB)" : "left as the environment says"
+            logger.debug("malloc thresholds \(thresholds)")
             for name in settings.unreadVariables {
                 let hint = ImgproxyEnvironment.suggestion(for: name).map { " (did you mean \($0)?)" } ?? ""
                 let reason = "an imgproxy feature it does not have or a misspelt name"
