@@ -57,47 +57,6 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
         case processing(Processing)
         /// The queue has been, or is being, told `isFinished`. `response`: the head, when one came.
         case finished(response: TransferResponse?)
-
-        /// This state's case.
-        var phase: Phase {
-            switch self {
-            case .waiting: .waiting
-            case .cancelledWaiting: .cancelledWaiting
-            case .preparing: .preparing
-            case .cancelledPreparing: .cancelledPreparing
-            case .transferring: .transferring
-            case .stopping: .stopping
-            case .processing: .processing
-            case .finished: .finished
-            }
-        }
-    }
-
-    /// What a running transfer has told so far.
-    struct Transferring {
-        let transfer: Transfer
-        /// The incremental decoder, made on first use; it goes on to `processing`, where the final
-        /// decode reuses it.
-        var decoder: Decoder?
-        /// The final response head, once it arrived.
-        var response: TransferResponse?
-        /// With `.useURLCache` on a request the cache may serve: the exchange with the cache.
-        var cache: HTTPCacheExchange?
-    }
-
-    /// What a transfer being stopped keeps: its head, and what a 304 may still teach the cache.
-    struct Stopping {
-        var response: TransferResponse?
-        var cache: HTTPCacheExchange?
-    }
-
-    /// What serving the outcome needs from before.
-    struct Processing {
-        /// The response head (the network's, or the cache's on a fresh hit); nil for a processed-image
-        /// cache hit and some failures.
-        var response: TransferResponse?
-        /// The incremental decoder the partial decodes used, or the final decode makes.
-        var decoder: Decoder?
     }
 
     /// Changed only by the `enter` functions, which keep `phase` with it.
@@ -107,11 +66,6 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
     /// payload), and the queue asks `isExecuting` and `isFinished`, and every chunk of the body asks
     /// whether the transfer still runs.
     private(set) var phase = Phase.waiting
-
-    /// The cases of `State`, without their payloads.
-    enum Phase {
-        case waiting, cancelledWaiting, preparing, cancelledPreparing, transferring, stopping, processing, finished
-    }
 
     /// How `state` changes: one `enter` for each kind of case, each setting `phase` to the case it stores.
     /// (Reading the case of the value being stored would copy it, as reading `state`'s does.)
@@ -169,23 +123,13 @@ struct OperationLifecycle<Caller: LifecycleCaller, Transfer, Decoder> {
         guard case .processing(let processing) = takeState() else { preconditionFailure("phase \(phase)") }
         return processing
     }
+
     /// The running transfer's progress: meaningful while `transferring` (`transferMade` sets it afresh).
     /// It sits beside `state` rather than in its `transferring` payload because every chunk of the body
     /// reads and sets it, and taking a payload out of the enum and putting it back copies every reference
     /// the payload holds (the transfer, the response head, the decoder, the cache exchange).
     private(set) var progress = ProgressClock()
 
-    /// What the body's chunks read and set while transferring: only plain values.
-    struct ProgressClock {
-        /// Whether partial images are decoded as the body arrives.
-        var decodesProgressively = false
-        /// A progressive decode is under way (one at a time).
-        var decodingPartial = false
-        /// The decoded body length the response announced, -1 when unknown.
-        var expectedSize: Int64 = -1
-        /// When progress was last reported (uptime nanoseconds), for the throttle.
-        var lastProgress: UInt64 = 0
-    }
     /// Callers not handed out yet.
     private(set) var callers: [Caller] = []
 
