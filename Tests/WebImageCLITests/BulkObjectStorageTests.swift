@@ -197,13 +197,23 @@ struct BulkObjectStorageTests {
         environment["TMPDIR"] = scratch.path
         var generator = SystemRandomNumberGenerator()
         var interrupted = 0
-        for _ in 0..<6 {
+        // A run that ends before its kill leaves nothing to resume: until one is interrupted, each such run
+        // moves the next to a fresh prefix with half the time before the kill, so a fast machine still
+        // interrupts one (and a slow one is not asked to be fast).
+        var prefix = "killed"
+        var longestKill = 1500
+        for attempt in 0..<6 {
             let killed = try await CLIRunner.run(
-                "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: environment,
-                killAfterMilliseconds: Int.random(in: 100...1500, using: &generator))
-            if killed.signalled || killed.status != 0 { interrupted += 1 }
+                "webimage", Self.arguments(list.path, "s3://bulk/\(prefix)"), environment: environment,
+                killAfterMilliseconds: Int.random(in: min(100, longestKill)...longestKill, using: &generator))
+            if killed.signalled || killed.status != 0 {
+                interrupted += 1
+            } else if interrupted == 0 {
+                prefix = "killed\(attempt)"
+                longestKill = max(20, longestKill / 2)
+            }
             // Whatever the kill interrupted, a shard's stats object is there only with its tar and jsonl.
-            let keys = Set(try await store.keys(prefix: "killed/"))
+            let keys = Set(try await store.keys(prefix: prefix + "/"))
             for key in keys where key.hasSuffix("_stats.json") {
                 let stem = String(key.dropLast("_stats.json".count))
                 #expect(keys.contains(stem + ".tar") && keys.contains(stem + ".jsonl"), "\(key) without its files")
@@ -211,12 +221,12 @@ struct BulkObjectStorageTests {
         }
         #expect(interrupted > 0, "no run was killed mid-way")
         let rerun = try await CLIRunner.run(
-            "webimage", Self.arguments(list.path, "s3://bulk/killed"), environment: environment)
+            "webimage", Self.arguments(list.path, "s3://bulk/\(prefix)"), environment: environment)
         #expect(rerun.status == 0, "\(rerun.stderr)")
         // The rerun removed the killed runs' working directories, and its own.
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == [])
         let copy = folder.appendingPathComponent("copy")
-        try await store.download(prefix: "killed/", to: copy)
+        try await store.download(prefix: prefix + "/", to: copy)
         #expect(try await BulkCommandTests.tarImages(copy) == (try await BulkCommandTests.tarImages(reference)))
     }
 
