@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WebImageTransport
 
 /// An object, or a prefix of objects, in a bucket: `s3://bucket/key`.
 public struct S3Location: Sendable, Equatable, CustomStringConvertible {
@@ -52,7 +53,7 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     /// extension when it is a short one (`.csv.gz`, `.parquet`), which says the input's format. Never
     /// the key itself: a key's last segment may be over the 255 bytes a file name may have, or be `.`.
     public var localFileName: String {
-        let digest = SHA256.hash(data: Data((bucket + "/" + key).utf8)).map { String(format: "%02x", $0) }.joined()
+        let digest = HexDigits.lowercase(SHA256.hash(data: Data((bucket + "/" + key).utf8)))
         let last = key.split(separator: "/").last.map(String.init) ?? ""
         func isExtension(_ text: Substring) -> Bool {
             (1...10).contains(text.utf8.count) && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }

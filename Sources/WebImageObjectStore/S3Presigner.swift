@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WebImageTransport
 
 /// Signed GETs of objects, for a program that fetches by URL and header fields (the image proxy's
 /// downloader): query-signed URLs (AWS Signature Version 4 in the query string, "presigned URLs"), valid for
@@ -143,6 +144,6 @@ public struct S3Presigner: Sendable {
     }
 
     private static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        HexDigits.lowercase(bytes)
     }
 }

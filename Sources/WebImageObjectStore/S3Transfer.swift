@@ -31,7 +31,7 @@ enum S3Transfer {
         }
     }
 
-    private static let emptyHash = SHA256.hash(data: Data()).map { String(format: "%02x", $0) }.joined()
+    private static let emptyHash = HexDigits.lowercase(SHA256.hash(data: Data()))
 
     /// Runs `method` on `url` with `body` and `extraHeaders`, signed with `configuration`'s credentials.
     ///
@@ -51,7 +51,7 @@ enum S3Transfer {
         let payload = body ?? []
         let hash =
             body == nil || payload.isEmpty
-            ? emptyHash : SHA256.hash(data: payload).map { String(format: "%02x", $0) }.joined()
+            ? emptyHash : HexDigits.lowercase(SHA256.hash(data: payload))
         headers.add(name: "x-amz-content-sha256", value: hash)
         if let token = configuration.sessionToken { headers.add(name: "x-amz-security-token", value: token) }
         // No `Expect:` field to turn off curl's `Expect: 100-continue` (sent for bodies over 1 MiB): curl

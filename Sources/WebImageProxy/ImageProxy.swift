@@ -474,7 +474,7 @@ public final class ImageProxy: Sendable {
     /// A strong ETag over the source, the canonical options and the format choice.
     static func etag(source: String, options: ProcessingOptions, choice: FormatChoice) -> String {
         let digest = SHA256.hash(data: Data("\(source)\n\(options.canonical)\n\(choice.tag)".utf8))
-        return "\"" + digest.prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        return "\"" + HexDigits.lowercase(digest.prefix(16)) + "\""
     }
 
     /// Whether an `If-None-Match` value names `etag`; weak validators compare by their opaque part, as

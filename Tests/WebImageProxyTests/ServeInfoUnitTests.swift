@@ -58,4 +58,29 @@ struct ServeInfoUnitTests {
             ImageProxy.loggedPath("/info/S/plain/https://u:p%40example.com/a.png")
                 == "/info/-/plain/https://***:***%40example.com/a.png")
     }
+
+    @Test("the access log redacts a source's userinfo however the path writes it, and leaves the rest alone")
+    func loggedPathRedactsUserInfo() {
+        // A raw @ before the extension's: the source is https://u:p@example.com/a.png.
+        #expect(
+            ImageProxy.loggedPath("/insecure/rs:fit:10:10/plain/https://u:p@example.com/a.png@webp")
+                == "/insecure/rs:fit:10:10/plain/https://***:***%40example.com/a.png@webp")
+        let base64 = Data("https://u:p@example.com/a.png".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        #expect(
+            ImageProxy.loggedPath("/insecure/w:10/" + base64 + ".png")
+                == "/insecure/w:10/plain/https://***:***%40example.com/a.png@png")
+        for path in [
+            "/insecure/rs:fit:10:10/plain/https://example.com/a%402x.png%3Fn%3D1",
+            "/insecure/plain/https://example.com/a.png@png",
+            "/insecure/plain/https://example.com/a%2540b.png",
+        ] {
+            #expect(ImageProxy.loggedPath(path) == path)
+        }
+        #expect(!ProxyURL.mayNameAUser("https://example.com/a%2540b.png"))
+        #expect(ProxyURL.mayNameAUser("https://u%40example.com/"))
+        #expect(ProxyURL.mayNameAUser("https://u@example.com/"))
+        #expect(!ProxyURL.mayNameAUser("https://example.com/a%34%30.png"))
+    }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WebImage
 import WebImageCodecs
 
 /// The image a proxy draws where a URL asks for `watermark` (imgproxy's `IMGPROXY_WATERMARK_PATH` and
@@ -51,7 +52,7 @@ public struct ProxyWatermark: Sendable {
         var hash = SHA256()
         hash.update(data: Data("\(frame.width)x\(frame.height)x\(frame.bytesPerRow):\(opacity)\n".utf8))
         hash.update(data: frame.pixels)
-        identity = hash.finalize().prefix(12).map { String(format: "%02x", $0) }.joined()
+        identity = HexDigits.lowercase(hash.finalize().prefix(12))
     }
 
     /// The image in the file at `path` as the watermark: its first frame, upright, in sRGB.

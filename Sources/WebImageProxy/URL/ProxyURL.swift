@@ -111,7 +111,11 @@ public struct ProxyURL: Sendable, Hashable {
             let segment = rest[..<segmentEnd]
             let parsed: (URL, ProxyOutputFormat?)?
             if segment == "plain" {
-                parsed = try? plainSource(rest[segmentEnd...].dropFirst())
+                let source = rest[segmentEnd...].dropFirst()
+                // Without an `@`, written as it is or as `%40`, a plain source names no user (the common
+                // case; parsing the URL for every access-log line cost more than the rest of a cached answer).
+                guard mayNameAUser(source) else { return path }
+                parsed = try? plainSource(source)
             } else if !segment.contains(":"), let source = try? encodedSource(rest) {
                 parsed = source
             } else {
@@ -130,6 +134,18 @@ public struct ProxyURL: Sendable, Hashable {
             let head = path[..<path.index(path.endIndex, offsetBy: -rest.count)]
             return head + "plain/" + redacted + (format.map { "@\($0.rawValue)" } ?? "")
         }
+    }
+
+    /// Whether a plain source's text has an `@`, as it is or percent-encoded (`%40`): a URL
+    /// without one has no userinfo.
+    static func mayNameAUser(_ text: Substring) -> Bool {
+        var previous: (UInt8, UInt8) = (0, 0)
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "@") { return true }
+            if byte == UInt8(ascii: "0"), previous == (UInt8(ascii: "%"), UInt8(ascii: "4")) { return true }
+            previous = (previous.1, byte)
+        }
+        return false
     }
 
     /// What a plain source keeps unencoded when the proxy writes one: URL characters but `@` and `%`.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import WebImageTransport
 
 /// The digest of each downloaded file a record carries (`--compute-hash`), under the algorithm's name
 /// (`md5`, `sha256`, `sha512`), as img2dataset's `compute_hash` does; from swift-crypto (BoringSSL on
@@ -25,13 +26,5 @@ public enum BulkHashAlgorithm: String, Sendable, Hashable, CaseIterable, Codable
         }
     }
 
-    private static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let hexDigits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in digest {
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
+    private static func hex(_ digest: some Sequence<UInt8>) -> String { HexDigits.lowercase(digest) }
 }
