@@ -21,15 +21,20 @@ struct ServeSection {
     static let warm = "webimage serve, warm disk cache"
     /// The rows of the base `webimage` of a comparison (`make bench-serve-compare`).
     static func baseName(_ label: String) -> String { "webimage serve at \(label) (before)" }
+    /// The warm-cache rows of the base `webimage` of a comparison.
+    static func baseWarmName(_ label: String) -> String { "webimage serve at \(label) (before), warm disk cache" }
     /// How much more CPU per image than the base's still counts as no regression: the rounds' spread on this
     /// machine (two runs of one binary differ by a few per cent).
     static let regressionBand = 1.05
 
     /// The base's row name, when this run had one.
     var base: String? { settings.baseCLI == nil ? nil : Self.baseName(settings.baseLabel) }
+    /// The base's warm-cache row name, when this run had a base.
+    var baseWarm: String? { settings.baseCLI == nil ? nil : Self.baseWarmName(settings.baseLabel) }
     /// The services in table order.
     var services: [String] {
         [Self.webimage] + (base.map { [$0] } ?? []) + [Self.thumbor, Self.imageFilter, Self.warm]
+            + (baseWarm.map { [$0] } ?? [])
     }
 
     /// The measured runs of `service` at `concurrency`, one per round.
@@ -113,7 +118,8 @@ struct ServeSection {
         if let base {
             text += "- **\(base)**: the release `webimage` of commit \(settings.baseLabel) (built in a worktree of "
             text += "its own), started and asked exactly as webimage serve is, in the same rounds: the rows before a "
-            text += "change, beside the rows after it.\n"
+            text += "change, beside the rows after it; its warm-disk-cache rows likewise, with a cache folder of its "
+            text += "own.\n"
         }
         text += "\n"
         text += "requests/s counts successful answers (status < 400) per second of a run: the median over the "
@@ -166,7 +172,8 @@ struct ServeSection {
     func verdicts() -> [Verdict] {
         var list: [Verdict] = []
         for concurrency in concurrencies {
-            if let base { list.append(regressionVerdict(base, concurrency)) }
+            if let base { list.append(regressionVerdict(Self.webimage, against: base, concurrency)) }
+            if let baseWarm { list.append(regressionVerdict(Self.warm, against: baseWarm, concurrency)) }
             let ours = summary(Self.webimage, concurrency)
             for (other, factor) in [(Self.thumbor, 3.0), (Self.imageFilter, 1.0)] {
                 let target = "requests/s ≥ \(fmt(factor, 0))× \(other)'s"
@@ -209,18 +216,19 @@ struct ServeSection {
         return list
     }
 
-    /// Whether webimage serve's CPU per image stayed within ``regressionBand`` of the base's: the median of
-    /// the rounds' ratios (each round measures both under the same conditions).
-    func regressionVerdict(_ base: String, _ concurrency: Int) -> Verdict {
-        let target =
-            "CPU ms/image ≤ \(fmt(Self.regressionBand, 2))× \(base)'s (the decode-resize-encode does not regress)"
+    /// Whether `service`'s CPU per image stayed within ``regressionBand`` of `base`'s (webimage serve's
+    /// against the base's, and so for their warm-cache rows): the median of the rounds' ratios (each round
+    /// measures both under the same conditions).
+    func regressionVerdict(_ service: String, against base: String, _ concurrency: Int) -> Verdict {
+        let what = service == Self.warm ? "a cached answer" : "the decode-resize-encode"
+        let target = "\(service): CPU ms/image ≤ \(fmt(Self.regressionBand, 2))× \(base)'s (\(what) does not regress)"
         let before = samples(base, concurrency)
-        let ratios = samples(Self.webimage, concurrency).compactMap { ours in
+        let ratios = samples(service, concurrency).compactMap { ours in
             before.first { $0.round == ours.round && $0.cpuMillisecondsPerImage > 0 }.map {
                 ours.cpuMillisecondsPerImage / $0.cpuMillisecondsPerImage
             }
         }
-        guard !ratios.isEmpty, let ours = summary(Self.webimage, concurrency), let theirs = summary(base, concurrency)
+        guard !ratios.isEmpty, let ours = summary(service, concurrency), let theirs = summary(base, concurrency)
         else { return Verdict(target: target, concurrency: concurrency, measured: "—", met: nil) }
         let ratio = median(ratios)
         return Verdict(

@@ -15,6 +15,7 @@ extension ServeBenchmark {
         var list = [webimage(warm: false), thumborService(), imageFilter(), webimage(warm: true)]
         if let base = settings.baseCLI {
             list.insert(webimage(warm: false, cli: base, name: ServeSection.baseName(settings.baseLabel)), at: 1)
+            list.append(webimage(warm: true, cli: base, name: ServeSection.baseWarmName(settings.baseLabel)))
         }
         return list
     }
@@ -24,7 +25,8 @@ extension ServeBenchmark {
     func webimage(warm: Bool, extra: [String] = [], cli: String? = nil, name: String? = nil) -> Service {
         let name = name ?? (warm ? "webimage serve, warm disk cache" : "webimage serve")
         let cli = cli ?? webimageCLI
-        let cacheDirectory = root.appendingPathComponent("serve-cache")
+        // The base's cache folder is its own: the two builds' cache files need not agree.
+        let cacheDirectory = root.appendingPathComponent(cli == nil ? "serve-cache" : "serve-cache-base")
         let root = self.root
         return Service(
             name: name, prefix: "/insecure/\(Self.job)/plain/" + encodedSource.prefix, middle: encodedSource.middle,

@@ -38,8 +38,24 @@ package struct SecretHeaderFields: Sendable, Hashable {
     /// Whether the field `name` carries a secret.
     package func contains(_ name: String) -> Bool {
         let name = name.lowercased()
-        return names.contains(name) || fragments.contains { name.contains($0) }
+        return names.contains(name) || fragments.contains { Self.bytes(of: name, contain: $0) }
             || prefixes.contains { name.hasPrefix($0) } || suffixes.contains { name.hasSuffix($0) }
+    }
+
+    /// Whether `fragment` (not empty) occurs in `name`, byte by byte. Every request asks `contains` for each
+    /// of its fields, and Foundation's `String.contains(_:)` costs about a microsecond a call.
+    private static func bytes(of name: String, contain fragment: String) -> Bool {
+        var name = name
+        var fragment = fragment
+        return name.withUTF8 { haystack in
+            fragment.withUTF8 { needle in
+                guard let first = needle.first, needle.count <= haystack.count else { return false }
+                for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+                    if haystack[start..<start + needle.count].elementsEqual(needle) { return true }
+                }
+                return false
+            }
+        }
     }
 
     /// Whether any field of `headers` carries a secret.
